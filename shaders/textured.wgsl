@@ -1,0 +1,70 @@
+// A textured, lit mesh: the material pass. The texture's mip bias follows the render scale
+// (log2(scale)), so that a lower resolution samples correspondingly coarser mips.
+
+struct Uniforms {
+    view_proj: mat4x4<f32>,
+    model: mat4x4<f32>,
+    // x: mip bias, y: debug mode (0 = shaded, 1 = colour by sampled mip), z/w: unused
+    params: vec4<f32>,
+    light_dir: vec4<f32>,
+};
+
+@group(0) @binding(0) var<uniform> u: Uniforms;
+@group(1) @binding(0) var base_color: texture_2d<f32>;
+@group(1) @binding(1) var base_sampler: sampler;
+
+struct VsIn {
+    @location(0) position: vec3<f32>,
+    @location(1) normal: vec3<f32>,
+    @location(2) uv: vec2<f32>,
+};
+
+struct VsOut {
+    @builtin(position) clip: vec4<f32>,
+    @location(0) normal: vec3<f32>,
+    @location(1) uv: vec2<f32>,
+};
+
+@vertex
+fn vs_main(v: VsIn) -> VsOut {
+    var o: VsOut;
+    let world = u.model * vec4<f32>(v.position, 1.0);
+    o.clip = u.view_proj * world;
+    o.normal = normalize((u.model * vec4<f32>(v.normal, 0.0)).xyz);
+    o.uv = v.uv;
+    return o;
+}
+
+// Distinct colours for mip levels 0..7+, for the "colour by mip" debug view.
+fn mip_colour(level: f32) -> vec3<f32> {
+    let l = u32(clamp(level, 0.0, 7.0));
+    switch l {
+        case 0u: { return vec3<f32>(1.0, 0.1, 0.1); }
+        case 1u: { return vec3<f32>(1.0, 0.6, 0.1); }
+        case 2u: { return vec3<f32>(1.0, 1.0, 0.1); }
+        case 3u: { return vec3<f32>(0.2, 1.0, 0.2); }
+        case 4u: { return vec3<f32>(0.1, 0.9, 1.0); }
+        case 5u: { return vec3<f32>(0.2, 0.3, 1.0); }
+        case 6u: { return vec3<f32>(0.7, 0.2, 1.0); }
+        default: { return vec3<f32>(0.5, 0.5, 0.5); }
+    }
+}
+
+@fragment
+fn fs_main(i: VsOut) -> @location(0) vec4<f32> {
+    let bias = u.params.x;
+    let tex = textureSampleBias(base_color, base_sampler, i.uv, bias);
+    let n = normalize(i.normal);
+    let diffuse = max(dot(n, -normalize(u.light_dir.xyz)), 0.0);
+    let lit = tex.rgb * (0.35 + 0.65 * diffuse);
+    if (u.params.y > 0.5) {
+        // Estimate the sampled level from the UV derivatives and the texture size.
+        let dims = vec2<f32>(textureDimensions(base_color, 0));
+        let dx = dpdx(i.uv * dims);
+        let dy = dpdy(i.uv * dims);
+        let rho = max(dot(dx, dx), dot(dy, dy));
+        let level = max(0.5 * log2(max(rho, 1e-8)) + bias, 0.0);
+        return vec4<f32>(mix(lit, mip_colour(level), 0.7), 1.0);
+    }
+    return vec4<f32>(lit, tex.a);
+}

@@ -1,0 +1,48 @@
+//! CPU BC7 decoding and PSNR, for tests, the bench and a future no-BC fallback.
+
+/// Decodes `width` x `height` texels of BC7 blocks (row-major, edge blocks padded to 4x4) to tightly
+/// packed RGBA8. Blocks missing from a short `data` decode as transparent black; never panics.
+pub fn decode_bc7(data: &[u8], width: u32, height: u32) -> Vec<u8> {
+    let (w, h) = (width as usize, height as usize);
+    let bw = w.div_ceil(4);
+    let mut out = vec![0u8; w * h * 4];
+    let mut block = [0u8; 64];
+    for (i, src) in data.chunks_exact(16).take(bw * h.div_ceil(4)).enumerate() {
+        let (bx, by) = (i % bw, i / bw);
+        bcdec_rs::bc7(src, &mut block, 16);
+        for row in 0..4 {
+            let y = by * 4 + row;
+            if y >= h {
+                break;
+            }
+            let x0 = bx * 4;
+            let n = (w - x0).min(4);
+            let dst = (y * w + x0) * 4;
+            out[dst..dst + n * 4].copy_from_slice(&block[row * 16..row * 16 + n * 4]);
+        }
+    }
+    out
+}
+
+/// PSNR in dB of the RGB channels of two RGBA8 images (alpha ignored), from the mean squared error
+/// over all R, G and B samples: `10 log10(255^2 / MSE)`. Identical images give infinity. If the
+/// lengths differ, the common whole texels are compared; no texel at all gives NaN.
+pub fn psnr_rgb(a: &[u8], b: &[u8]) -> f64 {
+    let mut sum = 0u64;
+    let mut n = 0u64;
+    for (pa, pb) in a.chunks_exact(4).zip(b.chunks_exact(4)) {
+        for k in 0..3 {
+            let d = i64::from(pa[k]) - i64::from(pb[k]);
+            sum += (d * d) as u64;
+        }
+        n += 3;
+    }
+    if n == 0 {
+        return f64::NAN;
+    }
+    if sum == 0 {
+        return f64::INFINITY;
+    }
+    let mse = sum as f64 / n as f64;
+    10.0 * (255.0f64 * 255.0 / mse).log10()
+}

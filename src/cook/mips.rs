@@ -1,0 +1,432 @@
+//! Mip generation in linear light.
+//!
+//! **Filter.** Each level is made from the previous one (kept in `f32`, never re-quantised) by a
+//! separable resampler. The default kernel is a **Kaiser-windowed sinc** (half-width 3 output texels,
+//! alpha 4, the parameters NVIDIA Texture Tools uses by default for mipmaps): it keeps detail that a
+//! box filter blurs away while its small negative lobes ring far less than Lanczos. [`MipFilter::Box`]
+//! is the exact area average (for even sizes, the plain 2x2 mean). For odd sizes the output texel
+//! `i` of `m = max(1, n / 2)` covers the source interval `[i, i + 1) * n / m`, so a 5-texel row maps to
+//! 2 texels each covering 2.5 source texels; box weights are exact interval overlaps, Kaiser weights
+//! are the kernel sampled at source texel centres, both normalised to sum to 1. Texels past the
+//! border repeat the edge texel (clamp), since most textures are not known to tile.
+//!
+//! **Colour.** sRGB data is decoded to linear light before filtering and encoded after, so that a
+//! checkerboard of sRGB 0 and 255 averages to linear 0.5 (sRGB 188), not 128. With `--color linear`
+//! values are filtered as they are.
+//!
+//! **Alpha.** Colour is filtered premultiplied: each texel's colour is weighted by its alpha, so
+//! transparent texels do not bleed their (often meaningless) colour into visible ones, and is divided
+//! by the filtered alpha afterwards (the file stores straight alpha). Alpha itself is averaged
+//! linearly. To keep a plausible colour where everything is transparent (so bilinear sampling at the
+//! edge of a cut-out does not fade to black), the colour weight is `max(alpha, 1/1024)`: fully
+//! transparent texels get a tiny weight that only matters when no visible texel is near. Coverage is
+//! not rescaled for alpha-tested cut-outs.
+//!
+//! **Normal maps.** Texels are decoded to vectors in [-1, 1], filtered as vectors, and renormalised
+//! when each level is encoded (a zero vector becomes +Z). The filtered, unnormalised vectors feed the
+//! next level, so each level is the normalised average of the level-0 normals it covers.
+//!
+//! **Memory.** Filtering streams: each task filters a band of output rows from the source rows it
+//! needs, so no intermediate full-size buffer exists; only the next level's `f32` plane is allocated.
+
+use rayon::prelude::*;
+
+use super::color::{linear_to_srgb8, srgb8_table, unorm8};
+
+/// The resampling kernel used to make each mip level from the previous one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub enum MipFilter {
+    /// Kaiser-windowed sinc, half-width 3, alpha 4 (sharp, little ringing). The default.
+    #[default]
+    Kaiser,
+    /// Exact area average (2x2 mean for even sizes): softest, no ringing.
+    Box,
+}
+
+/// How texels are represented while filtering.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MipMode {
+    /// Opaque colour: 3 channels, RGB (linear light if `srgb`).
+    Opaque {
+        /// Input and output are sRGB-encoded.
+        srgb: bool,
+    },
+    /// Colour with alpha: 5 channels `[r*w, g*w, b*w, w, a]` with `w = max(a, ALPHA_FLOOR)`.
+    Alpha {
+        /// Input and output are sRGB-encoded.
+        srgb: bool,
+    },
+    /// Normal map: `[x, y, z]` in [-1, 1], plus alpha as plain data when present.
+    Normal {
+        /// Carry alpha.
+        alpha: bool,
+    },
+}
+
+/// Colour weight of a fully transparent texel (see the module documentation).
+const ALPHA_FLOOR: f32 = 1.0 / 1024.0;
+
+impl MipMode {
+    pub(crate) fn channels(self) -> usize {
+        match self {
+            MipMode::Opaque { .. } => 3,
+            MipMode::Alpha { .. } => 5,
+            MipMode::Normal { alpha } => 3 + usize::from(alpha),
+        }
+    }
+
+    /// Converts RGBA8 texels to this mode's filtering representation.
+    fn from_rgba8(self, rgba: &[u8], out: &mut [f32]) {
+        let lut = srgb8_table();
+        let c = self.channels();
+        for (px, o) in rgba.chunks_exact(4).zip(out.chunks_exact_mut(c)) {
+            match self {
+                MipMode::Opaque { srgb } => {
+                    for k in 0..3 {
+                        o[k] = if srgb {
+                            lut[px[k] as usize]
+                        } else {
+                            f32::from(px[k]) / 255.0
+                        };
+                    }
+                }
+                MipMode::Alpha { srgb } => {
+                    let a = f32::from(px[3]) / 255.0;
+                    let w = a.max(ALPHA_FLOOR);
+                    for k in 0..3 {
+                        let v = if srgb {
+                            lut[px[k] as usize]
+                        } else {
+                            f32::from(px[k]) / 255.0
+                        };
+                        o[k] = v * w;
+                    }
+                    o[3] = w;
+                    o[4] = a;
+                }
+                MipMode::Normal { alpha } => {
+                    for k in 0..3 {
+                        o[k] = f32::from(px[k]) / 127.5 - 1.0;
+                    }
+                    if alpha {
+                        o[3] = f32::from(px[3]) / 255.0;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Converts this mode's representation back to RGBA8 for encoding.
+    fn to_rgba8(self, src: &[f32], out: &mut [u8]) {
+        let c = self.channels();
+        for (s, px) in src.chunks_exact(c).zip(out.chunks_exact_mut(4)) {
+            match self {
+                MipMode::Opaque { srgb } => {
+                    for k in 0..3 {
+                        px[k] = if srgb {
+                            linear_to_srgb8(s[k])
+                        } else {
+                            unorm8(s[k])
+                        };
+                    }
+                    px[3] = 255;
+                }
+                MipMode::Alpha { srgb } => {
+                    let w = s[3];
+                    for k in 0..3 {
+                        let v = if w > 1e-12 { s[k] / w } else { 0.0 };
+                        px[k] = if srgb { linear_to_srgb8(v) } else { unorm8(v) };
+                    }
+                    px[3] = unorm8(s[4]);
+                }
+                MipMode::Normal { alpha } => {
+                    let (x, y, z) = (s[0], s[1], s[2]);
+                    let len = (x * x + y * y + z * z).sqrt();
+                    let (x, y, z) = if len > 1e-6 && len.is_finite() {
+                        (x / len, y / len, z / len)
+                    } else {
+                        (0.0, 0.0, 1.0)
+                    };
+                    px[0] = unorm8(x * 0.5 + 0.5);
+                    px[1] = unorm8(y * 0.5 + 0.5);
+                    px[2] = unorm8(z * 0.5 + 0.5);
+                    px[3] = if alpha { unorm8(s[3]) } else { 255 };
+                }
+            }
+        }
+    }
+}
+
+/// A level in the filtering representation: `width * height * channels` interleaved `f32`.
+#[derive(Debug, Clone)]
+pub(crate) struct Plane {
+    pub width: usize,
+    pub height: usize,
+    pub mode: MipMode,
+    pub data: Vec<f32>,
+}
+
+impl Plane {
+    /// This level as RGBA8, ready for the BC7 encoder.
+    pub(crate) fn to_rgba8(&self) -> Vec<u8> {
+        let c = self.mode.channels();
+        let mut out = vec![0u8; self.width * self.height * 4];
+        out.par_chunks_mut(self.width * 4)
+            .zip(self.data.par_chunks(self.width * c))
+            .for_each(|(o, s)| self.mode.to_rgba8(s, o));
+        out
+    }
+}
+
+/// Something rows can be read from in the filtering representation.
+pub(crate) trait RowSource: Sync {
+    fn width(&self) -> usize;
+    fn height(&self) -> usize;
+    fn mode(&self) -> MipMode;
+    /// Writes row `y` (`width * channels` values) into `out`.
+    fn row(&self, y: usize, out: &mut [f32]);
+}
+
+/// Level 0: RGBA8 texels converted on the fly, row by row.
+pub(crate) struct Rgba8Source<'a> {
+    pub rgba: &'a [u8],
+    pub width: usize,
+    pub height: usize,
+    pub mode: MipMode,
+}
+
+impl RowSource for Rgba8Source<'_> {
+    fn width(&self) -> usize {
+        self.width
+    }
+    fn height(&self) -> usize {
+        self.height
+    }
+    fn mode(&self) -> MipMode {
+        self.mode
+    }
+    fn row(&self, y: usize, out: &mut [f32]) {
+        let row = &self.rgba[y * self.width * 4..(y + 1) * self.width * 4];
+        self.mode.from_rgba8(row, out);
+    }
+}
+
+impl RowSource for Plane {
+    fn width(&self) -> usize {
+        self.width
+    }
+    fn height(&self) -> usize {
+        self.height
+    }
+    fn mode(&self) -> MipMode {
+        self.mode
+    }
+    fn row(&self, y: usize, out: &mut [f32]) {
+        let n = self.width * self.mode.channels();
+        out.copy_from_slice(&self.data[y * n..(y + 1) * n]);
+    }
+}
+
+/// Resampling weights from `src` texels to `dst` texels along one axis.
+struct Taps {
+    /// First source texel of each output texel.
+    start: Vec<usize>,
+    /// Weights, `stride` per output texel (unused ones are 0).
+    weights: Vec<f32>,
+    /// Number of used weights per output texel.
+    len: Vec<usize>,
+    stride: usize,
+}
+
+/// Modified Bessel function of the first kind, order 0 (power series).
+fn bessel_i0(x: f64) -> f64 {
+    let mut sum = 1.0;
+    let mut term = 1.0;
+    let q = x * x / 4.0;
+    for k in 1..64 {
+        term *= q / (k * k) as f64;
+        sum += term;
+        if term < sum * 1e-12 {
+            break;
+        }
+    }
+    sum
+}
+
+const KAISER_RADIUS: f64 = 3.0;
+const KAISER_ALPHA: f64 = 4.0;
+
+fn kaiser(t: f64) -> f64 {
+    if t.abs() >= KAISER_RADIUS {
+        return 0.0;
+    }
+    let sinc = if t.abs() < 1e-9 {
+        1.0
+    } else {
+        let x = std::f64::consts::PI * t;
+        x.sin() / x
+    };
+    let r = t / KAISER_RADIUS;
+    sinc * bessel_i0(KAISER_ALPHA * (1.0 - r * r).sqrt()) / bessel_i0(KAISER_ALPHA)
+}
+
+impl Taps {
+    fn new(src: usize, dst: usize, filter: MipFilter) -> Taps {
+        let scale = src as f64 / dst as f64;
+        let radius = match filter {
+            MipFilter::Kaiser => KAISER_RADIUS * scale,
+            MipFilter::Box => 0.5 * scale,
+        };
+        let stride = (2.0 * radius).ceil() as usize + 2;
+        let mut taps = Taps {
+            start: Vec::with_capacity(dst),
+            weights: vec![0.0; dst * stride],
+            len: Vec::with_capacity(dst),
+            stride,
+        };
+        let mut w = vec![0f64; src];
+        for i in 0..dst {
+            let centre = (i as f64 + 0.5) * scale;
+            let first = (centre - radius).floor() as i64;
+            let last = (centre + radius).ceil() as i64;
+            let (mut lo, mut hi) = (src, 0usize);
+            for j in first..=last {
+                let weight = match filter {
+                    MipFilter::Kaiser => kaiser((j as f64 + 0.5 - centre) / scale),
+                    MipFilter::Box => {
+                        let a = (j as f64).max(centre - radius);
+                        let b = (j as f64 + 1.0).min(centre + radius);
+                        (b - a).max(0.0)
+                    }
+                };
+                if weight.abs() < 1e-9 {
+                    continue;
+                }
+                let k = j.clamp(0, src as i64 - 1) as usize;
+                w[k] += weight;
+                lo = lo.min(k);
+                hi = hi.max(k);
+            }
+            let sum: f64 = w[lo..=hi].iter().sum();
+            let n = hi - lo + 1;
+            for (k, slot) in (lo..=hi).zip(taps.weights[i * stride..i * stride + n].iter_mut()) {
+                *slot = (w[k] / sum) as f32;
+                w[k] = 0.0;
+            }
+            taps.start.push(lo);
+            taps.len.push(n);
+        }
+        taps
+    }
+}
+
+/// Output rows filtered per task: large enough to amortise the extra source rows each band needs.
+const BAND_ROWS: usize = 16;
+
+/// Resamples `src` to `dst_w` x `dst_h` with `filter` (separable: horizontal, then vertical), in
+/// parallel bands of output rows.
+pub(crate) fn downsample(
+    src: &dyn RowSource,
+    dst_w: usize,
+    dst_h: usize,
+    filter: MipFilter,
+) -> Plane {
+    let mode = src.mode();
+    let c = mode.channels();
+    let (sw, sh) = (src.width(), src.height());
+    let h_taps = Taps::new(sw, dst_w, filter);
+    let v_taps = Taps::new(sh, dst_h, filter);
+    let mut data = vec![0f32; dst_w * dst_h * c];
+    data.par_chunks_mut(dst_w * c * BAND_ROWS)
+        .enumerate()
+        .for_each(|(band, out)| {
+            let y0 = band * BAND_ROWS;
+            let rows = out.len() / (dst_w * c);
+            let src_lo = v_taps.start[y0];
+            let src_hi = (y0..y0 + rows)
+                .map(|y| v_taps.start[y] + v_taps.len[y])
+                .max()
+                .unwrap_or(src_lo);
+            let mut row = vec![0f32; sw * c];
+            let mut filtered = vec![0f32; (src_hi - src_lo) * dst_w * c];
+            for (sy, f) in (src_lo..src_hi).zip(filtered.chunks_exact_mut(dst_w * c)) {
+                src.row(sy, &mut row);
+                for (x, o) in f.chunks_exact_mut(c).enumerate() {
+                    let s = h_taps.start[x];
+                    let ws = &h_taps.weights[x * h_taps.stride..x * h_taps.stride + h_taps.len[x]];
+                    for (k, &wk) in ws.iter().enumerate() {
+                        let p = &row[(s + k) * c..(s + k + 1) * c];
+                        for ch in 0..c {
+                            o[ch] += wk * p[ch];
+                        }
+                    }
+                }
+            }
+            for (r, o) in out.chunks_exact_mut(dst_w * c).enumerate() {
+                let y = y0 + r;
+                let s = v_taps.start[y] - src_lo;
+                let ws = &v_taps.weights[y * v_taps.stride..y * v_taps.stride + v_taps.len[y]];
+                for (k, &wk) in ws.iter().enumerate() {
+                    let f = &filtered[(s + k) * dst_w * c..(s + k + 1) * dst_w * c];
+                    for (ov, fv) in o.iter_mut().zip(f) {
+                        *ov += wk * fv;
+                    }
+                }
+            }
+        });
+    Plane {
+        width: dst_w,
+        height: dst_h,
+        mode,
+        data,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn taps_sum_to_one_and_stay_in_range() {
+        for filter in [MipFilter::Kaiser, MipFilter::Box] {
+            for (src, dst) in [
+                (1, 1),
+                (2, 1),
+                (3, 1),
+                (5, 2),
+                (7, 3),
+                (1000, 500),
+                (601, 300),
+            ] {
+                let t = Taps::new(src, dst, filter);
+                for i in 0..dst {
+                    let ws = &t.weights[i * t.stride..i * t.stride + t.len[i]];
+                    let sum: f32 = ws.iter().sum();
+                    assert!(
+                        (sum - 1.0).abs() < 1e-5,
+                        "{filter:?} {src}->{dst} texel {i}: {sum}"
+                    );
+                    assert!(t.start[i] + t.len[i] <= src);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn box_is_the_2x2_mean() {
+        let t = Taps::new(4, 2, MipFilter::Box);
+        assert_eq!(&t.weights[..t.len[0]], &[0.5, 0.5]);
+        assert_eq!(t.start, vec![0, 2]);
+    }
+
+    #[test]
+    fn same_size_is_identity() {
+        for filter in [MipFilter::Kaiser, MipFilter::Box] {
+            let t = Taps::new(3, 3, filter);
+            for i in 0..3 {
+                assert_eq!(t.start[i], i);
+                assert!((t.weights[i * t.stride] - 1.0).abs() < 1e-6);
+            }
+        }
+    }
+}

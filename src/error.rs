@@ -1,0 +1,88 @@
+//! The crate's one error type.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in mipflow, with enough context to act on it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// No adapter matched the request (no GPU, no Vulkan driver, or the backend filter excluded it).
+    #[error("no GPU adapter found for backends {backends:?}: {reason}")]
+    NoAdapter {
+        /// The backends that were searched.
+        backends: wgpu::Backends,
+        /// What wgpu said.
+        reason: String,
+    },
+    /// The adapter refused the device request.
+    #[error("device request failed: {0}")]
+    RequestDevice(#[from] wgpu::RequestDeviceError),
+    /// Creating a surface for a window failed.
+    #[error("surface creation failed: {0}")]
+    CreateSurface(#[from] wgpu::CreateSurfaceError),
+    /// The driver ran out of memory creating `label` (`bytes` requested).
+    #[error("GPU out of memory creating {label:?} ({bytes} bytes)")]
+    OutOfMemory {
+        /// Label of the resource being created.
+        label: String,
+        /// Bytes the resource would have needed.
+        bytes: u64,
+    },
+    /// wgpu validation refused a resource or a command.
+    #[error("GPU validation error while {context}: {message}")]
+    Validation {
+        /// What mipflow was doing.
+        context: String,
+        /// wgpu's message.
+        message: String,
+    },
+    /// A texture or buffer request mipflow cannot satisfy (zero or oversize extent, unsupported format).
+    #[error("invalid resource {label:?}: {reason}")]
+    InvalidResource {
+        /// Label of the resource.
+        label: String,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// Reading a GPU buffer back to the CPU failed.
+    #[error("GPU readback failed: {0}")]
+    Readback(String),
+    /// A KTX2 file is malformed or unsupported.
+    #[error("{path}: {source}")]
+    Ktx2 {
+        /// The file (or `<memory>`).
+        path: PathBuf,
+        /// What is wrong with it.
+        source: crate::ktx2::Ktx2Error,
+    },
+    /// Cooking an image into KTX2 failed.
+    #[error(transparent)]
+    Cook(#[from] crate::cook::CookError),
+    /// A size string such as `"256MiB"` could not be parsed.
+    #[error("invalid size {input:?}: {reason}")]
+    InvalidSize {
+        /// The text given.
+        input: String,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// An image could not be read or written.
+    #[error("image {path}: {source}")]
+    Image {
+        /// The file.
+        path: PathBuf,
+        /// What the image crate said.
+        source: image::ImageError,
+    },
+    /// Plain IO, with the path it concerned.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+}
+
+/// `Result` with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,490 @@
+//! Device set-up and tracked resource creation.
+//!
+//! A [`GpuContext`] is made headless ([`GpuContext::headless`]), for a window
+//! ([`GpuContext::with_surface`]), or from the caller's own device and queue
+//! ([`GpuContext::adopt`]). Every texture and buffer mipflow creates goes through
+//! [`GpuContext::create_texture`] / [`GpuContext::create_buffer`], which validate the request,
+//! create it inside out-of-memory and validation error scopes, and charge its exact size to the
+//! [`Ledger`].
+
+mod readback;
+mod tracked;
+pub mod upload;
+
+pub use readback::read_texture_rgba8;
+pub use tracked::{TrackedBuffer, TrackedTexture};
+
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use crate::budget::ledger::LiveAllocation;
+use crate::budget::source::AdapterMemory;
+use crate::budget::{Category, Ledger, size};
+use crate::{Error, Result};
+
+/// How to pick the adapter and device.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct GpuOptions {
+    /// Backends to search. `None`: the `WGPU_BACKEND` environment variable, else the platform's
+    /// primary backends (Vulkan, Metal, DX12, WebGPU).
+    pub backends: Option<wgpu::Backends>,
+    /// Adapter preference. `None`: `WGPU_POWER_PREF`, else high performance.
+    pub power_preference: Option<wgpu::PowerPreference>,
+    /// Install a handler for errors that no error scope catches (wgpu 30 panics on those
+    /// otherwise). The handler logs them and keeps them for [`GpuContext::take_uncaptured_errors`].
+    pub install_error_handler: bool,
+}
+
+impl Default for GpuOptions {
+    fn default() -> Self {
+        Self {
+            backends: None,
+            power_preference: None,
+            install_error_handler: true,
+        }
+    }
+}
+
+/// Errors no scope caught, kept for inspection (tests assert there are none).
+type ErrorSink = Arc<Mutex<Vec<String>>>;
+
+/// The device, queue and ledger mipflow works with.
+pub struct GpuContext {
+    instance: Option<wgpu::Instance>,
+    adapter: Option<wgpu::Adapter>,
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    adapter_info: Option<wgpu::AdapterInfo>,
+    ledger: Ledger,
+    uncaptured: ErrorSink,
+    bc_supported: bool,
+}
+
+impl std::fmt::Debug for GpuContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuContext")
+            .field("adapter", &self.adapter_name())
+            .field("bc_supported", &self.bc_supported)
+            .field("ledger", &self.ledger)
+            .finish()
+    }
+}
+
+fn make_instance(opts: &GpuOptions) -> wgpu::Instance {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+    desc.backends = opts
+        .backends
+        .or_else(wgpu::Backends::from_env)
+        .unwrap_or(wgpu::Backends::PRIMARY);
+    wgpu::Instance::new(desc)
+}
+
+impl GpuContext {
+    /// A context with no surface, for tests, the headless runner and the bench.
+    pub fn headless(opts: &GpuOptions) -> Result<Self> {
+        let instance = make_instance(opts);
+        let adapter = Self::pick_adapter(&instance, opts, None)?;
+        Self::finish(instance, adapter, opts)
+    }
+
+    /// A context for a window: creates the instance, the surface for `target` and an adapter that
+    /// can present to it. The caller configures the surface.
+    pub fn with_surface(
+        target: impl Into<wgpu::SurfaceTarget<'static>>,
+        opts: &GpuOptions,
+    ) -> Result<(Self, wgpu::Surface<'static>)> {
+        let instance = make_instance(opts);
+        let surface = instance.create_surface(target)?;
+        let adapter = Self::pick_adapter(&instance, opts, Some(&surface))?;
+        Ok((Self::finish(instance, adapter, opts)?, surface))
+    }
+
+    /// Adopts the caller's device and queue (a game that owns its device). mipflow creates its own
+    /// resources inside error scopes; since the device is the caller's, no uncaptured-error handler
+    /// is installed unless `opts.install_error_handler` is set, which replaces the caller's.
+    pub fn adopt(device: wgpu::Device, queue: wgpu::Queue, opts: &GpuOptions) -> Self {
+        let bc_supported = device
+            .features()
+            .contains(wgpu::Features::TEXTURE_COMPRESSION_BC);
+        let ctx = Self {
+            instance: None,
+            adapter: None,
+            device,
+            queue,
+            adapter_info: None,
+            ledger: Ledger::new(),
+            uncaptured: ErrorSink::default(),
+            bc_supported,
+        };
+        if opts.install_error_handler {
+            ctx.install_handler();
+        }
+        ctx
+    }
+
+    fn pick_adapter(
+        instance: &wgpu::Instance,
+        opts: &GpuOptions,
+        surface: Option<&wgpu::Surface<'_>>,
+    ) -> Result<wgpu::Adapter> {
+        let power_preference = opts
+            .power_preference
+            .or_else(wgpu::PowerPreference::from_env)
+            .unwrap_or(wgpu::PowerPreference::HighPerformance);
+        pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+            power_preference,
+            force_fallback_adapter: false,
+            compatible_surface: surface,
+            apply_limit_buckets: false,
+        }))
+        .map_err(|e| Error::NoAdapter {
+            backends: opts
+                .backends
+                .or_else(wgpu::Backends::from_env)
+                .unwrap_or(wgpu::Backends::PRIMARY),
+            reason: e.to_string(),
+        })
+    }
+
+    fn finish(instance: wgpu::Instance, adapter: wgpu::Adapter, opts: &GpuOptions) -> Result<Self> {
+        let info = adapter.get_info();
+        let available = adapter.features();
+        let bc_supported = available.contains(wgpu::Features::TEXTURE_COMPRESSION_BC);
+        tracing::info!(
+            adapter = %info.name,
+            backend = ?info.backend,
+            device_type = ?info.device_type,
+            driver = %info.driver,
+            driver_info = %info.driver_info,
+            "GPU adapter"
+        );
+        if !bc_supported {
+            tracing::warn!(
+                adapter = %info.name,
+                "the adapter has no TEXTURE_COMPRESSION_BC: BC7 textures cannot be sampled on it \
+                 (a CPU BC7-decode fallback is planned, not yet built)"
+            );
+        }
+        // Optional features: BC textures (the product) and timestamps (GPU frame time for the
+        // resolution controller). Request what exists; never fail for their absence.
+        let wanted = wgpu::Features::TEXTURE_COMPRESSION_BC
+            | wgpu::Features::TIMESTAMP_QUERY
+            | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS;
+        let (device, queue) =
+            pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+                label: Some("mipflow device"),
+                required_features: available & wanted,
+                // The defaults cap 2D textures at 8192; ask for what the adapter really allows.
+                required_limits: adapter.limits(),
+                experimental_features: wgpu::ExperimentalFeatures::disabled(),
+                memory_hints: wgpu::MemoryHints::MemoryUsage,
+                trace: wgpu::Trace::Off,
+            }))?;
+        let ctx = Self {
+            instance: Some(instance),
+            adapter: Some(adapter),
+            device,
+            queue,
+            adapter_info: Some(info),
+            ledger: Ledger::new(),
+            uncaptured: ErrorSink::default(),
+            bc_supported,
+        };
+        if opts.install_error_handler {
+            ctx.install_handler();
+        }
+        Ok(ctx)
+    }
+
+    fn install_handler(&self) {
+        let sink = self.uncaptured.clone();
+        self.device
+            .on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+                let msg = e.to_string();
+                tracing::error!(error = %msg, "uncaptured wgpu error");
+                let mut v = sink.lock();
+                // Bounded: a runaway error loop must not grow memory without limit.
+                if v.len() < 256 {
+                    v.push(msg);
+                }
+            }));
+    }
+
+    /// The device.
+    pub fn device(&self) -> &wgpu::Device {
+        &self.device
+    }
+
+    /// The queue.
+    pub fn queue(&self) -> &wgpu::Queue {
+        &self.queue
+    }
+
+    /// The instance, unless the device was adopted.
+    pub fn instance(&self) -> Option<&wgpu::Instance> {
+        self.instance.as_ref()
+    }
+
+    /// The adapter, unless the device was adopted.
+    pub fn adapter(&self) -> Option<&wgpu::Adapter> {
+        self.adapter.as_ref()
+    }
+
+    /// The adapter's description, unless the device was adopted.
+    pub fn adapter_info(&self) -> Option<&wgpu::AdapterInfo> {
+        self.adapter_info.as_ref()
+    }
+
+    /// The adapter's name, or `"adopted device"`.
+    pub fn adapter_name(&self) -> String {
+        self.adapter_info
+            .as_ref()
+            .map(|i| format!("{} ({:?})", i.name, i.backend))
+            .unwrap_or_else(|| "adopted device".to_owned())
+    }
+
+    /// Whether BC7 textures can be created and sampled.
+    pub fn bc_supported(&self) -> bool {
+        self.bc_supported
+    }
+
+    /// The byte account of everything this context created.
+    pub fn ledger(&self) -> &Ledger {
+        &self.ledger
+    }
+
+    /// Errors that reached the uncaptured-error handler since the last call.
+    pub fn take_uncaptured_errors(&self) -> Vec<String> {
+        std::mem::take(&mut *self.uncaptured.lock())
+    }
+
+    /// Allocations still alive (by label): at shutdown, the leak report.
+    pub fn leak_report(&self) -> Vec<LiveAllocation> {
+        self.ledger.live_allocations()
+    }
+
+    /// The driver allocator's view, where the backend gives one (Vulkan, DX12).
+    pub fn allocator_report(&self) -> Option<wgpu::AllocatorReport> {
+        self.device.generate_allocator_report()
+    }
+
+    /// What the adapter says about its memory: the largest device-local heap and, where the driver
+    /// has VK_EXT_memory_budget, its budget. `None` where it cannot be known (adopted device,
+    /// non-Vulkan backend).
+    pub fn adapter_memory(&self) -> Option<AdapterMemory> {
+        let adapter = self.adapter.as_ref()?;
+        vulkan_memory(adapter)
+    }
+
+    /// Blocks until the GPU has finished all submitted work.
+    pub fn wait_idle(&self) -> Result<()> {
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map(|_| ())
+            .map_err(|e| Error::Validation {
+                context: "waiting for the GPU".into(),
+                message: e.to_string(),
+            })
+    }
+
+    /// Creates a texture charged to `category`. The request is checked first (non-zero extent,
+    /// within the device's limits, a mip count the extent allows, the features its format needs),
+    /// so that bad input is a typed error, not a wgpu validation panic; it is then created inside
+    /// out-of-memory and validation error scopes.
+    pub fn create_texture(
+        &self,
+        desc: &wgpu::TextureDescriptor<'_>,
+        category: Category,
+    ) -> Result<TrackedTexture> {
+        let label = desc.label.unwrap_or("unlabelled texture");
+        let invalid = |reason: String| Error::InvalidResource {
+            label: label.to_owned(),
+            reason,
+        };
+        let s = desc.size;
+        if s.width == 0 || s.height == 0 || s.depth_or_array_layers == 0 {
+            return Err(invalid(format!(
+                "zero extent {}x{}x{}",
+                s.width, s.height, s.depth_or_array_layers
+            )));
+        }
+        let limits = self.device.limits();
+        let max_dim = match desc.dimension {
+            wgpu::TextureDimension::D1 => limits.max_texture_dimension_1d,
+            wgpu::TextureDimension::D2 => limits.max_texture_dimension_2d,
+            wgpu::TextureDimension::D3 => limits.max_texture_dimension_3d,
+        };
+        if s.width > max_dim || s.height > max_dim {
+            return Err(invalid(format!(
+                "{}x{} exceeds the device limit of {max_dim}",
+                s.width, s.height
+            )));
+        }
+        if desc.dimension != wgpu::TextureDimension::D3
+            && s.depth_or_array_layers > limits.max_texture_array_layers
+        {
+            return Err(invalid(format!(
+                "{} layers exceed the device limit of {}",
+                s.depth_or_array_layers, limits.max_texture_array_layers
+            )));
+        }
+        let max_mips = size::full_mip_count(s.width, s.height);
+        if desc.mip_level_count == 0 || desc.mip_level_count > max_mips {
+            return Err(invalid(format!(
+                "{} mip levels for {}x{} (at most {max_mips})",
+                desc.mip_level_count, s.width, s.height
+            )));
+        }
+        let needed = desc.format.required_features();
+        if !self.device.features().contains(needed) {
+            return Err(invalid(format!(
+                "format {:?} needs device features {needed:?}",
+                desc.format
+            )));
+        }
+        let bytes = size::texture_bytes(desc)
+            .ok_or_else(|| invalid(format!("format {:?} has no defined size", desc.format)))?;
+        let texture = self.scoped(label, bytes, || self.device.create_texture(desc))?;
+        let charge = self.ledger.charge(category, bytes, label);
+        Ok(TrackedTexture::new(texture, charge))
+    }
+
+    /// Creates a buffer charged to `category`, inside out-of-memory and validation error scopes.
+    pub fn create_buffer(
+        &self,
+        desc: &wgpu::BufferDescriptor<'_>,
+        category: Category,
+    ) -> Result<TrackedBuffer> {
+        let label = desc.label.unwrap_or("unlabelled buffer");
+        if desc.size > self.device.limits().max_buffer_size {
+            return Err(Error::InvalidResource {
+                label: label.to_owned(),
+                reason: format!(
+                    "{} bytes exceed the device's max_buffer_size {}",
+                    desc.size,
+                    self.device.limits().max_buffer_size
+                ),
+            });
+        }
+        let buffer = self.scoped(label, desc.size, || self.device.create_buffer(desc))?;
+        let charge = self.ledger.charge(category, desc.size, label);
+        Ok(TrackedBuffer::new(buffer, charge))
+    }
+
+    /// Creates a buffer holding `contents`, charged to `category`.
+    pub fn create_buffer_init(
+        &self,
+        label: &str,
+        contents: &[u8],
+        usage: wgpu::BufferUsages,
+        category: Category,
+    ) -> Result<TrackedBuffer> {
+        // Buffers mapped at creation need a size that is a multiple of COPY_BUFFER_ALIGNMENT.
+        let size = (contents.len() as u64)
+            .div_ceil(wgpu::COPY_BUFFER_ALIGNMENT)
+            .max(1)
+            * wgpu::COPY_BUFFER_ALIGNMENT;
+        let buf = self.create_buffer(
+            &wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage,
+                mapped_at_creation: true,
+            },
+            category,
+        )?;
+        {
+            let mut view =
+                buf.buffer()
+                    .slice(..)
+                    .get_mapped_range_mut()
+                    .map_err(|e| Error::Validation {
+                        context: format!("mapping {label:?}"),
+                        message: e.to_string(),
+                    })?;
+            view.slice(..contents.len()).copy_from_slice(contents);
+        }
+        buf.buffer().unmap();
+        Ok(buf)
+    }
+
+    /// Runs `create` inside out-of-memory and validation scopes and turns what they catch into
+    /// typed errors.
+    fn scoped<T>(&self, label: &str, bytes: u64, create: impl FnOnce() -> T) -> Result<T> {
+        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let value = create();
+        let v = pollster::block_on(validation.pop());
+        let o = pollster::block_on(oom.pop());
+        if let Some(e) = o {
+            tracing::warn!(label, bytes, error = %e, "GPU out of memory");
+            return Err(Error::OutOfMemory {
+                label: label.to_owned(),
+                bytes,
+            });
+        }
+        if let Some(e) = v {
+            return Err(Error::Validation {
+                context: format!("creating {label:?}"),
+                message: e.to_string(),
+            });
+        }
+        Ok(value)
+    }
+}
+
+impl Drop for GpuContext {
+    fn drop(&mut self) {
+        let live = self.ledger.live_allocations();
+        if !live.is_empty() {
+            let total: u64 = live.iter().map(|a| a.bytes).sum();
+            tracing::warn!(
+                allocations = live.len(),
+                bytes = total,
+                "leak report: GPU resources still alive when the context was dropped"
+            );
+            for a in live.iter().take(32) {
+                tracing::warn!(label = %a.label, category = a.category.name(), bytes = a.bytes, "still alive");
+            }
+        }
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn vulkan_memory(adapter: &wgpu::Adapter) -> Option<AdapterMemory> {
+    use ash::vk;
+    // SAFETY: the hal adapter is only used within this function, while `adapter` is alive, and
+    // only for read-only physical-device queries.
+    let hal = unsafe { adapter.as_hal::<wgpu::hal::api::Vulkan>() }?;
+    let instance = hal.shared_instance().raw_instance();
+    let phd = hal.raw_physical_device();
+    let has_budget = hal
+        .physical_device_capabilities()
+        .supports_extension(ash::ext::memory_budget::NAME);
+    let mut budget = vk::PhysicalDeviceMemoryBudgetPropertiesEXT::default();
+    let mut props2 = vk::PhysicalDeviceMemoryProperties2::default();
+    if has_budget {
+        props2 = props2.push_next(&mut budget);
+    }
+    // SAFETY: valid physical device of this instance; the output structs are properly chained.
+    unsafe { instance.get_physical_device_memory_properties2(phd, &mut props2) };
+    let props = props2.memory_properties;
+    let heaps = &props.memory_heaps[..props.memory_heap_count as usize];
+    let (index, heap) = heaps
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| h.flags.contains(vk::MemoryHeapFlags::DEVICE_LOCAL))
+        .max_by_key(|(_, h)| h.size)?;
+    let driver_budget_bytes = has_budget.then(|| budget.heap_budget[index]);
+    Some(AdapterMemory {
+        device_local_bytes: heap.size,
+        driver_budget_bytes,
+    })
+}
+
+#[cfg(target_arch = "wasm32")]
+fn vulkan_memory(_adapter: &wgpu::Adapter) -> Option<AdapterMemory> {
+    None
+}

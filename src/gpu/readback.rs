@@ -1,0 +1,86 @@
+//! Reading a render target back to the CPU (tests, screenshots, the bench's image metrics).
+
+use super::GpuContext;
+use crate::budget::Category;
+use crate::{Error, Result};
+
+/// Copies mip 0 of a 4-byte-per-texel colour texture (`Rgba8Unorm[Srgb]` or `Bgra8Unorm[Srgb]`) into
+/// tightly packed RGBA8 rows (BGRA is swizzled to RGBA). The staging buffer is charged to
+/// [`Category::Staging`] while it lives. Blocks until the GPU is done.
+pub fn read_texture_rgba8(ctx: &GpuContext, texture: &wgpu::Texture) -> Result<Vec<u8>> {
+    let format = texture.format();
+    let bgra = matches!(
+        format,
+        wgpu::TextureFormat::Bgra8Unorm | wgpu::TextureFormat::Bgra8UnormSrgb
+    );
+    if !bgra
+        && !matches!(
+            format,
+            wgpu::TextureFormat::Rgba8Unorm | wgpu::TextureFormat::Rgba8UnormSrgb
+        )
+    {
+        return Err(Error::Readback(format!(
+            "readback supports RGBA8/BGRA8 targets, not {format:?}"
+        )));
+    }
+    let (w, h) = (texture.width(), texture.height());
+    let unpadded = w * 4;
+    let padded =
+        unpadded.div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
+    let staging = ctx.create_buffer(
+        &wgpu::BufferDescriptor {
+            label: Some("readback staging"),
+            size: u64::from(padded) * u64::from(h),
+            usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
+            mapped_at_creation: false,
+        },
+        Category::Staging,
+    )?;
+    let mut enc = ctx
+        .device()
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("readback"),
+        });
+    enc.copy_texture_to_buffer(
+        texture.as_image_copy(),
+        wgpu::TexelCopyBufferInfo {
+            buffer: staging.buffer(),
+            layout: wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(padded),
+                rows_per_image: Some(h),
+            },
+        },
+        wgpu::Extent3d {
+            width: w,
+            height: h,
+            depth_or_array_layers: 1,
+        },
+    );
+    ctx.queue().submit([enc.finish()]);
+    let slice = staging.buffer().slice(..);
+    let (tx, rx) = std::sync::mpsc::channel();
+    slice.map_async(wgpu::MapMode::Read, move |r| {
+        let _ = tx.send(r);
+    });
+    ctx.wait_idle()?;
+    rx.recv()
+        .map_err(|_| Error::Readback("the map callback never ran".into()))?
+        .map_err(|e| Error::Readback(e.to_string()))?;
+    let mut out = Vec::with_capacity((unpadded * h) as usize);
+    {
+        let data = slice
+            .get_mapped_range()
+            .map_err(|e| Error::Readback(e.to_string()))?;
+        for row in data.chunks_exact(padded as usize) {
+            out.extend_from_slice(&row[..unpadded as usize]);
+        }
+    }
+    staging.buffer().unmap();
+    if bgra {
+        for px in out.chunks_exact_mut(4) {
+            px.swap(0, 2);
+        }
+    }
+    Ok(out)
+}

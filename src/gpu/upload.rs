@@ -1,0 +1,77 @@
+//! Creating a texture and filling its mip levels from CPU data.
+
+use super::{GpuContext, TrackedTexture};
+use crate::budget::{Category, size};
+use crate::{Error, Result};
+
+/// Creates the texture `desc` describes, charged to `category`, and writes `levels` into its mip
+/// levels `0..levels.len()` (level 0 = full size; `levels.len()` must equal
+/// `desc.mip_level_count`). Each level must hold exactly the bytes the format math gives; for
+/// block-compressed formats the copy extent of levels smaller than one block is padded to the
+/// block, as wgpu requires.
+pub fn create_texture_with_levels(
+    ctx: &GpuContext,
+    desc: &wgpu::TextureDescriptor<'_>,
+    levels: &[&[u8]],
+    category: Category,
+) -> Result<TrackedTexture> {
+    let label = desc.label.unwrap_or("unlabelled texture");
+    if levels.len() != desc.mip_level_count as usize {
+        return Err(Error::InvalidResource {
+            label: label.to_owned(),
+            reason: format!(
+                "{} levels of data for {} mip levels",
+                levels.len(),
+                desc.mip_level_count
+            ),
+        });
+    }
+    for (i, data) in levels.iter().enumerate() {
+        let (w, h, _) = size::mip_extent(
+            desc.size.width,
+            desc.size.height,
+            1,
+            desc.dimension,
+            i as u32,
+        );
+        let expect = size::level_bytes(desc.format, w, h).unwrap_or(0)
+            * u64::from(desc.size.depth_or_array_layers);
+        if data.len() as u64 != expect {
+            return Err(Error::InvalidResource {
+                label: label.to_owned(),
+                reason: format!("level {i} has {} bytes, {w}x{h} needs {expect}", data.len()),
+            });
+        }
+    }
+    let tex = ctx.create_texture(desc, category)?;
+    for (i, data) in levels.iter().enumerate() {
+        write_level(ctx, tex.texture(), i as u32, data);
+    }
+    Ok(tex)
+}
+
+/// Writes one whole mip level (all layers) of `texture` from tightly packed `data`.
+pub fn write_level(ctx: &GpuContext, texture: &wgpu::Texture, level: u32, data: &[u8]) {
+    let format = texture.format();
+    let (bw, bh) = format.block_dimensions();
+    let block = size::block_bytes(format).unwrap_or(4);
+    let extent = texture.size().mip_level_size(level, texture.dimension());
+    let physical = extent.physical_size(format);
+    let blocks_x = physical.width / bw;
+    let rows = physical.height / bh;
+    ctx.queue().write_texture(
+        wgpu::TexelCopyTextureInfo {
+            texture,
+            mip_level: level,
+            origin: wgpu::Origin3d::ZERO,
+            aspect: wgpu::TextureAspect::All,
+        },
+        data,
+        wgpu::TexelCopyBufferLayout {
+            offset: 0,
+            bytes_per_row: Some(blocks_x * block),
+            rows_per_image: Some(rows),
+        },
+        physical,
+    );
+}

@@ -1,0 +1,463 @@
+//! KTX2 reading (hardened against hostile files) and writing, for BC7 textures with mip chains.
+//!
+//! - [`Ktx2Info::parse`] / [`read_info`] validate the header, the level index, the Data Format
+//!   Descriptor (DFD) and the key/value data of an untrusted file **before allocating anything whose
+//!   size comes from the file**, and expose each level's byte range ([`LevelInfo`]) so that streaming
+//!   can read one level without reading the whole file.
+//! - [`read_level`] reads one level by its byte range, undoes Zstandard supercompression into an output
+//!   bounded by the size the format and the dimensions allow, and checks that size.
+//! - [`validate`] does the same checks as [`Ktx2Info::parse`] but collects every problem instead of
+//!   stopping at the first one (used by `mipflow inspect`).
+//! - [`write_ktx2`] writes a KTX 2.0 file (BC7 DFD, levels stored smallest first with the spec's
+//!   alignment, `KTXorientation` and `KTXwriter` metadata, optional per-level Zstandard).
+//!
+//! Only what mipflow streams is accepted: 2D, one layer, one face, `VK_FORMAT_BC7_UNORM_BLOCK` or
+//! `VK_FORMAT_BC7_SRGB_BLOCK`, no supercompression or Zstandard. Everything else is a typed
+//! [`Ktx2Error`], never a panic.
+
+mod inspect;
+mod reader;
+mod writer;
+
+use std::path::PathBuf;
+
+pub use inspect::{
+    InspectReport, KeyValueReport, LevelReport, inspect_file, report_text, run_inspect,
+};
+pub use reader::{RawHeader, Validation, read_info, read_level, validate};
+pub use writer::write_ktx2;
+
+/// `VK_FORMAT_BC7_UNORM_BLOCK`.
+pub const VK_FORMAT_BC7_UNORM: u32 = 145;
+/// `VK_FORMAT_BC7_SRGB_BLOCK`.
+pub const VK_FORMAT_BC7_SRGB: u32 = 146;
+/// Bytes in one BC7 block (4x4 texels).
+pub const BC7_BLOCK_BYTES: u64 = 16;
+/// Key of the key/value entry in which `mipflow cook` stores the hash of its input and settings.
+pub const COOK_STAMP_KEY: &str = "mipflow.cook";
+
+/// What is wrong with a KTX2 file. Every variant says what and where.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Ktx2Error {
+    /// Reading the file failed.
+    #[error("I/O error: {0}")]
+    Io(#[from] std::io::Error),
+    /// The file ends before a structure it declares.
+    #[error("truncated: {what} needs {needed} bytes, only {available} available")]
+    Truncated {
+        /// The structure being read.
+        what: &'static str,
+        /// Bytes needed from the start of the file.
+        needed: u64,
+        /// Bytes available.
+        available: u64,
+    },
+    /// The file does not start with the KTX 2.0 identifier.
+    #[error("not a KTX 2.0 file (bad identifier)")]
+    BadMagic,
+    /// The file is larger than [`ReadLimits::max_file_bytes`].
+    #[error("file is {len} bytes, more than the limit of {max}")]
+    FileTooLarge {
+        /// File length.
+        len: u64,
+        /// The limit.
+        max: u64,
+    },
+    /// `vkFormat` is not BC7 (UNORM or SRGB).
+    #[error("unsupported vkFormat {vk_format} (only BC7 UNORM 145 and SRGB 146 are supported)")]
+    UnsupportedFormat {
+        /// The value found.
+        vk_format: u32,
+    },
+    /// `typeSize` must be 1 for block-compressed formats.
+    #[error("typeSize is {type_size}, must be 1 for BC7")]
+    BadTypeSize {
+        /// The value found.
+        type_size: u32,
+    },
+    /// Width or height is zero (1D textures are not supported).
+    #[error("zero dimension: {width}x{height}")]
+    ZeroSize {
+        /// pixelWidth.
+        width: u32,
+        /// pixelHeight.
+        height: u32,
+    },
+    /// Width or height is above [`ReadLimits::max_dimension`].
+    #[error("{width}x{height} exceeds the limit of {max} texels per side")]
+    TooLarge {
+        /// pixelWidth.
+        width: u32,
+        /// pixelHeight.
+        height: u32,
+        /// The limit.
+        max: u32,
+    },
+    /// `pixelDepth` is not 0 (3D textures are not supported).
+    #[error("pixelDepth is {depth}: 3D textures are not supported")]
+    UnsupportedDepth {
+        /// The value found.
+        depth: u32,
+    },
+    /// `layerCount` is not 0 (array textures are not supported).
+    #[error("layerCount is {layer_count}: array textures are not supported")]
+    UnsupportedLayers {
+        /// The value found.
+        layer_count: u32,
+    },
+    /// `faceCount` is not 1 (0 is invalid, 6 is a cube map, which is not supported).
+    #[error("faceCount is {face_count}: only 1 is supported")]
+    UnsupportedFaces {
+        /// The value found.
+        face_count: u32,
+    },
+    /// `levelCount` is 0 (not allowed for block-compressed formats) or more than the size allows.
+    #[error("levelCount is {level_count}, must be between 1 and {max}")]
+    BadLevelCount {
+        /// The value found.
+        level_count: u32,
+        /// Most levels the dimensions allow.
+        max: u32,
+    },
+    /// `supercompressionScheme` is neither 0 (none) nor 2 (Zstandard).
+    #[error("unsupported supercompressionScheme {scheme} (only 0 = none and 2 = Zstandard)")]
+    UnsupportedSupercompression {
+        /// The value found.
+        scheme: u32,
+    },
+    /// Supercompression global data is present, but no supported scheme uses it.
+    #[error("unexpected supercompression global data at {offset} ({length} bytes)")]
+    UnexpectedSgd {
+        /// sgdByteOffset.
+        offset: u64,
+        /// sgdByteLength.
+        length: u64,
+    },
+    /// The DFD or key/value section is outside the file, misplaced, misaligned or over the limits.
+    #[error("{section} section at {offset} ({length} bytes): {reason}")]
+    BadSection {
+        /// `"DFD"` or `"key/value data"`.
+        section: &'static str,
+        /// Its offset.
+        offset: u64,
+        /// Its length.
+        length: u64,
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// The DFD is structurally malformed.
+    #[error("malformed DFD: {reason}")]
+    BadDfd {
+        /// What is wrong.
+        reason: String,
+    },
+    /// A DFD field disagrees with what BC7 (and the header's vkFormat) requires.
+    #[error("DFD field {field} is {found}, expected {expected}")]
+    DfdMismatch {
+        /// The field.
+        field: &'static str,
+        /// What BC7 requires.
+        expected: u64,
+        /// What the file has.
+        found: u64,
+    },
+    /// A key/value entry is malformed (bad length, no NUL, not UTF-8, duplicate or unsorted key).
+    #[error("key/value data at file offset {offset}: {reason}")]
+    BadKeyValue {
+        /// File offset of the entry.
+        offset: u64,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A level's byte range is not inside the file.
+    #[error("level {level}: bytes {offset}..+{length} are outside the file ({file_len} bytes)")]
+    LevelOutOfBounds {
+        /// Level index (0 = full size).
+        level: usize,
+        /// byteOffset.
+        offset: u64,
+        /// byteLength.
+        length: u64,
+        /// File length.
+        file_len: u64,
+    },
+    /// A level starts inside the header, level index, DFD or key/value data.
+    #[error(
+        "level {level}: offset {offset} is inside the header region (which ends at {header_end})"
+    )]
+    LevelInHeader {
+        /// Level index.
+        level: usize,
+        /// byteOffset.
+        offset: u64,
+        /// End of the header region.
+        header_end: u64,
+    },
+    /// A level's offset breaks the alignment the specification requires.
+    #[error("level {level}: offset {offset} is not a multiple of {alignment}")]
+    LevelMisaligned {
+        /// Level index.
+        level: usize,
+        /// byteOffset.
+        offset: u64,
+        /// Required alignment.
+        alignment: u64,
+    },
+    /// A level's (uncompressed) size disagrees with BC7's size for its dimensions.
+    #[error("level {level}: {what} is {found} bytes, BC7 at this size needs {expected}")]
+    LevelSizeMismatch {
+        /// Level index.
+        level: usize,
+        /// `"byteLength"` or `"uncompressedByteLength"`.
+        what: &'static str,
+        /// Size required by the format.
+        expected: u64,
+        /// Size in the file.
+        found: u64,
+    },
+    /// A supercompressed level is empty, or larger than Zstandard could ever make that level.
+    #[error("level {level}: compressed length {length} is outside 1..={bound}")]
+    LevelCompressedSize {
+        /// Level index.
+        level: usize,
+        /// byteLength.
+        length: u64,
+        /// Zstandard's worst-case bound for the level.
+        bound: u64,
+    },
+    /// Two levels' byte ranges overlap.
+    #[error("levels {level} and {other} overlap")]
+    LevelOverlap {
+        /// One level.
+        level: usize,
+        /// The other.
+        other: usize,
+    },
+    /// Levels are not stored smallest first, as the specification requires.
+    #[error(
+        "level {level} is stored before level {smaller}, but levels must be stored smallest first"
+    )]
+    LevelOrder {
+        /// The larger level.
+        level: usize,
+        /// The smaller level stored after it.
+        smaller: usize,
+    },
+    /// [`read_level`] was asked for a level the file does not have.
+    #[error("level {level} requested, the file has {count}")]
+    NoSuchLevel {
+        /// Requested level.
+        level: usize,
+        /// Levels in the file.
+        count: usize,
+    },
+    /// Zstandard decoding of a level failed.
+    #[error("level {level}: Zstandard decoding failed: {reason}")]
+    Decompress {
+        /// Level index.
+        level: usize,
+        /// The decoder's message.
+        reason: String,
+    },
+    /// A level decompressed to a size other than its declared uncompressed size.
+    #[error("level {level}: decompressed to {found} bytes, expected {expected}")]
+    DecompressedSize {
+        /// Level index.
+        level: usize,
+        /// Declared (and format-checked) size.
+        expected: u64,
+        /// Bytes produced (`expected + 1` means "more than expected"; decoding stops there).
+        found: u64,
+    },
+}
+
+/// Limits applied to untrusted files. `Default` gives limits suitable for desktop GPUs.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ReadLimits {
+    /// Largest accepted width or height (default 16384, the common `max_texture_dimension_2d`).
+    pub max_dimension: u32,
+    /// Largest accepted file (default 4 GiB).
+    pub max_file_bytes: u64,
+    /// Largest accepted DFD section (default 4 KiB; a BC7 DFD is 44 bytes).
+    pub max_dfd_bytes: u32,
+    /// Largest accepted key/value section (default 1 MiB).
+    pub max_kvd_bytes: u32,
+    /// Most key/value entries accepted (default 256).
+    pub max_key_values: usize,
+}
+
+impl Default for ReadLimits {
+    fn default() -> Self {
+        ReadLimits {
+            max_dimension: 16384,
+            max_file_bytes: 4 << 30,
+            max_dfd_bytes: 4096,
+            max_kvd_bytes: 1 << 20,
+            max_key_values: 256,
+        }
+    }
+}
+
+/// The supercompression applied to each level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Supercompression {
+    /// Levels are stored as raw BC7 blocks.
+    None,
+    /// Each level is one Zstandard frame.
+    Zstd,
+}
+
+/// Where one level lives in the file. Validated against the file length and the format math.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct LevelInfo {
+    /// Offset of the level's bytes from the start of the file.
+    pub offset: u64,
+    /// Length of the stored (possibly supercompressed) bytes.
+    pub byte_length: u64,
+    /// Length of the BC7 data after decompression (equals the format's size for the level).
+    pub uncompressed_byte_length: u64,
+}
+
+/// A summary of the Basic Data Format Descriptor block.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct DfdSummary {
+    /// Descriptor block version number (2 for KDF 1.3).
+    pub version: u16,
+    /// Colour model (134 = BC7).
+    pub color_model: u8,
+    /// Colour primaries (1 = BT.709/sRGB).
+    pub color_primaries: u8,
+    /// Transfer function (1 = linear, 2 = sRGB).
+    pub transfer_function: u8,
+    /// Whether the alpha-premultiplied flag is set.
+    pub premultiplied_alpha: bool,
+    /// Texel block dimensions (width, height, depth).
+    pub block_dimensions: [u32; 3],
+    /// Bytes per block in plane 0.
+    pub bytes_plane0: u8,
+    /// Number of samples.
+    pub samples: usize,
+    /// Number of descriptor blocks (a Basic block, plus any others).
+    pub blocks: usize,
+}
+
+/// Everything streaming needs to know about a validated BC7 KTX2 file.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Ktx2Info {
+    /// `Bc7RgbaUnorm` or `Bc7RgbaUnormSrgb`.
+    pub format: wgpu::TextureFormat,
+    /// Width of level 0 in texels.
+    pub width: u32,
+    /// Height of level 0 in texels.
+    pub height: u32,
+    /// Byte ranges of the levels; index 0 is the full-size level.
+    pub levels: Vec<LevelInfo>,
+    /// Supercompression of the levels.
+    pub supercompression: Supercompression,
+    /// Key/value entries in file order (values as stored, usually NUL-terminated UTF-8).
+    pub key_values: Vec<(String, Vec<u8>)>,
+    /// The Basic DFD block.
+    pub dfd: DfdSummary,
+    /// Bytes from the start of the file to the end of the last header structure (level index, DFD,
+    /// key/value data); [`read_info`] reads only these.
+    pub header_len: u64,
+    /// Length of the file.
+    pub file_len: u64,
+}
+
+impl Ktx2Info {
+    /// Parses and validates the header, level index, DFD and key/value data from the file's first
+    /// bytes. `bytes` must hold at least [`Ktx2Info::header_len`] bytes (see [`header_region_len`]);
+    /// `file_len` is the length of the whole file, against which level ranges are checked.
+    ///
+    /// Everything is validated before anything whose size comes from the file is allocated. Returns
+    /// the first problem found; [`validate`] returns all of them.
+    pub fn parse(bytes: &[u8], file_len: u64, limits: &ReadLimits) -> Result<Ktx2Info, Ktx2Error> {
+        let mut v = validate(bytes, file_len, limits);
+        match (v.problems.is_empty(), v.info.take()) {
+            (true, Some(info)) => Ok(info),
+            _ => Err(v.problems.into_iter().next().unwrap_or(Ktx2Error::BadMagic)),
+        }
+    }
+
+    /// Dimensions of `level` (each side halved per level, rounded down, at least 1). Levels past the
+    /// end of the chain give `(1, 1)`.
+    pub fn level_dims(&self, level: usize) -> (u32, u32) {
+        level_dims(self.width, self.height, level)
+    }
+
+    /// Size in bytes of `level` once decompressed (BC7 blocks, edge blocks padded to 4x4).
+    pub fn level_size(&self, level: usize) -> u64 {
+        let (w, h) = self.level_dims(level);
+        bc7_level_size(w, h)
+    }
+
+    /// The value of key `key`, as stored (usually with its terminating NUL).
+    pub fn key_value(&self, key: &str) -> Option<&[u8]> {
+        self.key_values
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_slice())
+    }
+
+    /// The value of key `key` as text, without the terminating NUL; `None` if absent or not UTF-8.
+    pub fn key_value_str(&self, key: &str) -> Option<&str> {
+        let v = self.key_value(key)?;
+        let v = v.strip_suffix(&[0]).unwrap_or(v);
+        std::str::from_utf8(v).ok()
+    }
+}
+
+/// How many bytes of the file's start hold the header, level index, DFD and key/value data, computed
+/// from the first 80 bytes. Fails if the header is unusable or declares sections beyond `limits`, so
+/// that the caller can read exactly this many bytes with a bounded allocation.
+pub fn header_region_len(first_bytes: &[u8], limits: &ReadLimits) -> Result<u64, Ktx2Error> {
+    reader::header_region_len(first_bytes, limits)
+}
+
+/// Dimensions of mip `level` for a `width` x `height` level 0 (halved, rounded down, at least 1).
+pub fn level_dims(width: u32, height: u32, level: usize) -> (u32, u32) {
+    let shift = |v: u32| if level >= 32 { 1 } else { (v >> level).max(1) };
+    (shift(width), shift(height))
+}
+
+/// Number of levels in a full chain down to 1x1 for a `width` x `height` image.
+pub fn full_level_count(width: u32, height: u32) -> u32 {
+    32 - width.max(height).max(1).leading_zeros()
+}
+
+/// Size in bytes of one BC7 level of `width` x `height` texels (partial edge blocks count whole).
+pub fn bc7_level_size(width: u32, height: u32) -> u64 {
+    u64::from(width.div_ceil(4)) * u64::from(height.div_ceil(4)) * BC7_BLOCK_BYTES
+}
+
+/// A BC7 texture in memory: what the cooker produces and the writer stores.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EncodedTexture {
+    /// `Bc7RgbaUnorm` or `Bc7RgbaUnormSrgb`.
+    pub format: wgpu::TextureFormat,
+    /// Width of level 0 in texels.
+    pub width: u32,
+    /// Height of level 0 in texels.
+    pub height: u32,
+    /// BC7 blocks of each level, level 0 (full size) first.
+    pub levels: Vec<Vec<u8>>,
+    /// Extra key/value entries to store besides `KTXorientation`, `KTXwriter` and
+    /// `KTXwriterScParams` (values as stored: add the terminating NUL for text).
+    pub key_values: Vec<(String, Vec<u8>)>,
+}
+
+/// Arguments of `mipflow inspect`.
+#[derive(Debug, clap::Args)]
+pub struct InspectArgs {
+    /// KTX2 files to inspect.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}

@@ -1,0 +1,855 @@
+//! The hardened KTX2 reader: every field of an untrusted file is checked before anything whose size
+//! comes from the file is allocated.
+//!
+//! The layout is checked as the KTX 2.0 specification lays it out: the 80-byte header, then the level
+//! index, then the DFD immediately after it, then the key/value data immediately after the DFD (when
+//! present), then the levels, smallest first. Because the DFD and the key/value data must follow the
+//! level index directly and are capped by [`ReadLimits`], the header region a reader has to load is
+//! small (at most 80 + 24 x 32 bytes of index plus the two caps), whatever the file claims.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use super::{
+    BC7_BLOCK_BYTES, DfdSummary, Ktx2Error, Ktx2Info, LevelInfo, ReadLimits, Supercompression,
+    VK_FORMAT_BC7_SRGB, VK_FORMAT_BC7_UNORM, bc7_level_size, full_level_count, level_dims,
+};
+
+/// The KTX 2.0 file identifier.
+pub(crate) const MAGIC: [u8; 12] = [
+    0xAB, 0x4B, 0x54, 0x58, 0x20, 0x32, 0x30, 0xBB, 0x0D, 0x0A, 0x1A, 0x0A,
+];
+/// Bytes in the fixed header.
+pub(crate) const HEADER_LEN: u64 = 80;
+/// Bytes in one level index entry.
+pub(crate) const LEVEL_ENTRY_LEN: u64 = 24;
+/// Most levels any 2D texture with 32-bit dimensions can have.
+const MAX_LEVELS: u32 = 32;
+/// `KHR_DF_MODEL_BC7`.
+pub(crate) const DF_MODEL_BC7: u8 = 134;
+/// `KHR_DF_TRANSFER_LINEAR`.
+pub(crate) const DF_TRANSFER_LINEAR: u8 = 1;
+/// `KHR_DF_TRANSFER_SRGB`.
+pub(crate) const DF_TRANSFER_SRGB: u8 = 2;
+/// Size of a Basic DFD section for BC7: dfdTotalSize + block header + basic fields + one sample.
+const BC7_DFD_LEN: u64 = 4 + 24 + 16;
+
+/// The raw fields of the 80-byte header and the level index, as stored (for display by
+/// `mipflow inspect`, even when the file is invalid).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct RawHeader {
+    /// vkFormat.
+    pub vk_format: u32,
+    /// typeSize.
+    pub type_size: u32,
+    /// pixelWidth.
+    pub pixel_width: u32,
+    /// pixelHeight.
+    pub pixel_height: u32,
+    /// pixelDepth.
+    pub pixel_depth: u32,
+    /// layerCount.
+    pub layer_count: u32,
+    /// faceCount.
+    pub face_count: u32,
+    /// levelCount.
+    pub level_count: u32,
+    /// supercompressionScheme.
+    pub supercompression_scheme: u32,
+    /// dfdByteOffset.
+    pub dfd_byte_offset: u32,
+    /// dfdByteLength.
+    pub dfd_byte_length: u32,
+    /// kvdByteOffset.
+    pub kvd_byte_offset: u32,
+    /// kvdByteLength.
+    pub kvd_byte_length: u32,
+    /// sgdByteOffset.
+    pub sgd_byte_offset: u64,
+    /// sgdByteLength.
+    pub sgd_byte_length: u64,
+    /// The level index entries that could be read (at most 32).
+    pub levels: Vec<LevelInfo>,
+}
+
+/// The result of [`validate`]: what could be read, and every problem found.
+#[derive(Debug)]
+pub struct Validation {
+    /// The raw header, if the first 80 bytes could be read and carry the KTX 2.0 identifier.
+    pub header: Option<RawHeader>,
+    /// The parsed texture description, if every structure could be parsed (it may still have
+    /// problems, such as levels stored in the wrong order).
+    pub info: Option<Ktx2Info>,
+    /// Every problem found, in file order. Empty means the file is valid.
+    pub problems: Vec<Ktx2Error>,
+}
+
+fn le_u32(b: &[u8], off: u64) -> Option<u32> {
+    let off = usize::try_from(off).ok()?;
+    let s = b.get(off..off.checked_add(4)?)?;
+    Some(u32::from_le_bytes(s.try_into().ok()?))
+}
+
+fn le_u64(b: &[u8], off: u64) -> Option<u64> {
+    let off = usize::try_from(off).ok()?;
+    let s = b.get(off..off.checked_add(8)?)?;
+    Some(u64::from_le_bytes(s.try_into().ok()?))
+}
+
+fn slice(b: &[u8], offset: u64, len: u64) -> Option<&[u8]> {
+    let start = usize::try_from(offset).ok()?;
+    let end = usize::try_from(offset.checked_add(len)?).ok()?;
+    b.get(start..end)
+}
+
+/// Zstandard's worst-case compressed size for `n` bytes (`ZSTD_COMPRESSBOUND`).
+pub(crate) fn zstd_bound(n: u64) -> u64 {
+    const KB128: u64 = 128 << 10;
+    n + (n >> 8) + if n < KB128 { (KB128 - n) >> 11 } else { 0 }
+}
+
+fn read_raw_header(b: &[u8]) -> Option<RawHeader> {
+    Some(RawHeader {
+        vk_format: le_u32(b, 12)?,
+        type_size: le_u32(b, 16)?,
+        pixel_width: le_u32(b, 20)?,
+        pixel_height: le_u32(b, 24)?,
+        pixel_depth: le_u32(b, 28)?,
+        layer_count: le_u32(b, 32)?,
+        face_count: le_u32(b, 36)?,
+        level_count: le_u32(b, 40)?,
+        supercompression_scheme: le_u32(b, 44)?,
+        dfd_byte_offset: le_u32(b, 48)?,
+        dfd_byte_length: le_u32(b, 52)?,
+        kvd_byte_offset: le_u32(b, 56)?,
+        kvd_byte_length: le_u32(b, 60)?,
+        sgd_byte_offset: le_u64(b, 64)?,
+        sgd_byte_length: le_u64(b, 72)?,
+        levels: Vec::new(),
+    })
+}
+
+/// Checks the identifier and reads the header from the first bytes.
+fn header_from(bytes: &[u8]) -> Result<RawHeader, Ktx2Error> {
+    let n = bytes.len().min(MAGIC.len());
+    if bytes[..n] != MAGIC[..n] {
+        return Err(Ktx2Error::BadMagic);
+    }
+    if (bytes.len() as u64) < HEADER_LEN {
+        return Err(Ktx2Error::Truncated {
+            what: "header",
+            needed: HEADER_LEN,
+            available: bytes.len() as u64,
+        });
+    }
+    read_raw_header(bytes).ok_or(Ktx2Error::Truncated {
+        what: "header",
+        needed: HEADER_LEN,
+        available: bytes.len() as u64,
+    })
+}
+
+fn index_end(level_count: u32) -> u64 {
+    HEADER_LEN + LEVEL_ENTRY_LEN * u64::from(level_count.max(1))
+}
+
+pub(super) fn header_region_len(first_bytes: &[u8], limits: &ReadLimits) -> Result<u64, Ktx2Error> {
+    let h = header_from(first_bytes)?;
+    if h.level_count > MAX_LEVELS {
+        return Err(Ktx2Error::BadLevelCount {
+            level_count: h.level_count,
+            max: MAX_LEVELS,
+        });
+    }
+    if h.dfd_byte_length > limits.max_dfd_bytes {
+        return Err(Ktx2Error::BadSection {
+            section: "DFD",
+            offset: h.dfd_byte_offset.into(),
+            length: h.dfd_byte_length.into(),
+            reason: "larger than the reader's limit",
+        });
+    }
+    if h.kvd_byte_length > limits.max_kvd_bytes {
+        return Err(Ktx2Error::BadSection {
+            section: "key/value data",
+            offset: h.kvd_byte_offset.into(),
+            length: h.kvd_byte_length.into(),
+            reason: "larger than the reader's limit",
+        });
+    }
+    // The DFD must follow the level index and the key/value data the DFD (checked in `validate`);
+    // computing the region from the index end rather than the declared offsets keeps it bounded
+    // even when the offsets are hostile.
+    let idx = index_end(h.level_count);
+    Ok(idx + u64::from(h.dfd_byte_length) + u64::from(h.kvd_byte_length))
+}
+
+/// Validates a KTX2 file from its first bytes (which must cover the header region, see
+/// [`super::header_region_len`]) and its total length, collecting **every** problem found rather
+/// than stopping at the first. [`Ktx2Info::parse`] is this plus "the first problem is an error".
+pub fn validate(bytes: &[u8], file_len: u64, limits: &ReadLimits) -> Validation {
+    let mut problems = Vec::new();
+    let mut out = Validation {
+        header: None,
+        info: None,
+        problems: Vec::new(),
+    };
+    let file_len = file_len.max(bytes.len() as u64);
+    if file_len > limits.max_file_bytes {
+        problems.push(Ktx2Error::FileTooLarge {
+            len: file_len,
+            max: limits.max_file_bytes,
+        });
+    }
+    let mut h = match header_from(bytes) {
+        Ok(h) => h,
+        Err(e) => {
+            problems.push(e);
+            out.problems = problems;
+            return out;
+        }
+    };
+
+    // Scalar header fields.
+    let format = match h.vk_format {
+        VK_FORMAT_BC7_UNORM => Some(wgpu::TextureFormat::Bc7RgbaUnorm),
+        VK_FORMAT_BC7_SRGB => Some(wgpu::TextureFormat::Bc7RgbaUnormSrgb),
+        other => {
+            problems.push(Ktx2Error::UnsupportedFormat { vk_format: other });
+            None
+        }
+    };
+    if h.type_size != 1 {
+        problems.push(Ktx2Error::BadTypeSize {
+            type_size: h.type_size,
+        });
+    }
+    let (w, hh) = (h.pixel_width, h.pixel_height);
+    let mut dims_ok = true;
+    if w == 0 || hh == 0 {
+        problems.push(Ktx2Error::ZeroSize {
+            width: w,
+            height: hh,
+        });
+        dims_ok = false;
+    } else if w > limits.max_dimension || hh > limits.max_dimension {
+        problems.push(Ktx2Error::TooLarge {
+            width: w,
+            height: hh,
+            max: limits.max_dimension,
+        });
+        dims_ok = false;
+    }
+    if h.pixel_depth != 0 {
+        problems.push(Ktx2Error::UnsupportedDepth {
+            depth: h.pixel_depth,
+        });
+    }
+    if h.layer_count != 0 {
+        problems.push(Ktx2Error::UnsupportedLayers {
+            layer_count: h.layer_count,
+        });
+    }
+    if h.face_count != 1 {
+        problems.push(Ktx2Error::UnsupportedFaces {
+            face_count: h.face_count,
+        });
+    }
+    let max_levels = if dims_ok {
+        full_level_count(w, hh)
+    } else {
+        MAX_LEVELS
+    };
+    let levels_ok = h.level_count >= 1 && h.level_count <= max_levels;
+    if !levels_ok {
+        problems.push(Ktx2Error::BadLevelCount {
+            level_count: h.level_count,
+            max: max_levels,
+        });
+    }
+    let supercompression = match h.supercompression_scheme {
+        0 => Some(Supercompression::None),
+        2 => Some(Supercompression::Zstd),
+        scheme => {
+            problems.push(Ktx2Error::UnsupportedSupercompression { scheme });
+            None
+        }
+    };
+    if h.sgd_byte_length != 0 || h.sgd_byte_offset != 0 {
+        problems.push(Ktx2Error::UnexpectedSgd {
+            offset: h.sgd_byte_offset,
+            length: h.sgd_byte_length,
+        });
+    }
+
+    // Level index: read what is there (at most 32 entries), check ranges later.
+    let idx_end = index_end(h.level_count.min(MAX_LEVELS));
+    let mut index_read = false;
+    if h.level_count <= MAX_LEVELS {
+        let avail = bytes.len() as u64;
+        if idx_end > file_len || idx_end > avail {
+            problems.push(Ktx2Error::Truncated {
+                what: "level index",
+                needed: idx_end,
+                available: avail.min(file_len),
+            });
+        } else {
+            let mut levels = Vec::with_capacity(h.level_count.max(1) as usize);
+            for i in 0..u64::from(h.level_count.max(1)) {
+                let at = HEADER_LEN + i * LEVEL_ENTRY_LEN;
+                if let (Some(offset), Some(byte_length), Some(uncompressed_byte_length)) = (
+                    le_u64(bytes, at),
+                    le_u64(bytes, at + 8),
+                    le_u64(bytes, at + 16),
+                ) {
+                    levels.push(LevelInfo {
+                        offset,
+                        byte_length,
+                        uncompressed_byte_length,
+                    });
+                }
+            }
+            h.levels = levels;
+            index_read = true;
+        }
+    }
+
+    // DFD: must follow the level index directly.
+    let dfd_off = u64::from(h.dfd_byte_offset);
+    let dfd_len = u64::from(h.dfd_byte_length);
+    let dfd_end = dfd_off + dfd_len;
+    let dfd_problem = |reason| Ktx2Error::BadSection {
+        section: "DFD",
+        offset: dfd_off,
+        length: dfd_len,
+        reason,
+    };
+    let mut dfd = None;
+    if dfd_len < BC7_DFD_LEN {
+        problems.push(dfd_problem(
+            "too short for a Basic descriptor block with one sample",
+        ));
+    } else if dfd_len > u64::from(limits.max_dfd_bytes) {
+        problems.push(dfd_problem("larger than the reader's limit"));
+    } else if h.level_count <= MAX_LEVELS && dfd_off != idx_end {
+        problems.push(dfd_problem("does not immediately follow the level index"));
+    } else if dfd_end > file_len {
+        problems.push(dfd_problem("extends past the end of the file"));
+    } else {
+        match slice(bytes, dfd_off, dfd_len) {
+            Some(section) => dfd = parse_dfd(section, format, &mut problems),
+            None => problems.push(Ktx2Error::Truncated {
+                what: "DFD",
+                needed: dfd_end,
+                available: bytes.len() as u64,
+            }),
+        }
+    }
+
+    // Key/value data: optional; when present it must follow the DFD directly.
+    let kvd_off = u64::from(h.kvd_byte_offset);
+    let kvd_len = u64::from(h.kvd_byte_length);
+    let kvd_end = if kvd_len == 0 { 0 } else { kvd_off + kvd_len };
+    let kvd_problem = |reason| Ktx2Error::BadSection {
+        section: "key/value data",
+        offset: kvd_off,
+        length: kvd_len,
+        reason,
+    };
+    let mut key_values = None;
+    if kvd_len == 0 {
+        key_values = Some(Vec::new());
+    } else if kvd_len > u64::from(limits.max_kvd_bytes) {
+        problems.push(kvd_problem("larger than the reader's limit"));
+    } else if kvd_off != dfd_end {
+        problems.push(kvd_problem("does not immediately follow the DFD"));
+    } else if kvd_end > file_len {
+        problems.push(kvd_problem("extends past the end of the file"));
+    } else {
+        match slice(bytes, kvd_off, kvd_len) {
+            Some(section) => key_values = parse_kvd(section, kvd_off, limits, &mut problems),
+            None => problems.push(Ktx2Error::Truncated {
+                what: "key/value data",
+                needed: kvd_end,
+                available: bytes.len() as u64,
+            }),
+        }
+    }
+    let header_end = idx_end.max(dfd_end).max(kvd_end);
+
+    // Levels: sizes against the format math, ranges against the file and each other.
+    let mut levels_valid = index_read;
+    if index_read {
+        let n = h.levels.len();
+        let mut in_bounds = vec![false; n];
+        for (i, l) in h.levels.iter().enumerate() {
+            let end = l.offset.checked_add(l.byte_length);
+            match end {
+                Some(end) if end <= file_len => in_bounds[i] = true,
+                _ => {
+                    problems.push(Ktx2Error::LevelOutOfBounds {
+                        level: i,
+                        offset: l.offset,
+                        length: l.byte_length,
+                        file_len,
+                    });
+                    levels_valid = false;
+                }
+            }
+            if l.offset < header_end {
+                problems.push(Ktx2Error::LevelInHeader {
+                    level: i,
+                    offset: l.offset,
+                    header_end,
+                });
+                levels_valid = false;
+            }
+            if !(dims_ok && format.is_some()) {
+                continue;
+            }
+            let (lw, lh) = level_dims(w, hh, i);
+            let expected = bc7_level_size(lw, lh);
+            match supercompression {
+                Some(Supercompression::None) => {
+                    if l.byte_length != expected {
+                        problems.push(Ktx2Error::LevelSizeMismatch {
+                            level: i,
+                            what: "byteLength",
+                            expected,
+                            found: l.byte_length,
+                        });
+                        levels_valid = false;
+                    }
+                    if l.uncompressed_byte_length != expected {
+                        problems.push(Ktx2Error::LevelSizeMismatch {
+                            level: i,
+                            what: "uncompressedByteLength",
+                            expected,
+                            found: l.uncompressed_byte_length,
+                        });
+                        levels_valid = false;
+                    }
+                    if l.offset % BC7_BLOCK_BYTES != 0 {
+                        problems.push(Ktx2Error::LevelMisaligned {
+                            level: i,
+                            offset: l.offset,
+                            alignment: BC7_BLOCK_BYTES,
+                        });
+                    }
+                }
+                Some(Supercompression::Zstd) => {
+                    if l.uncompressed_byte_length != expected {
+                        problems.push(Ktx2Error::LevelSizeMismatch {
+                            level: i,
+                            what: "uncompressedByteLength",
+                            expected,
+                            found: l.uncompressed_byte_length,
+                        });
+                        levels_valid = false;
+                    }
+                    let bound = zstd_bound(expected);
+                    if l.byte_length == 0 || l.byte_length > bound {
+                        problems.push(Ktx2Error::LevelCompressedSize {
+                            level: i,
+                            length: l.byte_length,
+                            bound,
+                        });
+                        levels_valid = false;
+                    }
+                }
+                None => levels_valid = false,
+            }
+        }
+        let mut overlapping = false;
+        for i in 0..n {
+            for j in i + 1..n {
+                let (a, b) = (&h.levels[i], &h.levels[j]);
+                if in_bounds[i]
+                    && in_bounds[j]
+                    && a.byte_length > 0
+                    && b.byte_length > 0
+                    && a.offset < b.offset + b.byte_length
+                    && b.offset < a.offset + a.byte_length
+                {
+                    problems.push(Ktx2Error::LevelOverlap { level: i, other: j });
+                    overlapping = true;
+                }
+            }
+        }
+        if !overlapping {
+            for i in 0..n.saturating_sub(1) {
+                if in_bounds[i] && in_bounds[i + 1] && h.levels[i].offset < h.levels[i + 1].offset {
+                    problems.push(Ktx2Error::LevelOrder {
+                        level: i,
+                        smaller: i + 1,
+                    });
+                }
+            }
+        }
+    }
+
+    if let (Some(format), Some(supercompression), Some(dfd), Some(key_values), true, true, true) = (
+        format,
+        supercompression,
+        dfd,
+        key_values,
+        dims_ok,
+        levels_ok,
+        levels_valid,
+    ) {
+        out.info = Some(Ktx2Info {
+            format,
+            width: w,
+            height: hh,
+            levels: h.levels.clone(),
+            supercompression,
+            key_values,
+            dfd,
+            header_len: header_end,
+            file_len,
+        });
+    }
+    out.header = Some(h);
+    out.problems = problems;
+    out
+}
+
+/// Parses the DFD section (starting at its `dfdTotalSize` field) and checks it describes BC7 with
+/// the transfer function `format` implies.
+fn parse_dfd(
+    section: &[u8],
+    format: Option<wgpu::TextureFormat>,
+    problems: &mut Vec<Ktx2Error>,
+) -> Option<DfdSummary> {
+    let len = section.len() as u64;
+    let total = le_u32(section, 0)?;
+    if u64::from(total) != len {
+        problems.push(Ktx2Error::DfdMismatch {
+            field: "dfdTotalSize",
+            expected: len,
+            found: total.into(),
+        });
+        return None;
+    }
+    let mut off = 4u64;
+    let mut basic: Option<(u16, &[u8])> = None;
+    let mut blocks = 0usize;
+    while off < len {
+        let (Some(w0), Some(w1)) = (le_u32(section, off), le_u32(section, off + 4)) else {
+            problems.push(Ktx2Error::BadDfd {
+                reason: format!("descriptor block header truncated at byte {off}"),
+            });
+            return None;
+        };
+        let vendor = w0 & 0x1_FFFF;
+        let dtype = w0 >> 17;
+        let version = (w1 & 0xFFFF) as u16;
+        let size = u64::from(w1 >> 16);
+        if size < 8 || off + size > len {
+            problems.push(Ktx2Error::BadDfd {
+                reason: format!(
+                    "descriptor block at byte {off} declares {size} bytes, which do not fit"
+                ),
+            });
+            return None;
+        }
+        blocks += 1;
+        if vendor == 0 && dtype == 0 && basic.is_none() {
+            basic = Some((version, slice(section, off, size)?));
+        }
+        off += size;
+    }
+    let Some((version, b)) = basic else {
+        problems.push(Ktx2Error::BadDfd {
+            reason: "no Basic descriptor block".into(),
+        });
+        return None;
+    };
+    let mut ok = true;
+    let mut mismatch = |field, expected: u64, found: u64| {
+        if expected != found {
+            problems.push(Ktx2Error::DfdMismatch {
+                field,
+                expected,
+                found,
+            });
+            ok = false;
+        }
+    };
+    mismatch("versionNumber", 2, version.into());
+    let size = b.len() as u64;
+    if size < 24 || (size - 24) % 16 != 0 {
+        problems.push(Ktx2Error::BadDfd {
+            reason: format!(
+                "Basic block of {size} bytes is not 24 bytes plus whole 16-byte samples"
+            ),
+        });
+        return None;
+    }
+    let samples = ((size - 24) / 16) as usize;
+    let field = |i: usize| u64::from(b.get(i).copied().unwrap_or(0));
+    mismatch("sample count", 1, samples as u64);
+    mismatch("colorModel", DF_MODEL_BC7.into(), field(8));
+    if let Some(format) = format {
+        let expected = if format.is_srgb() {
+            DF_TRANSFER_SRGB
+        } else {
+            DF_TRANSFER_LINEAR
+        };
+        mismatch("transferFunction", expected.into(), field(10));
+    }
+    mismatch("texelBlockDimension0", 3, field(12));
+    mismatch("texelBlockDimension1", 3, field(13));
+    mismatch("texelBlockDimension2", 0, field(14));
+    mismatch("texelBlockDimension3", 0, field(15));
+    mismatch("bytesPlane0", BC7_BLOCK_BYTES, field(16));
+    let other_planes = (17..24).map(field).max().unwrap_or(0);
+    mismatch("bytesPlane1..7", 0, other_planes);
+    if samples >= 1 {
+        mismatch(
+            "sample bitOffset",
+            0,
+            u64::from(field(24) | (field(25) << 8)),
+        );
+        mismatch("sample bitLength", 127, field(26));
+        mismatch("sample channelType", 0, field(27) & 0x0F);
+    }
+    ok.then(|| DfdSummary {
+        version,
+        color_model: field(8) as u8,
+        color_primaries: field(9) as u8,
+        transfer_function: field(10) as u8,
+        premultiplied_alpha: field(11) & 1 != 0,
+        block_dimensions: [
+            field(12) as u32 + 1,
+            field(13) as u32 + 1,
+            field(14) as u32 + 1,
+        ],
+        bytes_plane0: field(16) as u8,
+        samples,
+        blocks,
+    })
+}
+
+/// One key/value entry: key, value (as stored), offset of the next entry.
+type Entry<'a> = (&'a str, &'a [u8], u64);
+
+fn next_entry(section: &[u8], off: u64) -> Result<Entry<'_>, String> {
+    let len = section.len() as u64;
+    let Some(klen) = le_u32(section, off) else {
+        return Err(format!(
+            "{} trailing bytes, too short for a length field",
+            len - off
+        ));
+    };
+    let klen = u64::from(klen);
+    if klen == 0 {
+        return Err("zero-length entry".into());
+    }
+    let Some(entry) = slice(section, off + 4, klen) else {
+        return Err(format!(
+            "entry of {klen} bytes runs past the end of the section"
+        ));
+    };
+    let Some(nul) = entry.iter().position(|&c| c == 0) else {
+        return Err("key is not NUL-terminated".into());
+    };
+    let key =
+        std::str::from_utf8(&entry[..nul]).map_err(|_| "key is not valid UTF-8".to_string())?;
+    if key.is_empty() {
+        return Err("empty key".into());
+    }
+    // The last entry's padding may be left out by lax writers; accept that.
+    let next = (off + 4 + klen).next_multiple_of(4).min(len);
+    Ok((key, &entry[nul + 1..], next))
+}
+
+fn parse_kvd(
+    section: &[u8],
+    base: u64,
+    limits: &ReadLimits,
+    problems: &mut Vec<Ktx2Error>,
+) -> Option<Vec<(String, Vec<u8>)>> {
+    // First pass: validate and count, allocating nothing.
+    let len = section.len() as u64;
+    let mut off = 0u64;
+    let mut count = 0usize;
+    let mut prev: Option<&str> = None;
+    while off < len {
+        let fail = |reason: String| Ktx2Error::BadKeyValue {
+            offset: base + off,
+            reason,
+        };
+        match next_entry(section, off) {
+            Ok((key, _, next)) => {
+                if let Some(p) = prev {
+                    if key == p {
+                        problems.push(fail(format!("duplicate key {key:?}")));
+                        return None;
+                    }
+                    if key < p {
+                        problems.push(fail(format!("keys are not sorted ({key:?} after {p:?})")));
+                        return None;
+                    }
+                }
+                count += 1;
+                if count > limits.max_key_values {
+                    problems.push(fail(format!("more than {} entries", limits.max_key_values)));
+                    return None;
+                }
+                prev = Some(key);
+                off = next;
+            }
+            Err(reason) => {
+                problems.push(fail(reason));
+                return None;
+            }
+        }
+    }
+    // Second pass: build.
+    let mut out = Vec::with_capacity(count);
+    let mut off = 0u64;
+    while off < len {
+        let (key, value, next) = next_entry(section, off).ok()?;
+        out.push((key.to_string(), value.to_vec()));
+        off = next;
+    }
+    Some(out)
+}
+
+/// Reads and validates the header region of the KTX2 file at `path` (not the level data).
+pub fn read_info(path: &Path, limits: &ReadLimits) -> Result<Ktx2Info, crate::Error> {
+    let ktx = |source| crate::Error::Ktx2 {
+        path: path.to_path_buf(),
+        source,
+    };
+    let io = |source| crate::Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = File::open(path).map_err(io)?;
+    let file_len = file.metadata().map_err(io)?.len();
+    if file_len > limits.max_file_bytes {
+        return Err(ktx(Ktx2Error::FileTooLarge {
+            len: file_len,
+            max: limits.max_file_bytes,
+        }));
+    }
+    let mut first = Vec::with_capacity(HEADER_LEN as usize);
+    (&mut file)
+        .take(HEADER_LEN)
+        .read_to_end(&mut first)
+        .map_err(io)?;
+    let region = header_region_len(&first, limits)
+        .map_err(ktx)?
+        .min(file_len);
+    let mut bytes = Vec::with_capacity(region as usize);
+    file.seek(SeekFrom::Start(0)).map_err(io)?;
+    (&mut file)
+        .take(region)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    Ktx2Info::parse(&bytes, file_len, limits).map_err(ktx)
+}
+
+/// Reads level `level` (0 = full size) by its byte range and returns its BC7 blocks, undoing
+/// Zstandard supercompression. The output is never larger than BC7's size for the level's
+/// dimensions, and its size is checked against it.
+pub fn read_level(
+    file: &mut (impl Read + Seek),
+    info: &Ktx2Info,
+    level: usize,
+) -> Result<Vec<u8>, Ktx2Error> {
+    let l = *info.levels.get(level).ok_or(Ktx2Error::NoSuchLevel {
+        level,
+        count: info.levels.len(),
+    })?;
+    let expected = info.level_size(level);
+    // `Ktx2Info`'s fields are public: re-check what bounds the allocations below.
+    match info.supercompression {
+        Supercompression::None if l.byte_length != expected => {
+            return Err(Ktx2Error::LevelSizeMismatch {
+                level,
+                what: "byteLength",
+                expected,
+                found: l.byte_length,
+            });
+        }
+        Supercompression::Zstd if l.byte_length == 0 || l.byte_length > zstd_bound(expected) => {
+            return Err(Ktx2Error::LevelCompressedSize {
+                level,
+                length: l.byte_length,
+                bound: zstd_bound(expected),
+            });
+        }
+        _ => {}
+    }
+    let Some(end) = l.offset.checked_add(l.byte_length) else {
+        return Err(Ktx2Error::LevelOutOfBounds {
+            level,
+            offset: l.offset,
+            length: l.byte_length,
+            file_len: info.file_len,
+        });
+    };
+    file.seek(SeekFrom::Start(l.offset))?;
+    let mut data = Vec::with_capacity(l.byte_length as usize);
+    file.take(l.byte_length).read_to_end(&mut data)?;
+    if (data.len() as u64) < l.byte_length {
+        return Err(Ktx2Error::Truncated {
+            what: "level data",
+            needed: end,
+            available: l.offset + data.len() as u64,
+        });
+    }
+    match info.supercompression {
+        Supercompression::None => Ok(data),
+        Supercompression::Zstd => decompress_level(&data, level, expected),
+    }
+}
+
+fn decompress_level(data: &[u8], level: usize, expected: u64) -> Result<Vec<u8>, Ktx2Error> {
+    let fail = |reason: String| Ktx2Error::Decompress { level, reason };
+    // The frame header states the decompressed size: check it before allocating for it.
+    match zstd::zstd_safe::get_frame_content_size(data) {
+        Ok(Some(n)) if n != expected => {
+            return Err(Ktx2Error::DecompressedSize {
+                level,
+                expected,
+                found: n,
+            });
+        }
+        Ok(Some(_)) => {
+            let out =
+                zstd::bulk::decompress(data, expected as usize).map_err(|e| fail(e.to_string()))?;
+            if out.len() as u64 != expected {
+                return Err(Ktx2Error::DecompressedSize {
+                    level,
+                    expected,
+                    found: out.len() as u64,
+                });
+            }
+            Ok(out)
+        }
+        Ok(None) => {
+            // Size not in the frame header: stream, and stop one byte past the expected size.
+            let mut decoder =
+                zstd::stream::read::Decoder::with_buffer(data).map_err(|e| fail(e.to_string()))?;
+            let mut out = Vec::new();
+            (&mut decoder)
+                .take(expected + 1)
+                .read_to_end(&mut out)
+                .map_err(|e| fail(e.to_string()))?;
+            if out.len() as u64 != expected {
+                return Err(Ktx2Error::DecompressedSize {
+                    level,
+                    expected,
+                    found: out.len() as u64,
+                });
+            }
+            Ok(out)
+        }
+        Err(e) => Err(fail(e.to_string())),
+    }
+}

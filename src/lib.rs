@@ -1,0 +1,34 @@
+//! # mipflow
+//!
+//! A real-time renderer on [wgpu] that streams BC7-compressed KTX2 textures with mip chains through
+//! one **VRAM budget** shared with dynamically-scaled render targets.
+//!
+//! The heart of the crate is [`budget::Ledger`]: every texture and buffer mipflow creates goes
+//! through [`gpu::GpuContext`]'s tracked constructors, which charge its exact byte size to a
+//! [`budget::Category`] and return it when the resource is dropped or destroyed. Anything still
+//! alive when the context goes away is reported by label (the leak report).
+//!
+//! Modules:
+//! - [`gpu`]: device set-up (headless, for a window, or adopted from the caller), tracked resources,
+//!   readback.
+//! - [`budget`]: the ledger, exact size math, budget sources and the planner.
+//! - [`ktx2`] and [`cook`]: reading (hardened against hostile files) and writing BC7 KTX2 files.
+//! - [`render`]: the passes (currently the textured-quad pass used by the first image test).
+//! - [`shaders`]: the WGSL registry.
+//! - [`compare`]: PSNR and SSIM image metrics shared by tests, the headless runner and the bench.
+//!
+//! Cargo features:
+//! - `overlay` (default): the egui memory overlay.
+#![warn(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn)]
+
+pub mod budget;
+pub mod compare;
+pub mod cook;
+pub mod error;
+pub mod gpu;
+pub mod ktx2;
+pub mod render;
+pub mod shaders;
+
+pub use error::{Error, Result};

@@ -1,0 +1,306 @@
+//! Render passes. Currently the material pass ([`TexturedPass`]): a textured, lit mesh with a mip
+//! bias and a colour-by-mip debug view.
+
+pub mod first;
+
+use bytemuck::{Pod, Zeroable};
+use glam::{Mat4, Vec3, Vec4};
+
+use crate::Result;
+use crate::budget::Category;
+use crate::gpu::{GpuContext, TrackedBuffer};
+use crate::shaders;
+
+/// A mesh vertex: position, normal, UV.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct Vertex {
+    /// Object-space position.
+    pub position: [f32; 3],
+    /// Object-space normal.
+    pub normal: [f32; 3],
+    /// Texture coordinate.
+    pub uv: [f32; 2],
+}
+
+impl Vertex {
+    const ATTRS: [wgpu::VertexAttribute; 3] =
+        wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3, 2 => Float32x2];
+
+    fn layout() -> wgpu::VertexBufferLayout<'static> {
+        wgpu::VertexBufferLayout {
+            array_stride: std::mem::size_of::<Vertex>() as u64,
+            step_mode: wgpu::VertexStepMode::Vertex,
+            attributes: &Self::ATTRS,
+        }
+    }
+}
+
+/// A right-handed perspective projection for wgpu's clip space (depth 0..1, Y up).
+pub fn perspective(fov_y: f32, aspect: f32, near: f32, far: f32) -> Mat4 {
+    glam::camera::rh::proj::directx::perspective(fov_y, aspect, near, far)
+}
+
+/// A right-handed view matrix looking from `eye` at `target`.
+pub fn look_at(eye: Vec3, target: Vec3, up: Vec3) -> Mat4 {
+    glam::camera::rh::view::look_at_mat4(eye, target, up)
+}
+
+/// A unit quad in the XZ plane (y = 0), facing +Y, UVs 0..1, as 4 vertices and 6 indices.
+pub fn quad_xz() -> ([Vertex; 4], [u32; 6]) {
+    let n = [0.0, 1.0, 0.0];
+    let v = |x: f32, z: f32, u: f32, w: f32| Vertex {
+        position: [x, 0.0, z],
+        normal: n,
+        uv: [u, w],
+    };
+    (
+        [
+            v(-0.5, -0.5, 0.0, 0.0),
+            v(0.5, -0.5, 1.0, 0.0),
+            v(0.5, 0.5, 1.0, 1.0),
+            v(-0.5, 0.5, 0.0, 1.0),
+        ],
+        [0, 2, 1, 0, 3, 2],
+    )
+}
+
+/// Vertex and index buffers of a mesh, charged to [`Category::Buffers`].
+#[derive(Debug)]
+pub struct GpuMesh {
+    vertices: TrackedBuffer,
+    indices: TrackedBuffer,
+    index_count: u32,
+}
+
+impl GpuMesh {
+    /// Uploads a mesh.
+    pub fn new(
+        ctx: &GpuContext,
+        label: &str,
+        vertices: &[Vertex],
+        indices: &[u32],
+    ) -> Result<Self> {
+        Ok(Self {
+            vertices: ctx.create_buffer_init(
+                &format!("{label} vertices"),
+                bytemuck::cast_slice(vertices),
+                wgpu::BufferUsages::VERTEX,
+                Category::Buffers,
+            )?,
+            indices: ctx.create_buffer_init(
+                &format!("{label} indices"),
+                bytemuck::cast_slice(indices),
+                wgpu::BufferUsages::INDEX,
+                Category::Buffers,
+            )?,
+            index_count: indices.len() as u32,
+        })
+    }
+}
+
+/// Per-draw constants of the material pass.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct DrawUniforms {
+    /// Projection times view.
+    pub view_proj: [[f32; 4]; 4],
+    /// Object to world.
+    pub model: [[f32; 4]; 4],
+    /// x: mip bias (log2 of the render scale), y: debug mode (1 = colour by mip).
+    pub params: [f32; 4],
+    /// Direction the light travels, world space.
+    pub light_dir: [f32; 4],
+}
+
+impl DrawUniforms {
+    /// Uniforms for one draw.
+    pub fn new(view_proj: Mat4, model: Mat4, mip_bias: f32, debug_mips: bool) -> Self {
+        Self {
+            view_proj: view_proj.to_cols_array_2d(),
+            model: model.to_cols_array_2d(),
+            params: [mip_bias, if debug_mips { 1.0 } else { 0.0 }, 0.0, 0.0],
+            light_dir: Vec4::from((Vec3::new(-0.4, -1.0, -0.3).normalize(), 0.0)).to_array(),
+        }
+    }
+}
+
+/// The material pass: pipeline, layouts and sampler.
+#[derive(Debug)]
+pub struct TexturedPass {
+    pipeline: wgpu::RenderPipeline,
+    uniform_layout: wgpu::BindGroupLayout,
+    material_layout: wgpu::BindGroupLayout,
+    sampler: wgpu::Sampler,
+    depth_format: wgpu::TextureFormat,
+}
+
+impl TexturedPass {
+    /// Builds the pass for `color_format` targets with a `Depth32Float` depth buffer.
+    pub fn new(ctx: &GpuContext, color_format: wgpu::TextureFormat) -> Self {
+        let device = ctx.device();
+        let module = shaders::create_module(device, "textured.wgsl", shaders::TEXTURED);
+        let uniform_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("textured uniforms"),
+            entries: &[wgpu::BindGroupLayoutEntry {
+                binding: 0,
+                visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Uniform,
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            }],
+        });
+        let material_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("textured material"),
+            entries: &[
+                wgpu::BindGroupLayoutEntry {
+                    binding: 0,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Texture {
+                        sample_type: wgpu::TextureSampleType::Float { filterable: true },
+                        view_dimension: wgpu::TextureViewDimension::D2,
+                        multisampled: false,
+                    },
+                    count: None,
+                },
+                wgpu::BindGroupLayoutEntry {
+                    binding: 1,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
+                    count: None,
+                },
+            ],
+        });
+        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("textured"),
+            bind_group_layouts: &[Some(&uniform_layout), Some(&material_layout)],
+            immediate_size: 0,
+        });
+        let depth_format = wgpu::TextureFormat::Depth32Float;
+        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("textured"),
+            layout: Some(&layout),
+            vertex: wgpu::VertexState {
+                module: &module,
+                entry_point: Some("vs_main"),
+                compilation_options: Default::default(),
+                buffers: &[Some(Vertex::layout())],
+            },
+            primitive: wgpu::PrimitiveState {
+                cull_mode: None,
+                ..Default::default()
+            },
+            depth_stencil: Some(wgpu::DepthStencilState {
+                format: depth_format,
+                depth_write_enabled: Some(true),
+                depth_compare: Some(wgpu::CompareFunction::Less),
+                stencil: Default::default(),
+                bias: Default::default(),
+            }),
+            multisample: Default::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &module,
+                entry_point: Some("fs_main"),
+                compilation_options: Default::default(),
+                targets: &[Some(wgpu::ColorTargetState {
+                    format: color_format,
+                    blend: None,
+                    write_mask: wgpu::ColorWrites::ALL,
+                })],
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
+        // Trilinear with 8x anisotropy: what a game would use, and what makes the mip chain matter.
+        let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
+            label: Some("material sampler"),
+            address_mode_u: wgpu::AddressMode::Repeat,
+            address_mode_v: wgpu::AddressMode::Repeat,
+            mag_filter: wgpu::FilterMode::Linear,
+            min_filter: wgpu::FilterMode::Linear,
+            mipmap_filter: wgpu::MipmapFilterMode::Linear,
+            anisotropy_clamp: 8,
+            ..Default::default()
+        });
+        Self {
+            pipeline,
+            uniform_layout,
+            material_layout,
+            sampler,
+            depth_format,
+        }
+    }
+
+    /// The depth format the pass expects.
+    pub fn depth_format(&self) -> wgpu::TextureFormat {
+        self.depth_format
+    }
+
+    /// A material bind group for a texture view.
+    pub fn material_bind_group(
+        &self,
+        ctx: &GpuContext,
+        label: &str,
+        view: &wgpu::TextureView,
+    ) -> wgpu::BindGroup {
+        ctx.device().create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(label),
+            layout: &self.material_layout,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: wgpu::BindingResource::TextureView(view),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: wgpu::BindingResource::Sampler(&self.sampler),
+                },
+            ],
+        })
+    }
+
+    /// A uniform buffer (charged to [`Category::Buffers`]) and its bind group.
+    pub fn uniform_buffer(
+        &self,
+        ctx: &GpuContext,
+        label: &str,
+    ) -> Result<(TrackedBuffer, wgpu::BindGroup)> {
+        let buf = ctx.create_buffer(
+            &wgpu::BufferDescriptor {
+                label: Some(label),
+                size: std::mem::size_of::<DrawUniforms>() as u64,
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            },
+            Category::Buffers,
+        )?;
+        let bg = ctx.device().create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(label),
+            layout: &self.uniform_layout,
+            entries: &[wgpu::BindGroupEntry {
+                binding: 0,
+                resource: buf.buffer().as_entire_binding(),
+            }],
+        });
+        Ok((buf, bg))
+    }
+
+    /// Records one draw of `mesh` with the given bind groups into `pass`.
+    pub fn draw(
+        &self,
+        pass: &mut wgpu::RenderPass<'_>,
+        uniforms: &wgpu::BindGroup,
+        material: &wgpu::BindGroup,
+        mesh: &GpuMesh,
+    ) {
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, uniforms, &[]);
+        pass.set_bind_group(1, material, &[]);
+        pass.set_vertex_buffer(0, mesh.vertices.buffer().slice(..));
+        pass.set_index_buffer(mesh.indices.buffer().slice(..), wgpu::IndexFormat::Uint32);
+        pass.draw_indexed(0..mesh.index_count, 0, 0..1);
+    }
+}
