@@ -74,6 +74,9 @@ pub enum Error {
         /// What the image crate said.
         source: image::ImageError,
     },
+    /// A headless scenario is malformed.
+    #[error("scenario: {0}")]
+    Scenario(String),
     /// Plain IO, with the path it concerned.
     #[error("{path}: {source}")]
     Io {

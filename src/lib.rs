@@ -27,8 +27,16 @@ pub mod compare;
 pub mod cook;
 pub mod error;
 pub mod gpu;
+pub mod headless;
 pub mod ktx2;
 pub mod render;
+pub mod renderer;
+pub mod resolution;
+pub mod scenes;
 pub mod shaders;
+pub mod stream;
 
 pub use error::{Error, Result};
+pub use render::scene::{Camera, InstanceHandle, MaterialDesc, MaterialHandle, MeshHandle};
+pub use renderer::{FrameInput, FrameStats, Renderer, RendererConfig};
+pub use stream::{TextureHandle, TextureOptions, TextureSource};

@@ -55,7 +55,7 @@ pub fn render_textured_quad(
     height: u32,
 ) -> Result<Vec<u8>> {
     let color_format = wgpu::TextureFormat::Rgba8UnormSrgb;
-    let pass = TexturedPass::new(ctx, color_format);
+    let pass = TexturedPass::new(ctx, color_format, 8);
     let refs: Vec<&[u8]> = levels.iter().map(Vec::as_slice).collect();
     let texture = upload::create_texture_with_levels(
         ctx,
@@ -108,7 +108,7 @@ pub fn render_textured_quad(
     )?;
     let (verts, idx) = super::quad_xz();
     let mesh = GpuMesh::new(ctx, "first render quad", &verts, &idx)?;
-    let (ubuf, ubind) = pass.uniform_buffer(ctx, "first render uniforms")?;
+    let (ubuf, ubind) = pass.uniform_buffer(ctx, "first render uniforms", 1)?;
     let material = pass.material_bind_group(ctx, "first render material", &texture.create_view());
 
     let aspect = width as f32 / height as f32;
@@ -157,7 +157,7 @@ pub fn render_textured_quad(
             occlusion_query_set: None,
             multiview_mask: None,
         });
-        pass.draw(&mut rp, &ubind, &material, &mesh);
+        pass.draw(&mut rp, &ubind, 0, &material, &mesh);
     }
     ctx.queue().submit([enc.finish()]);
     read_texture_rgba8(ctx, color.texture())

@@ -2,6 +2,7 @@
 //! bias and a colour-by-mip debug view.
 
 pub mod first;
+pub mod scene;
 
 use bytemuck::{Pod, Zeroable};
 use glam::{Mat4, Vec3, Vec4};
@@ -136,8 +137,9 @@ pub struct TexturedPass {
 }
 
 impl TexturedPass {
-    /// Builds the pass for `color_format` targets with a `Depth32Float` depth buffer.
-    pub fn new(ctx: &GpuContext, color_format: wgpu::TextureFormat) -> Self {
+    /// Builds the pass for `color_format` targets with a `Depth32Float` depth buffer, sampling
+    /// materials trilinearly with `anisotropy` (clamped to 1..=16).
+    pub fn new(ctx: &GpuContext, color_format: wgpu::TextureFormat, anisotropy: u16) -> Self {
         let device = ctx.device();
         let module = shaders::create_module(device, "textured.wgsl", shaders::TEXTURED);
         let uniform_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
@@ -147,8 +149,10 @@ impl TexturedPass {
                 visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
                 ty: wgpu::BindingType::Buffer {
                     ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
+                    has_dynamic_offset: true,
+                    min_binding_size: wgpu::BufferSize::new(
+                        std::mem::size_of::<DrawUniforms>() as u64,
+                    ),
                 },
                 count: None,
             }],
@@ -214,7 +218,7 @@ impl TexturedPass {
             multiview_mask: None,
             cache: None,
         });
-        // Trilinear with 8x anisotropy: what a game would use, and what makes the mip chain matter.
+        // Trilinear with anisotropy (8x by default): what a game would use.
         let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
             label: Some("material sampler"),
             address_mode_u: wgpu::AddressMode::Repeat,
@@ -222,7 +226,7 @@ impl TexturedPass {
             mag_filter: wgpu::FilterMode::Linear,
             min_filter: wgpu::FilterMode::Linear,
             mipmap_filter: wgpu::MipmapFilterMode::Linear,
-            anisotropy_clamp: 8,
+            anisotropy_clamp: anisotropy.clamp(1, 16),
             ..Default::default()
         });
         Self {
@@ -262,16 +266,25 @@ impl TexturedPass {
         })
     }
 
-    /// A uniform buffer (charged to [`Category::Buffers`]) and its bind group.
+    /// Bytes between consecutive draws' uniforms in a uniform buffer (the device's dynamic-offset
+    /// alignment).
+    pub fn uniform_stride(ctx: &GpuContext) -> u64 {
+        let align = u64::from(ctx.device().limits().min_uniform_buffer_offset_alignment);
+        (std::mem::size_of::<DrawUniforms>() as u64).div_ceil(align) * align
+    }
+
+    /// A uniform buffer for `draws` draws (charged to [`Category::Buffers`]) and its bind group;
+    /// draw `i` uses dynamic offset `i * uniform_stride`.
     pub fn uniform_buffer(
         &self,
         ctx: &GpuContext,
         label: &str,
+        draws: u64,
     ) -> Result<(TrackedBuffer, wgpu::BindGroup)> {
         let buf = ctx.create_buffer(
             &wgpu::BufferDescriptor {
                 label: Some(label),
-                size: std::mem::size_of::<DrawUniforms>() as u64,
+                size: Self::uniform_stride(ctx) * draws.max(1),
                 usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             },
@@ -282,22 +295,28 @@ impl TexturedPass {
             layout: &self.uniform_layout,
             entries: &[wgpu::BindGroupEntry {
                 binding: 0,
-                resource: buf.buffer().as_entire_binding(),
+                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer: buf.buffer(),
+                    offset: 0,
+                    size: wgpu::BufferSize::new(std::mem::size_of::<DrawUniforms>() as u64),
+                }),
             }],
         });
         Ok((buf, bg))
     }
 
-    /// Records one draw of `mesh` with the given bind groups into `pass`.
+    /// Records one draw of `mesh` into `pass`, its uniforms at `uniform_offset` in the uniform
+    /// buffer behind `uniforms`.
     pub fn draw(
         &self,
         pass: &mut wgpu::RenderPass<'_>,
         uniforms: &wgpu::BindGroup,
+        uniform_offset: u32,
         material: &wgpu::BindGroup,
         mesh: &GpuMesh,
     ) {
         pass.set_pipeline(&self.pipeline);
-        pass.set_bind_group(0, uniforms, &[]);
+        pass.set_bind_group(0, uniforms, &[uniform_offset]);
         pass.set_bind_group(1, material, &[]);
         pass.set_vertex_buffer(0, mesh.vertices.buffer().slice(..));
         pass.set_index_buffer(mesh.indices.buffer().slice(..), wgpu::IndexFormat::Uint32);

@@ -1,0 +1,212 @@
+//! IO worker threads: read the requested KTX2 levels by byte range (zstd-decompressed per level)
+//! off the render thread.
+//!
+//! The request queue is bounded ([`std::sync::mpsc::sync_channel`]) and the render thread only ever
+//! uses `try_send` / `try_recv`, so it never blocks on IO. A request carries a cancel flag: a
+//! worker checks it before each level, so a request that is no longer wanted costs at most the level
+//! being read.
+
+use std::io::Cursor;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use crate::ktx2::{Ktx2Info, read_level};
+
+/// Where a streamed texture's bytes live.
+#[derive(Clone, Debug)]
+pub enum TextureSource {
+    /// A KTX2 file on disk, read level by level.
+    Path(Arc<PathBuf>),
+    /// A KTX2 file in memory (embedded assets, procedurally cooked textures).
+    Bytes(Arc<[u8]>),
+}
+
+impl TextureSource {
+    /// A short description for errors and the overlay.
+    pub fn describe(&self) -> String {
+        match self {
+            TextureSource::Path(p) => p.display().to_string(),
+            TextureSource::Bytes(b) => format!("<memory, {} bytes>", b.len()),
+        }
+    }
+
+    /// Reads levels `levels` (0 = full size), each validated against the format math.
+    pub fn read_levels(
+        &self,
+        info: &Ktx2Info,
+        levels: std::ops::Range<u8>,
+        cancel: &AtomicBool,
+    ) -> Result<Vec<Vec<u8>>, String> {
+        let mut out = Vec::with_capacity(levels.len());
+        match self {
+            TextureSource::Path(p) => {
+                let mut f = std::fs::File::open(p.as_path())
+                    .map_err(|e| format!("{}: {e}", p.display()))?;
+                for l in levels {
+                    if cancel.load(Ordering::Acquire) {
+                        return Err("cancelled".into());
+                    }
+                    out.push(
+                        read_level(&mut f, info, usize::from(l))
+                            .map_err(|e| format!("{}: level {l}: {e}", p.display()))?,
+                    );
+                }
+            }
+            TextureSource::Bytes(b) => {
+                let mut c = Cursor::new(&b[..]);
+                for l in levels {
+                    if cancel.load(Ordering::Acquire) {
+                        return Err("cancelled".into());
+                    }
+                    out.push(
+                        read_level(&mut c, info, usize::from(l))
+                            .map_err(|e| format!("<memory>: level {l}: {e}"))?,
+                    );
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// One read: levels `first..end` of a texture.
+#[derive(Debug)]
+pub struct IoRequest {
+    /// Slot of the texture in the streamer.
+    pub slot: u32,
+    /// Generation of the slot when the request was made (a reused slot ignores old results).
+    pub generation: u32,
+    /// First (finest) level to read.
+    pub first: u8,
+    /// One past the last level to read.
+    pub end: u8,
+    /// The texture's bytes.
+    pub source: TextureSource,
+    /// Its validated header.
+    pub info: Arc<Ktx2Info>,
+    /// Set when the request is no longer wanted.
+    pub cancel: Arc<AtomicBool>,
+}
+
+/// What a worker read.
+#[derive(Debug)]
+pub struct IoResult {
+    /// Slot of the texture.
+    pub slot: u32,
+    /// Generation of the slot when the request was made.
+    pub generation: u32,
+    /// First level read.
+    pub first: u8,
+    /// The levels `first..`, or why they could not be read.
+    pub levels: Result<Vec<Vec<u8>>, String>,
+    /// The request's cancel flag (to match the result with the request still wanted).
+    pub cancel: Arc<AtomicBool>,
+}
+
+/// The worker pool.
+pub struct IoPool {
+    tx: Option<SyncSender<IoRequest>>,
+    rx: Receiver<IoResult>,
+    workers: Vec<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for IoPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IoPool")
+            .field("workers", &self.workers.len())
+            .finish()
+    }
+}
+
+impl IoPool {
+    /// Starts `threads` workers (at least 1) with a queue of `capacity` requests (at least 1).
+    pub fn new(threads: usize, capacity: usize) -> Self {
+        let (tx, req_rx) = sync_channel::<IoRequest>(capacity.max(1));
+        let (res_tx, rx) = std::sync::mpsc::channel::<IoResult>();
+        let req_rx = Arc::new(Mutex::new(req_rx));
+        let workers = (0..threads.max(1))
+            .map(|i| {
+                let req_rx = req_rx.clone();
+                let res_tx = res_tx.clone();
+                std::thread::Builder::new()
+                    .name(format!("mipflow-io-{i}"))
+                    .spawn(move || worker(&req_rx, &res_tx))
+                    .ok()
+            })
+            .collect::<Option<Vec<_>>>()
+            .unwrap_or_default();
+        if workers.is_empty() {
+            tracing::error!("could not start IO worker threads: streaming will not grow textures");
+        }
+        Self {
+            tx: Some(tx),
+            rx,
+            workers,
+        }
+    }
+
+    /// Queues a request without blocking. Gives it back when the queue is full (retry next frame).
+    pub fn try_request(&self, req: IoRequest) -> Result<(), IoRequest> {
+        match self.tx.as_ref() {
+            Some(tx) => match tx.try_send(req) {
+                Ok(()) => Ok(()),
+                Err(TrySendError::Full(r) | TrySendError::Disconnected(r)) => Err(r),
+            },
+            None => Err(req),
+        }
+    }
+
+    /// A finished read, if any, without blocking.
+    pub fn try_result(&self) -> Option<IoResult> {
+        self.rx.try_recv().ok()
+    }
+
+    /// The next finished read, waiting for it (deterministic runs only: never on a game's frame
+    /// path). `None` when every worker is gone.
+    pub fn wait_result(&self) -> Option<IoResult> {
+        self.rx.recv().ok()
+    }
+}
+
+impl Drop for IoPool {
+    fn drop(&mut self) {
+        // Closing the queue ends the workers once they finish their current read.
+        self.tx = None;
+        for w in self.workers.drain(..) {
+            let _ = w.join();
+        }
+    }
+}
+
+fn worker(rx: &Mutex<Receiver<IoRequest>>, tx: &std::sync::mpsc::Sender<IoResult>) {
+    loop {
+        let req = {
+            let Ok(guard) = rx.lock() else { return };
+            match guard.recv() {
+                Ok(r) => r,
+                Err(_) => return,
+            }
+        };
+        // A cancelled request is still answered, so that the streamer's count of outstanding
+        // requests balances (its deterministic mode waits for them all).
+        let levels = if req.cancel.load(Ordering::Acquire) {
+            Err("cancelled".to_owned())
+        } else {
+            req.source
+                .read_levels(&req.info, req.first..req.end, &req.cancel)
+        };
+        let result = IoResult {
+            slot: req.slot,
+            generation: req.generation,
+            first: req.first,
+            levels,
+            cancel: req.cancel,
+        };
+        if tx.send(result).is_err() {
+            return;
+        }
+    }
+}

@@ -1,0 +1,908 @@
+//! Texture streaming: residency of every streamed texture's mip chain, IO workers, and the upload
+//! scheduler, executing the [`crate::budget::planner`]'s plans under its executor contract.
+//!
+//! A streamed texture is one GPU texture holding a contiguous range of its mip chain,
+//! `resident_level..level_count`. Changing the range builds a new texture (wgpu has no sparse
+//! textures): levels already resident are copied GPU-side, new ones are uploaded, the bind group is
+//! swapped, and the old texture is destroyed once the commands that read it are submitted (wgpu
+//! frees its memory when the GPU is done). Each rebuild is submitted on its own before the next
+//! starts, so that at most one old-and-new pair is alive at a time, as the planner's contract
+//! assumes.
+
+pub mod io;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+use crate::budget::Category;
+use crate::budget::ledger::Charge;
+use crate::budget::planner::{
+    Plan, PlanInput, PlanStatus, PlanTexture, Planner, PlannerConfig, ScaleBucket, Transition,
+    TransitionKind,
+};
+use crate::budget::size;
+use crate::gpu::{GpuContext, TrackedTexture, upload};
+use crate::ktx2::{Ktx2Info, ReadLimits};
+use crate::render::TexturedPass;
+use crate::{Error, Result};
+pub use io::TextureSource;
+use io::{IoPool, IoRequest};
+
+/// A streamed texture. Generational: after the texture is removed, the handle is stale and every
+/// call with it fails softly (returns `None` / `false`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TextureHandle {
+    index: u32,
+    generation: u32,
+}
+
+impl TextureHandle {
+    /// The slot index (stable while the texture lives; the planner's texture id).
+    pub fn index(self) -> u32 {
+        self.index
+    }
+}
+
+/// Per-texture options.
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct TextureOptions {
+    /// Weight of this texture's blur against the others' (1 = normal; a hero texture 4).
+    pub priority: f32,
+}
+
+impl Default for TextureOptions {
+    fn default() -> Self {
+        Self { priority: 1.0 }
+    }
+}
+
+impl TextureOptions {
+    /// Options with this priority.
+    pub fn with_priority(priority: f32) -> Self {
+        Self { priority }
+    }
+}
+
+/// Streaming configuration. `Default` suits a desktop game; every field is documented with why.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct StreamConfig {
+    /// Levels of at most this size (largest side) form the floor tail that is always resident
+    /// (default 32). Why: the tail of a BC7 chain from 32x32 down is ~1.4 KiB, so thousands of
+    /// textures keep a recognisable image for the price of one large mip, and it is kept on the
+    /// CPU too, so an eviction can rebuild it without IO.
+    pub floor_size: u32,
+    /// Most bytes uploaded per frame (default 16 MiB). Why: uploads cost bus and driver time on the
+    /// render thread; a cap keeps frame times flat while streaming catches up.
+    pub upload_bytes_per_frame: u64,
+    /// Most milliseconds spent building textures per frame (default 4). Why: the byte cap alone
+    /// does not bound the time on slow drivers (lavapipe copies on the CPU).
+    pub upload_ms_per_frame: f32,
+    /// IO worker threads (default 2).
+    pub io_threads: usize,
+    /// Requests queued at most (default 64). Why: a bounded queue keeps memory bounded and lets
+    /// stale requests be cancelled before they are read.
+    pub io_queue: usize,
+    /// Limits applied to the untrusted KTX2 files.
+    pub read_limits: ReadLimits,
+    /// The planner's hysteresis settings.
+    pub planner: PlannerConfig,
+    /// Deterministic mode (headless runs, tests): each frame waits for every outstanding read and
+    /// ignores the millisecond cap, so that a run is the same every time. Off for games: it
+    /// blocks the frame on IO.
+    pub deterministic: bool,
+}
+
+impl Default for StreamConfig {
+    fn default() -> Self {
+        Self {
+            floor_size: 32,
+            upload_bytes_per_frame: 16 << 20,
+            upload_ms_per_frame: 4.0,
+            io_threads: 2,
+            io_queue: 64,
+            read_limits: ReadLimits::default(),
+            planner: PlannerConfig::default(),
+            deterministic: false,
+        }
+    }
+}
+
+/// What the streamer did in one frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct StreamFrameStats {
+    /// Bytes uploaded from the CPU this frame.
+    pub uploaded_bytes: u64,
+    /// Milliseconds spent building textures this frame.
+    pub upload_ms: f32,
+    /// Textures rebuilt larger this frame.
+    pub grows: u32,
+    /// Textures rebuilt smaller (GPU copy) this frame.
+    pub shrinks: u32,
+    /// Textures evicted to their floor (or to nothing) this frame.
+    pub evictions: u32,
+    /// In-flight grows cancelled this frame.
+    pub cancels: u32,
+    /// Reads requested from the IO workers this frame.
+    pub io_requests: u32,
+    /// Reads that failed (IO error, corrupt level) this frame; the texture keeps what it had.
+    pub io_errors: u32,
+    /// Grows waiting for data or for room (queue length).
+    pub pending: u32,
+    /// Microseconds the planner took.
+    pub planner_us: f32,
+    /// Out-of-memory errors from the driver this frame.
+    pub oom_events: u32,
+}
+
+/// A texture's state, for the overlay's table and the reports.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct TextureInfo {
+    /// Slot index.
+    pub index: u32,
+    /// Label (file name).
+    pub label: String,
+    /// Full size.
+    pub width: u32,
+    /// Full size.
+    pub height: u32,
+    /// Levels in the full chain.
+    pub level_count: u8,
+    /// Finest level resident.
+    pub resident_level: u8,
+    /// Finest level wanted (fractional; >= level_count when not visible).
+    pub wanted_level: f32,
+    /// Finest level being streamed in, if a grow is in flight.
+    pub in_flight_level: Option<u8>,
+    /// Bytes resident on the GPU.
+    pub resident_bytes: u64,
+    /// The last IO or decode error, if any.
+    pub error: Option<String>,
+}
+
+struct Resident {
+    tex: TrackedTexture,
+    bind_group: wgpu::BindGroup,
+}
+
+struct InFlight {
+    to: u8,
+    from: u8,
+    cancel: Arc<AtomicBool>,
+    queued: bool,
+    data: Option<Vec<Vec<u8>>>,
+}
+
+struct Slot {
+    generation: u32,
+    alive: bool,
+    label: String,
+    source: TextureSource,
+    info: Arc<Ktx2Info>,
+    floor_data: Vec<Vec<u8>>,
+    gpu: Option<Resident>,
+    inflight: Option<InFlight>,
+    error: Option<String>,
+}
+
+/// The streamer: every streamed texture, the IO pool, the planner and the upload scheduler.
+pub struct Streamer {
+    config: StreamConfig,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    plan_tex: Vec<PlanTexture>,
+    planner: Planner,
+    plan: Plan,
+    io: IoPool,
+    /// Slots whose grow data arrived, oldest first.
+    ready: std::collections::VecDeque<u32>,
+    staging: Vec<(u64, Charge)>,
+    completed_frame: Arc<AtomicU64>,
+    frame_stats: StreamFrameStats,
+    /// Lowered to what the driver really gave when it reported out-of-memory.
+    oom_cap: Option<u64>,
+    fallback: Option<(TrackedTexture, wgpu::BindGroup)>,
+    /// Reads queued and not yet answered.
+    outstanding: usize,
+}
+
+impl std::fmt::Debug for Streamer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Streamer")
+            .field("textures", &(self.slots.len() - self.free.len()))
+            .field("frame_stats", &self.frame_stats)
+            .finish()
+    }
+}
+
+fn mip_size(format: wgpu::TextureFormat, w: u32, h: u32, level: u8) -> wgpu::Extent3d {
+    let (lw, lh, _) = size::mip_extent(w, h, 1, wgpu::TextureDimension::D2, u32::from(level));
+    wgpu::Extent3d {
+        width: lw,
+        height: lh,
+        depth_or_array_layers: 1,
+    }
+    .physical_size(format)
+}
+
+impl Streamer {
+    /// A streamer with no textures.
+    pub fn new(config: StreamConfig) -> Self {
+        Self {
+            io: IoPool::new(config.io_threads, config.io_queue),
+            planner: Planner::new(config.planner.clone()),
+            config,
+            slots: Vec::new(),
+            free: Vec::new(),
+            plan_tex: Vec::new(),
+            plan: Plan::default(),
+            ready: Default::default(),
+            staging: Vec::new(),
+            completed_frame: Arc::new(AtomicU64::new(0)),
+            frame_stats: StreamFrameStats::default(),
+            oom_cap: None,
+            fallback: None,
+            outstanding: 0,
+        }
+    }
+
+    /// Registers a KTX2 texture: reads and validates its header and level index (not its level
+    /// data), reads its floor tail and makes it resident at once when `total + floor <= budget`
+    /// (otherwise the planner brings it in when there is room).
+    pub fn add_texture(
+        &mut self,
+        ctx: &GpuContext,
+        pass: &TexturedPass,
+        source: TextureSource,
+        opts: TextureOptions,
+        budget: u64,
+    ) -> Result<TextureHandle> {
+        let info = match &source {
+            TextureSource::Path(p) => crate::ktx2::read_info(p, &self.config.read_limits)?,
+            TextureSource::Bytes(b) => {
+                Ktx2Info::parse(b, b.len() as u64, &self.config.read_limits).map_err(|e| {
+                    Error::Ktx2 {
+                        path: "<memory>".into(),
+                        source: e,
+                    }
+                })?
+            }
+        };
+        let label = match &source {
+            TextureSource::Path(p) => p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| p.display().to_string()),
+            TextureSource::Bytes(_) => info
+                .key_values
+                .iter()
+                .find(|(k, _)| k == "mipflowName")
+                .map(|(_, v)| String::from_utf8_lossy(v).trim_end_matches('\0').to_owned())
+                .unwrap_or_else(|| format!("memory texture {}x{}", info.width, info.height)),
+        };
+        if !ctx.bc_supported() {
+            return Err(Error::InvalidResource {
+                label,
+                reason: "the adapter cannot sample BC7 textures (no TEXTURE_COMPRESSION_BC)"
+                    .into(),
+            });
+        }
+        let count = info.levels.len().min(crate::budget::planner::MAX_LEVELS) as u8;
+        if count == 0 {
+            return Err(Error::InvalidResource {
+                label,
+                reason: "no mip levels".into(),
+            });
+        }
+        // The floor: the first level whose largest side is <= floor_size (the whole chain for a
+        // small texture).
+        let floor_level = (0..count)
+            .find(|&l| {
+                let (w, h) = info.level_dims(usize::from(l));
+                w.max(h) <= self.config.floor_size
+            })
+            .unwrap_or(count - 1);
+        let info = Arc::new(info);
+        let floor_data = source
+            .read_levels(&info, floor_level..count, &AtomicBool::new(false))
+            .map_err(|reason| Error::InvalidResource {
+                label: label.clone(),
+                reason,
+            })?;
+        let level_bytes: Vec<u64> = (0..count)
+            .map(|l| info.level_size(usize::from(l)))
+            .collect();
+        let mut pt = PlanTexture::new(&level_bytes, floor_level);
+        pt.priority = opts.priority;
+        let floor_bytes = pt.bytes_from(floor_level);
+
+        let (index, generation) = match self.free.pop() {
+            Some(i) => (i, self.slots[i as usize].generation.wrapping_add(1)),
+            None => (self.slots.len() as u32, 0),
+        };
+        let mut slot = Slot {
+            generation,
+            alive: true,
+            label,
+            source,
+            info,
+            floor_data,
+            gpu: None,
+            inflight: None,
+            error: None,
+        };
+        if ctx.ledger().total_bytes().saturating_add(floor_bytes) <= budget {
+            match self.create_from_cpu(ctx, pass, &slot, floor_level) {
+                Ok(r) => slot.gpu = Some(r),
+                Err(e) => {
+                    tracing::warn!(texture = %slot.label, error = %e, "floor not made resident");
+                    pt.resident_level = count;
+                    pt.in_flight_level = count;
+                }
+            }
+        } else {
+            pt.resident_level = count;
+            pt.in_flight_level = count;
+        }
+        if index as usize == self.slots.len() {
+            self.slots.push(slot);
+            self.plan_tex.push(pt);
+        } else {
+            self.slots[index as usize] = slot;
+            self.plan_tex[index as usize] = pt;
+        }
+        self.planner.invalidate();
+        Ok(TextureHandle { index, generation })
+    }
+
+    fn slot(&self, h: TextureHandle) -> Option<&Slot> {
+        self.slots
+            .get(h.index as usize)
+            .filter(|s| s.alive && s.generation == h.generation)
+    }
+
+    /// Width of level 0 of a live texture.
+    pub fn texture_width(&self, h: TextureHandle) -> Option<u32> {
+        self.slot(h).map(|s| s.info.width)
+    }
+
+    /// Whether the handle still names a live texture.
+    pub fn contains(&self, h: TextureHandle) -> bool {
+        self.slot(h).is_some()
+    }
+
+    /// Removes a texture: its GPU memory is freed at once, its reads are cancelled, and the handle
+    /// becomes stale. Returns false for a stale handle.
+    pub fn remove_texture(&mut self, h: TextureHandle) -> bool {
+        if self.slot(h).is_none() {
+            return false;
+        }
+        let i = h.index as usize;
+        let s = &mut self.slots[i];
+        if let Some(f) = s.inflight.take() {
+            f.cancel.store(true, Ordering::Release);
+        }
+        s.gpu = None;
+        s.alive = false;
+        s.floor_data = Vec::new();
+        self.plan_tex[i] = PlanTexture::default();
+        self.ready.retain(|&r| r as usize != i);
+        self.free.push(h.index);
+        self.planner.invalidate();
+        true
+    }
+
+    /// The bind group (texture + sampler) to draw a texture with: its resident mips, or a 1x1 grey
+    /// fallback while nothing is resident. `None` for a stale handle.
+    pub fn bind_group(&self, h: TextureHandle) -> Option<&wgpu::BindGroup> {
+        let s = self.slot(h)?;
+        match &s.gpu {
+            Some(r) => Some(&r.bind_group),
+            None => self.fallback.as_ref().map(|(_, bg)| bg),
+        }
+    }
+
+    /// The planner's view of every texture (index = slot), to fill in `wanted_level` and
+    /// `screen_pixels` before [`Streamer::plan`]. Dead slots have `level_count == 0`.
+    pub fn plan_textures_mut(&mut self) -> &mut [PlanTexture] {
+        &mut self.plan_tex
+    }
+
+    /// The planner's view of every texture.
+    pub fn plan_textures(&self) -> &[PlanTexture] {
+        &self.plan_tex
+    }
+
+    /// The last plan.
+    pub fn last_plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// The bytes the driver really gave before its last out-of-memory error, if one happened: the
+    /// effective budget is lowered to it.
+    pub fn oom_cap(&self) -> Option<u64> {
+        self.oom_cap
+    }
+
+    /// This frame's streaming figures.
+    pub fn frame_stats(&self) -> &StreamFrameStats {
+        &self.frame_stats
+    }
+
+    /// Textures alive now.
+    pub fn texture_count(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+
+    /// Every live texture's state (allocates; for the overlay and reports, not the frame path).
+    pub fn texture_infos(&self) -> Vec<TextureInfo> {
+        self.slots
+            .iter()
+            .zip(&self.plan_tex)
+            .enumerate()
+            .filter(|(_, (s, _))| s.alive)
+            .map(|(i, (s, p))| TextureInfo {
+                index: i as u32,
+                label: s.label.clone(),
+                width: s.info.width,
+                height: s.info.height,
+                level_count: p.level_count,
+                resident_level: p.resident_level,
+                wanted_level: p.wanted_level,
+                in_flight_level: p.busy.then_some(p.in_flight_level),
+                resident_bytes: s.gpu.as_ref().map_or(0, |r| r.tex.bytes()),
+                error: s.error.clone(),
+            })
+            .collect()
+    }
+
+    /// Bytes of the levels each visible texture wants (rounded to whole levels) and of those it
+    /// has, for the reports: (resident-and-wanted, wanted).
+    pub fn wanted_bytes(&self) -> (u64, u64) {
+        let mut have = 0u64;
+        let mut want = 0u64;
+        for p in &self.plan_tex {
+            if p.level_count == 0 || !(p.wanted_level < f32::from(p.level_count)) {
+                continue;
+            }
+            let w = (p.wanted_level.max(0.0).floor() as u8).min(p.level_count);
+            want += p.bytes_from(w);
+            have += p.bytes_from(w.max(p.resident_level));
+        }
+        (have, want)
+    }
+
+    /// Starts a frame: releases staging whose uploads the GPU has finished, and takes the IO
+    /// workers' finished reads (never blocks).
+    pub fn begin_frame(&mut self, ctx: &GpuContext) {
+        self.frame_stats = StreamFrameStats::default();
+        let _ = ctx.device().poll(wgpu::PollType::Poll);
+        let done = self.completed_frame.load(Ordering::Acquire);
+        self.staging.retain(|(f, _)| *f > done);
+        loop {
+            let r = if self.config.deterministic && self.outstanding > 0 {
+                self.io.wait_result()
+            } else {
+                self.io.try_result()
+            };
+            let Some(r) = r else { break };
+            self.outstanding = self.outstanding.saturating_sub(1);
+            if r.levels.as_ref().is_err_and(|e| e == "cancelled") {
+                continue;
+            }
+            let Some(slot) = self.slots.get_mut(r.slot as usize) else {
+                continue;
+            };
+            if !slot.alive || slot.generation != r.generation {
+                continue;
+            }
+            let Some(f) = slot.inflight.as_mut() else {
+                continue;
+            };
+            if !Arc::ptr_eq(&f.cancel, &r.cancel) || f.cancel.load(Ordering::Acquire) {
+                continue;
+            }
+            match r.levels {
+                Ok(levels) => {
+                    f.data = Some(levels);
+                    self.ready.push_back(r.slot);
+                }
+                Err(e) => {
+                    // Keep what the texture has; report; the planner may ask again later.
+                    tracing::warn!(texture = %slot.label, error = %e, "streaming read failed");
+                    slot.error = Some(e);
+                    slot.inflight = None;
+                    let p = &mut self.plan_tex[r.slot as usize];
+                    p.busy = false;
+                    p.in_flight_level = p.resident_level;
+                    self.frame_stats.io_errors += 1;
+                }
+            }
+        }
+        if self.config.deterministic {
+            // Workers finish in any order; the build order must not depend on it.
+            self.ready.make_contiguous().sort_unstable();
+        }
+    }
+
+    /// Runs the planner over every texture (whose `wanted_level` and `screen_pixels` the caller
+    /// filled in) and keeps the plan; see [`Streamer::last_plan`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn plan(
+        &mut self,
+        frame: u64,
+        budget: u64,
+        fixed_bytes: u64,
+        headroom: u64,
+        output_pixels: u64,
+        buckets: &[ScaleBucket],
+        current_bucket: usize,
+    ) -> PlanStatus {
+        let budget = self.oom_cap.map_or(budget, |c| c.min(budget));
+        let t0 = Instant::now();
+        let input = PlanInput {
+            frame,
+            budget,
+            fixed_bytes,
+            headroom,
+            output_pixels,
+            buckets,
+            current_bucket,
+            textures: &self.plan_tex,
+        };
+        let status = self.planner.plan(&input, &mut self.plan);
+        self.frame_stats.planner_us = t0.elapsed().as_secs_f32() * 1e6;
+        status
+    }
+
+    /// The number of transitions in the last plan.
+    pub fn transition_count(&self) -> usize {
+        self.plan.transitions.len()
+    }
+
+    /// The `i`th transition of the last plan.
+    pub fn transition(&self, i: usize) -> Transition {
+        self.plan.transitions[i]
+    }
+
+    /// Executes one texture transition of the last plan (not a `Rescale`, which belongs to the
+    /// render targets). Shrinks are submitted at once and the old texture destroyed, so that one
+    /// old-and-new pair at most is alive. A failure leaves the texture as it was.
+    pub fn apply(&mut self, ctx: &GpuContext, pass: &TexturedPass, t: Transition) {
+        let i = t.texture as usize;
+        if i >= self.slots.len() || !self.slots[i].alive {
+            return;
+        }
+        match t.kind {
+            TransitionKind::Rescale => {}
+            TransitionKind::Cancel => {
+                if let Some(f) = self.slots[i].inflight.take() {
+                    f.cancel.store(true, Ordering::Release);
+                }
+                self.ready.retain(|&r| r as usize != i);
+                let p = &mut self.plan_tex[i];
+                p.busy = false;
+                p.in_flight_level = p.resident_level;
+                self.frame_stats.cancels += 1;
+            }
+            TransitionKind::Evict => {
+                let count = self.plan_tex[i].level_count;
+                let floor = self.plan_tex[i].floor_level;
+                self.slots[i].gpu = None; // destroyed first: no transient bytes
+                let to = if t.to >= count { count } else { floor };
+                let mut resident = count;
+                if to < count {
+                    match self.create_from_cpu(ctx, pass, &self.slots[i], to) {
+                        Ok(r) => {
+                            self.slots[i].gpu = Some(r);
+                            resident = to;
+                        }
+                        Err(e) => self.note_create_error(ctx, i, &e),
+                    }
+                }
+                let p = &mut self.plan_tex[i];
+                p.resident_level = resident;
+                p.in_flight_level = resident;
+                self.frame_stats.evictions += 1;
+            }
+            TransitionKind::Shrink => {
+                let from = self.plan_tex[i].resident_level;
+                if t.to <= from || t.to >= self.plan_tex[i].level_count {
+                    return;
+                }
+                match self.rebuild(ctx, pass, i, t.to, from, None) {
+                    Ok(()) => self.frame_stats.shrinks += 1,
+                    Err(e) => self.note_create_error(ctx, i, &e),
+                }
+            }
+            TransitionKind::Grow => {
+                let from = self.plan_tex[i].resident_level;
+                if t.to >= from {
+                    return;
+                }
+                let s = &mut self.slots[i];
+                if let Some(f) = s.inflight.take() {
+                    f.cancel.store(true, Ordering::Release);
+                }
+                // From nothing: the floor comes from CPU data; the rest by IO.
+                let read_end = from.min(self.plan_tex[i].floor_level);
+                s.inflight = Some(InFlight {
+                    to: t.to,
+                    from,
+                    cancel: Arc::new(AtomicBool::new(false)),
+                    queued: false,
+                    data: if t.to >= read_end { Some(Vec::new()) } else { None },
+                });
+                if t.to >= read_end {
+                    self.ready.push_back(i as u32);
+                }
+                let p = &mut self.plan_tex[i];
+                p.busy = true;
+                p.in_flight_level = t.to;
+            }
+        }
+    }
+
+    /// Queues the reads of every grow still waiting for data (never blocks: a full queue is
+    /// retried next frame).
+    pub fn issue_io(&mut self) {
+        for (i, s) in self.slots.iter_mut().enumerate() {
+            let Some(f) = s.inflight.as_mut() else {
+                continue;
+            };
+            if f.queued || f.data.is_some() {
+                continue;
+            }
+            let floor = self.plan_tex[i].floor_level;
+            let req = IoRequest {
+                slot: i as u32,
+                generation: s.generation,
+                first: f.to,
+                end: f.from.min(floor),
+                source: s.source.clone(),
+                info: s.info.clone(),
+                cancel: f.cancel.clone(),
+            };
+            match self.io.try_request(req) {
+                Ok(()) => {
+                    f.queued = true;
+                    self.outstanding += 1;
+                    self.frame_stats.io_requests += 1;
+                }
+                Err(_) => break,
+            }
+        }
+        self.frame_stats.pending = self
+            .slots
+            .iter()
+            .filter(|s| s.inflight.is_some())
+            .count() as u32;
+    }
+
+    /// Builds grows whose data has arrived, oldest first, within the frame's upload caps, each
+    /// only when `total + new texture + its staging <= limit`; a build that does not fit waits.
+    /// `frame` tags the staging charges, released once the GPU has finished that frame.
+    pub fn build_ready(&mut self, ctx: &GpuContext, pass: &TexturedPass, frame: u64, limit: u64) {
+        let t0 = Instant::now();
+        let mut tries = self.ready.len();
+        while tries > 0 {
+            tries -= 1;
+            let Some(i) = self.ready.pop_front() else { break };
+            let i = i as usize;
+            let Some(f) = self.slots[i].inflight.as_ref() else {
+                continue;
+            };
+            let (to, from) = (f.to, f.from);
+            let p = self.plan_tex[i];
+            if from != p.resident_level {
+                // The texture changed under the request: drop it; the planner will ask again.
+                self.slots[i].inflight = None;
+                self.plan_tex[i].busy = false;
+                self.plan_tex[i].in_flight_level = p.resident_level;
+                continue;
+            }
+            let new_bytes = p.bytes_from(to);
+            // Levels the old texture does not hold are uploaded (from == level_count: all).
+            let upload = new_bytes - p.bytes_from(from);
+            let elapsed_ms = t0.elapsed().as_secs_f32() * 1e3;
+            let over_time = !self.config.deterministic && elapsed_ms > self.config.upload_ms_per_frame;
+            let over_cap = self.frame_stats.uploaded_bytes > 0
+                && (self.frame_stats.uploaded_bytes + upload > self.config.upload_bytes_per_frame
+                    || over_time);
+            let total = ctx.ledger().total_bytes();
+            if over_cap || total.saturating_add(new_bytes).saturating_add(upload) > limit {
+                self.ready.push_back(i as u32);
+                continue;
+            }
+            let data = self.slots[i]
+                .inflight
+                .as_mut()
+                .and_then(|f| f.data.take())
+                .unwrap_or_default();
+            match self.rebuild(ctx, pass, i, to, from, Some((data, frame))) {
+                Ok(()) => {
+                    self.frame_stats.grows += 1;
+                    self.frame_stats.uploaded_bytes += upload;
+                    self.slots[i].error = None;
+                }
+                Err(e) => self.note_create_error(ctx, i, &e),
+            }
+            self.slots[i].inflight = None;
+            let p = &mut self.plan_tex[i];
+            p.busy = false;
+            p.in_flight_level = p.resident_level;
+        }
+        self.frame_stats.upload_ms = t0.elapsed().as_secs_f32() * 1e3;
+    }
+
+    /// Call after the frame's last submit: the frame's staging is released once the GPU has
+    /// finished it.
+    pub fn end_frame(&mut self, ctx: &GpuContext, frame: u64) {
+        let done = self.completed_frame.clone();
+        ctx.queue().on_submitted_work_done(move || {
+            done.fetch_max(frame, Ordering::AcqRel);
+        });
+    }
+
+    fn note_create_error(&mut self, ctx: &GpuContext, i: usize, e: &Error) {
+        if let Error::OutOfMemory { .. } = e {
+            // The driver could not give what the ledger said fits: lower the effective budget to
+            // what it really gave, so the next plans stay below it (the planner evicts to fit).
+            let cap = ctx.ledger().total_bytes();
+            tracing::warn!(cap, "out of GPU memory: effective budget lowered to what was available");
+            self.oom_cap = Some(self.oom_cap.map_or(cap, |c| c.min(cap)));
+            self.frame_stats.oom_events += 1;
+            self.planner.invalidate();
+        }
+        tracing::warn!(texture = %self.slots[i].label, error = %e, "texture transition failed");
+        self.slots[i].error = Some(e.to_string());
+    }
+
+    fn texture_desc<'a>(info: &Ktx2Info, first: u8, count: u8, label: &'a str) -> wgpu::TextureDescriptor<'a> {
+        let (w, h) = info.level_dims(usize::from(first));
+        wgpu::TextureDescriptor {
+            label: Some(label),
+            size: wgpu::Extent3d {
+                width: w,
+                height: h,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: u32::from(count - first),
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: info.format,
+            usage: wgpu::TextureUsages::TEXTURE_BINDING
+                | wgpu::TextureUsages::COPY_DST
+                | wgpu::TextureUsages::COPY_SRC,
+            view_formats: &[],
+        }
+    }
+
+    /// Creates levels `first..` from the CPU-held floor data (`first >= floor_level`).
+    fn create_from_cpu(
+        &self,
+        ctx: &GpuContext,
+        pass: &TexturedPass,
+        slot: &Slot,
+        first: u8,
+    ) -> Result<Resident> {
+        let count = slot.info.levels.len().min(crate::budget::planner::MAX_LEVELS) as u8;
+        let floor = count - slot.floor_data.len() as u8;
+        let first = first.max(floor);
+        let levels: Vec<&[u8]> = slot.floor_data[usize::from(first - floor)..]
+            .iter()
+            .map(Vec::as_slice)
+            .collect();
+        let desc = Self::texture_desc(&slot.info, first, count, &slot.label);
+        let tex = upload::create_texture_with_levels(ctx, &desc, &levels, Category::Textures)?;
+        let bind_group = pass.material_bind_group(ctx, &slot.label, &tex.create_view());
+        Ok(Resident { tex, bind_group })
+    }
+
+    /// Rebuilds texture `i` with levels `to..`: levels `from..` (and the floor) come from the old
+    /// texture by GPU copy where it has them, the CPU floor data, or `new` (levels `to..` read by
+    /// IO). Submits, then destroys the old texture.
+    fn rebuild(
+        &mut self,
+        ctx: &GpuContext,
+        pass: &TexturedPass,
+        i: usize,
+        to: u8,
+        from: u8,
+        new: Option<(Vec<Vec<u8>>, u64)>,
+    ) -> Result<()> {
+        let slot = &self.slots[i];
+        let count = self.plan_tex[i].level_count;
+        let floor = self.plan_tex[i].floor_level;
+        let desc = Self::texture_desc(&slot.info, to, count, &slot.label);
+        let tex = ctx.create_texture(&desc, Category::Textures)?;
+        let format = slot.info.format;
+        let (w0, h0) = (slot.info.width, slot.info.height);
+        let mut enc = ctx
+            .device()
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("stream rebuild"),
+            });
+        let old_first = if slot.gpu.is_some() { from } else { count };
+        let mut staged = 0u64;
+        let (new_levels, frame) = new.unwrap_or((Vec::new(), 0));
+        for level in to..count {
+            let dst_mip = u32::from(level - to);
+            if level >= old_first {
+                if let Some(old) = &slot.gpu {
+                    let size = mip_size(format, w0, h0, level);
+                    enc.copy_texture_to_texture(
+                        wgpu::TexelCopyTextureInfo {
+                            texture: old.tex.texture(),
+                            mip_level: u32::from(level - old_first),
+                            origin: wgpu::Origin3d::ZERO,
+                            aspect: wgpu::TextureAspect::All,
+                        },
+                        wgpu::TexelCopyTextureInfo {
+                            texture: tex.texture(),
+                            mip_level: dst_mip,
+                            origin: wgpu::Origin3d::ZERO,
+                            aspect: wgpu::TextureAspect::All,
+                        },
+                        size,
+                    );
+                }
+            } else {
+                let data: Option<&[u8]> = if level >= floor {
+                    slot.floor_data.get(usize::from(level - floor)).map(Vec::as_slice)
+                } else {
+                    new_levels.get(usize::from(level - to)).map(Vec::as_slice)
+                };
+                let Some(data) = data else {
+                    return Err(Error::InvalidResource {
+                        label: slot.label.clone(),
+                        reason: format!("level {level} has no data to upload"),
+                    });
+                };
+                upload::write_level(ctx, tex.texture(), dst_mip, data);
+                staged += data.len() as u64;
+            }
+        }
+        if staged > 0 {
+            // queue.write_texture holds a staging copy until the GPU has consumed it.
+            let charge = ctx
+                .ledger()
+                .charge(Category::Staging, staged, "texture upload staging");
+            self.staging.push((frame, charge));
+        }
+        ctx.queue().submit([enc.finish()]);
+        let bind_group = pass.material_bind_group(ctx, &slot.label, &tex.create_view());
+        // Old texture destroyed now that the copy is submitted (wgpu frees it when the GPU is done).
+        self.slots[i].gpu = Some(Resident { tex, bind_group });
+        let p = &mut self.plan_tex[i];
+        p.resident_level = to;
+        Ok(())
+    }
+
+    /// Makes sure the 1x1 grey fallback exists (drawn for textures with nothing resident).
+    pub fn ensure_fallback(&mut self, ctx: &GpuContext, pass: &TexturedPass) -> Result<()> {
+        if self.fallback.is_some() {
+            return Ok(());
+        }
+        let desc = wgpu::TextureDescriptor {
+            label: Some("missing-texture fallback"),
+            size: wgpu::Extent3d {
+                width: 1,
+                height: 1,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: wgpu::TextureFormat::Rgba8UnormSrgb,
+            usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+            view_formats: &[],
+        };
+        let tex = upload::create_texture_with_levels(ctx, &desc, &[&[128, 128, 128, 255]], Category::Textures)?;
+        let bg = pass.material_bind_group(ctx, "fallback", &tex.create_view());
+        self.fallback = Some((tex, bg));
+        Ok(())
+    }
+}
