@@ -459,7 +459,10 @@ impl Renderer {
             &self.buckets,
             self.mem_index,
         );
-        // Execute the plan's transitions in order (the executor contract).
+        // Execute the plan's transitions in order (the executor contract). When the budget fell
+        // below the usage, the frame's window starts once the drops have brought the total under
+        // it (see `Ledger::restart_window`).
+        let mut within = ledger.total_bytes() <= budget;
         for i in 0..self.streamer.transition_count() {
             let t = self.streamer.transition(i);
             if t.kind == TransitionKind::Rescale {
@@ -470,6 +473,10 @@ impl Renderer {
                 }
             } else {
                 self.streamer.apply(&self.ctx, &self.pass, t);
+            }
+            if !within && ledger.total_bytes() <= budget {
+                ledger.restart_window();
+                within = true;
             }
         }
         let limit = self.streamer.last_plan().limit;

@@ -228,6 +228,17 @@ impl Ledger {
         self.inner.window_peak.swap(now, Ordering::AcqRel).max(now)
     }
 
+    /// Starts a new window at the current total without reporting the old one. The renderer calls
+    /// it when a lowered budget has just been reached by freeing (evictions, lower scale): the
+    /// usage from before the budget changed must not count against the new budget, since nothing
+    /// can free memory faster than at the start of the next frame. Allocations after this are
+    /// measured as usual.
+    pub fn restart_window(&self) {
+        self.inner
+            .window_peak
+            .store(self.total_bytes(), Ordering::Release);
+    }
+
     /// Resets every peak (global, per-category, window) to the current figures.
     pub fn reset_peaks(&self) {
         for c in &self.inner.per {

@@ -95,6 +95,14 @@ pub struct StreamConfig {
     pub deterministic: bool,
 }
 
+impl StreamConfig {
+    /// This configuration with deterministic mode on or off (see [`StreamConfig::deterministic`]).
+    pub fn with_deterministic(mut self, on: bool) -> Self {
+        self.deterministic = on;
+        self
+    }
+}
+
 impl Default for StreamConfig {
     fn default() -> Self {
         Self {
@@ -185,6 +193,8 @@ struct Slot {
     gpu: Option<Resident>,
     inflight: Option<InFlight>,
     error: Option<String>,
+    /// After a failed read, the texture is not grown again before this frame.
+    backoff_until: u64,
 }
 
 /// The streamer: every streamed texture, the IO pool, the planner and the upload scheduler.
@@ -206,6 +216,8 @@ pub struct Streamer {
     fallback: Option<(TrackedTexture, wgpu::BindGroup)>,
     /// Reads queued and not yet answered.
     outstanding: usize,
+    /// The frame of the last plan.
+    frame: u64,
 }
 
 impl std::fmt::Debug for Streamer {
@@ -216,6 +228,9 @@ impl std::fmt::Debug for Streamer {
             .finish()
     }
 }
+
+/// Frames a texture waits after a failed read before it is grown again.
+const READ_RETRY_FRAMES: u64 = 300;
 
 fn mip_size(format: wgpu::TextureFormat, w: u32, h: u32, level: u8) -> wgpu::Extent3d {
     let (lw, lh, _) = size::mip_extent(w, h, 1, wgpu::TextureDimension::D2, u32::from(level));
@@ -245,6 +260,7 @@ impl Streamer {
             oom_cap: None,
             fallback: None,
             outstanding: 0,
+            frame: 0,
         }
     }
 
@@ -332,6 +348,7 @@ impl Streamer {
             gpu: None,
             inflight: None,
             error: None,
+            backoff_until: 0,
         };
         if ctx.ledger().total_bytes().saturating_add(floor_bytes) <= budget {
             match self.create_from_cpu(ctx, pass, &slot, floor_level) {
@@ -514,6 +531,10 @@ impl Streamer {
                     tracing::warn!(texture = %slot.label, error = %e, "streaming read failed");
                     slot.error = Some(e);
                     slot.inflight = None;
+                    // Why a back-off: a corrupt file stays corrupt; retrying every frame would
+                    // spend IO on it forever. A transient error (a file being replaced) heals
+                    // after the back-off.
+                    slot.backoff_until = self.frame + READ_RETRY_FRAMES;
                     let p = &mut self.plan_tex[r.slot as usize];
                     p.busy = false;
                     p.in_flight_level = p.resident_level;
@@ -541,7 +562,14 @@ impl Streamer {
         current_bucket: usize,
     ) -> PlanStatus {
         let budget = self.oom_cap.map_or(budget, |c| c.min(budget));
+        self.frame = frame;
         let t0 = Instant::now();
+        for (s, p) in self.slots.iter().zip(self.plan_tex.iter_mut()) {
+            if s.backoff_until > frame {
+                // Do not ask for levels finer than those it has while backing off.
+                p.wanted_level = p.wanted_level.max(f32::from(p.resident_level));
+            }
+        }
         let input = PlanInput {
             frame,
             budget,
