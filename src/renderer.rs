@@ -447,9 +447,12 @@ impl Renderer {
         let fixed = snap.by_category.buffers.bytes
             + snap.by_category.overlay.bytes
             + snap.by_category.other.bytes;
-        // Staging headroom: the upload cap, but never more than 1/16 of the budget, so that a small
-        // budget is not eaten by room for uploads it cannot afford anyway.
-        let headroom = self.config.stream.upload_bytes_per_frame.min(budget / 16);
+        // Staging headroom, between the planner's limit and the budget: 1/16 of the budget, but at
+        // least the largest upload one grow can need (else that grow could never be staged), and
+        // at most the per-frame upload cap.
+        let headroom = (budget / 16)
+            .max(self.streamer.max_upload_bytes())
+            .min(self.config.stream.upload_bytes_per_frame);
         let status = self.streamer.plan(
             self.frame,
             budget,
@@ -501,7 +504,7 @@ impl Renderer {
         // Grows whose data arrived, within the caps and the limit.
         self.streamer.issue_io();
         self.streamer
-            .build_ready(&self.ctx, &self.pass, self.frame, limit);
+            .build_ready(&self.ctx, &self.pass, self.frame, limit, budget);
 
         // Draw.
         let aspect = output.0 as f32 / output.1 as f32;

@@ -71,6 +71,9 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
         },
         ..RendererConfig::default()
     };
+    if let Some(a) = sc.anisotropy {
+        config.anisotropy = a;
+    }
     if let Some(m) = sc.min_scale {
         config.controller.range = crate::resolution::BucketRange::new(m, 1.0);
     }

@@ -139,6 +139,8 @@ pub struct Scenario {
     pub expect: Vec<Expect>,
     /// Smallest render scale (default 0.5).
     pub min_scale: Option<f32>,
+    /// Anisotropic filtering, 1 to 16 (default 8; 1 makes lavapipe runs several times faster).
+    pub anisotropy: Option<u16>,
     /// Where relative paths are resolved (the scenario file's folder).
     #[serde(skip)]
     pub base_dir: PathBuf,

@@ -581,8 +581,22 @@ impl Streamer {
             textures: &self.plan_tex,
         };
         let status = self.planner.plan(&input, &mut self.plan);
+        if !self.plan.transitions.is_empty() {
+            tracing::debug!(frame, budget, transitions = ?self.plan.transitions, bucket = self.plan.bucket, "plan");
+        }
         self.frame_stats.planner_us = t0.elapsed().as_secs_f32() * 1e6;
         status
+    }
+
+    /// The largest upload one grow can need: the biggest texture's levels above its floor. The
+    /// renderer keeps at least this much headroom between the planner's limit and the budget, for
+    /// the upload's staging copy.
+    pub fn max_upload_bytes(&self) -> u64 {
+        self.plan_tex
+            .iter()
+            .map(|p| p.bytes_from(0) - p.bytes_from(p.floor_level))
+            .max()
+            .unwrap_or(0)
     }
 
     /// The number of transitions in the last plan.
@@ -710,9 +724,17 @@ impl Streamer {
     }
 
     /// Builds grows whose data has arrived, oldest first, within the frame's upload caps, each
-    /// only when `total + new texture + its staging <= limit`; a build that does not fit waits.
+    /// only when `total + new texture <= limit` and `total + new texture + its staging <= budget`;
+    /// a build that does not fit waits.
     /// `frame` tags the staging charges, released once the GPU has finished that frame.
-    pub fn build_ready(&mut self, ctx: &GpuContext, pass: &TexturedPass, frame: u64, limit: u64) {
+    pub fn build_ready(
+        &mut self,
+        ctx: &GpuContext,
+        pass: &TexturedPass,
+        frame: u64,
+        limit: u64,
+        budget: u64,
+    ) {
         let t0 = Instant::now();
         let mut tries = self.ready.len();
         while tries > 0 {
@@ -740,7 +762,12 @@ impl Streamer {
                 && (self.frame_stats.uploaded_bytes + upload > self.config.upload_bytes_per_frame
                     || over_time);
             let total = ctx.ledger().total_bytes();
-            if over_cap || total.saturating_add(new_bytes).saturating_add(upload) > limit {
+            // The planner's contract: the new texture fits under its limit; the upload's staging
+            // copy lives in the headroom between the limit and the budget.
+            let fits = total.saturating_add(new_bytes) <= limit
+                && total.saturating_add(new_bytes).saturating_add(upload) <= budget;
+            if over_cap || !fits {
+                tracing::debug!(texture = i, total, new_bytes, upload, limit, budget, over_cap, "grow waits");
                 self.ready.push_back(i as u32);
                 continue;
             }
