@@ -329,3 +329,46 @@ fn bad_requests_are_typed_errors() {
     assert_eq!(ctx.ledger().total_bytes(), 0);
     assert!(ctx.take_uncaptured_errors().is_empty());
 }
+
+/// A real out-of-memory from the driver (lavapipe refuses a single 4 GiB texture, as measured in
+/// FIELD-NOTES) is a typed `OutOfMemory` error: no panic, nothing charged, and the context keeps
+/// working.
+#[test]
+fn driver_out_of_memory_is_a_typed_error() {
+    let Some(ctx) = common::gpu() else { return };
+    let max = ctx.device().limits().max_texture_dimension_2d;
+    if max < 16384 {
+        eprintln!("adapter allows only {max}² textures; the 4 GiB case cannot be made here");
+        return;
+    }
+    let huge = tex_desc(
+        "4 GiB target",
+        wgpu::TextureFormat::Rgba32Float,
+        16384,
+        16384,
+        1,
+        wgpu::TextureUsages::RENDER_ATTACHMENT,
+    );
+    match ctx.create_texture(&huge, Category::RenderTargets) {
+        Err(mipflow::Error::OutOfMemory { label, bytes }) => {
+            assert_eq!(label, "4 GiB target");
+            assert_eq!(bytes, 16384 * 16384 * 16);
+        }
+        Ok(t) => {
+            // A driver that really has 4 GiB to give: then it is charged exactly.
+            assert_eq!(t.bytes(), 16384 * 16384 * 16);
+            eprintln!("the adapter gave 4 GiB; out-of-memory not exercised here");
+            return;
+        }
+        Err(e) => panic!("expected OutOfMemory, got {e}"),
+    }
+    assert_eq!(ctx.ledger().total_bytes(), 0);
+    let small = ctx
+        .create_texture(
+            &tex_desc("after oom", wgpu::TextureFormat::Rgba8Unorm, 64, 64, 1, wgpu::TextureUsages::TEXTURE_BINDING),
+            Category::Other,
+        )
+        .expect("the context still works after an out-of-memory");
+    assert_eq!(small.bytes(), 64 * 64 * 4);
+    assert!(ctx.take_uncaptured_errors().is_empty());
+}
