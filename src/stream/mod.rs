@@ -65,6 +65,21 @@ impl TextureOptions {
     }
 }
 
+/// How textures are made resident. Only [`Residency::Streamed`] is mipflow; the others are the
+/// baselines `mipflow bench` compares it with.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Residency {
+    /// Mips streamed under the budget by the planner.
+    #[default]
+    Streamed,
+    /// Every level of every texture resident at registration, as BC7 (no streaming, no budget).
+    FullBc7,
+    /// Every level resident as uncompressed RGBA8 (BC7 decoded on the CPU at registration): the
+    /// naive baseline.
+    FullRgba8,
+}
+
 /// Streaming configuration. `Default` suits a desktop game; every field is documented with why.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
@@ -93,6 +108,8 @@ pub struct StreamConfig {
     /// ignores the millisecond cap, so that a run is the same every time. Off for games: it
     /// blocks the frame on IO.
     pub deterministic: bool,
+    /// Streamed (the default), or one of the fully resident baselines.
+    pub residency: Residency,
 }
 
 impl StreamConfig {
@@ -114,6 +131,7 @@ impl Default for StreamConfig {
             read_limits: ReadLimits::default(),
             planner: PlannerConfig::default(),
             deterministic: false,
+            residency: Residency::Streamed,
         }
     }
 }
@@ -321,6 +339,9 @@ impl Streamer {
             })
             .unwrap_or(count - 1);
         let info = Arc::new(info);
+        if self.config.residency != Residency::Streamed {
+            return self.add_fully_resident(ctx, pass, source, info, label, count);
+        }
         let floor_data = source
             .read_levels(&info, floor_level..count, &AtomicBool::new(false))
             .map_err(|reason| Error::InvalidResource {
@@ -371,6 +392,74 @@ impl Streamer {
             self.plan_tex[index as usize] = pt;
         }
         self.planner.invalidate();
+        Ok(TextureHandle { index, generation })
+    }
+
+    /// A baseline texture: every level read and uploaded now (decoded to RGBA8 for
+    /// [`Residency::FullRgba8`]); the planner does not see it (`level_count` 0).
+    fn add_fully_resident(
+        &mut self,
+        ctx: &GpuContext,
+        pass: &TexturedPass,
+        source: TextureSource,
+        info: Arc<Ktx2Info>,
+        label: String,
+        count: u8,
+    ) -> Result<TextureHandle> {
+        let levels = source
+            .read_levels(&info, 0..count, &AtomicBool::new(false))
+            .map_err(|reason| Error::InvalidResource {
+                label: label.clone(),
+                reason,
+            })?;
+        let (format, levels) = if self.config.residency == Residency::FullRgba8 {
+            let decoded = levels
+                .iter()
+                .enumerate()
+                .map(|(l, d)| {
+                    let (w, h) = info.level_dims(l);
+                    crate::cook::decode_bc7(d, w, h)
+                })
+                .collect();
+            let f = if info.format.is_srgb() {
+                wgpu::TextureFormat::Rgba8UnormSrgb
+            } else {
+                wgpu::TextureFormat::Rgba8Unorm
+            };
+            (f, decoded)
+        } else {
+            (info.format, levels)
+        };
+        let mut desc = Self::texture_desc(&info, 0, count, &label);
+        desc.format = format;
+        let refs: Vec<&[u8]> = levels.iter().map(Vec::as_slice).collect();
+        let tex = upload::create_texture_with_levels(ctx, &desc, &refs, Category::Textures)?;
+        let uploaded: u64 = levels.iter().map(|l| l.len() as u64).sum();
+        self.frame_stats.uploaded_bytes += uploaded;
+        let bind_group = pass.material_bind_group(ctx, &label, &tex.create_view());
+        let (index, generation) = match self.free.pop() {
+            Some(i) => (i, self.slots[i as usize].generation.wrapping_add(1)),
+            None => (self.slots.len() as u32, 0),
+        };
+        let slot = Slot {
+            generation,
+            alive: true,
+            label,
+            source,
+            info,
+            floor_data: Vec::new(),
+            gpu: Some(Resident { tex, bind_group }),
+            inflight: None,
+            error: None,
+            backoff_until: 0,
+        };
+        if index as usize == self.slots.len() {
+            self.slots.push(slot);
+            self.plan_tex.push(PlanTexture::default());
+        } else {
+            self.slots[index as usize] = slot;
+            self.plan_tex[index as usize] = PlanTexture::default();
+        }
         Ok(TextureHandle { index, generation })
     }
 
