@@ -16,15 +16,19 @@
 //! - [`render`]: the passes (currently the textured-quad pass used by the first image test).
 //! - [`shaders`]: the WGSL registry.
 //! - [`compare`]: PSNR and SSIM image metrics shared by tests, the headless runner and the bench.
+//! - [`demo`]: the `mipflow` demo window (fly camera, tour, background cooking, screenshots) and,
+//!   with the `overlay` feature, its egui memory overlay.
 //!
 //! Cargo features:
-//! - `overlay` (default): the egui memory overlay.
+//! - `overlay` (default): the demo's egui memory overlay (egui, egui-wgpu, egui-winit, egui_plot).
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
+pub mod bench;
 pub mod budget;
 pub mod compare;
 pub mod cook;
+pub mod demo;
 pub mod error;
 pub mod gpu;
 pub mod headless;

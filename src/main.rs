@@ -6,20 +6,37 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "mipflow", version, about = "VRAM-budgeted BC7/KTX2 texture streaming on wgpu")]
+#[command(
+    name = "mipflow",
+    version,
+    about = "VRAM-budgeted BC7/KTX2 texture streaming on wgpu",
+    long_about = "VRAM-budgeted BC7/KTX2 texture streaming on wgpu.\n\nWith no subcommand, runs the demo: 200 procedural textures (13 of them 2048x2048, cooked once into the cache folder) under a 128 MiB budget, which is below what they need at full residency, so streaming and dynamic resolution are visibly at work. F1 toggles the memory overlay.",
+    args_conflicts_with_subcommands = true
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// With no subcommand, the demo runs with these options (see `mipflow demo --help`).
+    #[command(flatten)]
+    demo: mipflow::demo::DemoArgs,
 }
 
 #[derive(Subcommand)]
 enum Command {
+    /// The demo (the default): a window on a hall of streamed textures under one VRAM budget, with
+    /// the memory overlay (F1). The default budget, 128 MiB, is below what the default scene needs
+    /// at full residency, so streaming and dynamic resolution are visibly at work.
+    Demo(mipflow::demo::DemoArgs),
     /// Cook images (PNG, JPG, TGA, BMP) into BC7 KTX2 files with full mip chains.
     Cook(mipflow::cook::CookArgs),
     /// Print and validate the contents of KTX2 files.
     Inspect(mipflow::ktx2::InspectArgs),
     /// Run a scenario offscreen: JSON report, PNG plot, exit 1 when the budget was broken.
     Headless(HeadlessArgs),
+    /// mipflow against its baselines (RGBA8 and BC7 fully resident) on the same scene and camera
+    /// path, interleaved: VRAM, frame times, time to first frame, uploads, image quality; writes
+    /// bench.json, bench.md and bench.png.
+    Bench(mipflow::bench::BenchArgs),
 }
 
 /// `mipflow headless`.
@@ -151,9 +168,8 @@ fn main() -> ExitCode {
         Some(Command::Cook(args)) => ExitCode::from(mipflow::cook::run_cook(&args).clamp(0, 255) as u8),
         Some(Command::Inspect(args)) => ExitCode::from(mipflow::ktx2::run_inspect(&args).clamp(0, 255) as u8),
         Some(Command::Headless(args)) => headless(&args),
-        None => {
-            eprintln!("the demo window is not built yet; try `mipflow headless --monitor`");
-            ExitCode::from(2)
-        }
+        Some(Command::Bench(args)) => mipflow::bench::run_bench(&args),
+        Some(Command::Demo(args)) => mipflow::demo::run(&args),
+        None => mipflow::demo::run(&cli.demo),
     }
 }

@@ -222,28 +222,52 @@ pub fn panel(w: f32, h: f32) -> ([Vertex; 4], [u32; 6]) {
     )
 }
 
+/// Spacing of the hall's panels along z.
+const HALL_SPACING: f32 = 2.2;
+
+/// The hall's length for `count` panels (both walls), as [`build_hall`] lays them out.
+pub fn hall_length(count: usize) -> f32 {
+    count.div_ceil(2) as f32 * HALL_SPACING + 4.0
+}
+
+/// Where [`build_hall`] puts panel `i` (a unit [`panel`]) showing a texture of side `size`: even
+/// panels on the left wall, odd on the right, larger textures on larger panels. Lets a caller add
+/// panels one at a time (the demo adds them as they finish cooking) with the same layout.
+pub fn hall_panel_transform(i: usize, size: u32) -> Mat4 {
+    let side = if i % 2 == 0 { -1.0 } else { 1.0 };
+    let row = (i / 2) as f32;
+    let extent = 1.0 + (size as f32 / 1024.0).min(2.0) * 0.8;
+    let z = -2.0 - row * HALL_SPACING;
+    // Alternate heights so the walls read as a gallery, not a fence.
+    let y = 1.4 + if (i / 2) % 2 == 0 { 0.0 } else { 0.35 };
+    Mat4::from_scale_rotation_translation(
+        Vec3::splat(extent),
+        Quat::from_rotation_y(-side * std::f32::consts::FRAC_PI_2),
+        Vec3::new(side * 3.0, y, z),
+    )
+}
+
+/// The transforms of the floor tiles (a [`crate::render::quad_xz`] each) of a hall of `length`.
+pub fn hall_floor_transforms(length: f32) -> impl Iterator<Item = Mat4> {
+    let tiles = (length / 6.0).ceil().max(0.0) as i32;
+    (0..tiles).map(|k| {
+        Mat4::from_scale_rotation_translation(
+            Vec3::new(6.0, 1.0, 6.0),
+            Quat::IDENTITY,
+            Vec3::new(0.0, 0.0, -3.0 - 6.0 * k as f32),
+        )
+    })
+}
+
 /// Places `textures` as panels along both walls of a hall running from z = 0 towards -z, larger
 /// textures on larger panels, and a tiled floor with the first texture. Returns the hall's length.
 pub fn build_hall(r: &mut Renderer, textures: &[(TextureHandle, u32)]) -> Result<f32> {
     let (pv, pi) = panel(1.0, 1.0);
     let panel_mesh = r.add_mesh(&pv, &pi)?;
-    let spacing = 2.2f32;
-    let per_side = textures.len().div_ceil(2);
-    let length = per_side as f32 * spacing + 4.0;
+    let length = hall_length(textures.len());
     for (i, &(tex, size)) in textures.iter().enumerate() {
         let mat = r.add_material(MaterialDesc::new(tex))?;
-        let side = if i % 2 == 0 { -1.0 } else { 1.0 };
-        let row = (i / 2) as f32;
-        let extent = 1.0 + (size as f32 / 1024.0).min(2.0) * 0.8;
-        let z = -2.0 - row * spacing;
-        // Alternate heights so the walls read as a gallery, not a fence.
-        let y = 1.4 + if (i / 2) % 2 == 0 { 0.0 } else { 0.35 };
-        let t = Mat4::from_scale_rotation_translation(
-            Vec3::splat(extent),
-            Quat::from_rotation_y(-side * std::f32::consts::FRAC_PI_2),
-            Vec3::new(side * 3.0, y, z),
-        );
-        r.add_instance(panel_mesh, mat, t)?;
+        r.add_instance(panel_mesh, mat, hall_panel_transform(i, size))?;
     }
     if let Some(&(floor_tex, _)) = textures.first() {
         let (fv, fi) = crate::render::quad_xz();
@@ -251,13 +275,7 @@ pub fn build_hall(r: &mut Renderer, textures: &[(TextureHandle, u32)]) -> Result
         let mut md = MaterialDesc::new(floor_tex);
         md.uv_scale = 1.0;
         let mat = r.add_material(md)?;
-        let tiles = (length / 6.0).ceil() as i32;
-        for k in 0..tiles {
-            let t = Mat4::from_scale_rotation_translation(
-                Vec3::new(6.0, 1.0, 6.0),
-                Quat::IDENTITY,
-                Vec3::new(0.0, 0.0, -3.0 - 6.0 * k as f32),
-            );
+        for t in hall_floor_transforms(length) {
             r.add_instance(floor_mesh, mat, t)?;
         }
     }

@@ -2,10 +2,24 @@
 //! `include_str!`, and looked up by name. A CPU test validates each with naga.
 
 /// Every shader: (file name, source).
-pub const ALL: &[(&str, &str)] = &[("textured.wgsl", TEXTURED)];
+pub const ALL: &[(&str, &str)] = &[
+    ("textured.wgsl", TEXTURED),
+    ("upscale_bilinear.wgsl", UPSCALE_BILINEAR),
+    ("fsr_easu.wgsl", FSR_EASU),
+    ("fsr_rcas.wgsl", FSR_RCAS),
+];
 
 /// The material pass: a textured, lit mesh with a mip bias and a colour-by-mip debug view.
 pub const TEXTURED: &str = include_str!("../shaders/textured.wgsl");
+
+/// The bilinear upscale with the display transform (`resolution::UpscalePass`).
+pub const UPSCALE_BILINEAR: &str = include_str!("../shaders/upscale_bilinear.wgsl");
+
+/// Edge-adaptive upsampling, the first half of the FSR 1-class upscale (`resolution::UpscalePass`).
+pub const FSR_EASU: &str = include_str!("../shaders/fsr_easu.wgsl");
+
+/// Contrast-adaptive sharpening, the second half of the FSR 1-class upscale.
+pub const FSR_RCAS: &str = include_str!("../shaders/fsr_rcas.wgsl");
 
 /// Creates a shader module from one of [`ALL`], labelled with its file name.
 pub fn create_module(device: &wgpu::Device, name: &str, source: &str) -> wgpu::ShaderModule {

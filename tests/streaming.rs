@@ -85,7 +85,7 @@ impl Harness {
         }
         let limit = s.last_plan().limit;
         s.issue_io();
-        s.build_ready(&self.ctx, &self.pass, self.frame, limit);
+        s.build_ready(&self.ctx, &self.pass, self.frame, limit, budget);
         self.ctx.queue().submit([]);
         s.end_frame(&self.ctx, self.frame);
         (self.ctx.ledger().take_window_peak(), status)

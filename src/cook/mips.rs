@@ -76,7 +76,7 @@ impl MipMode {
     }
 
     /// Converts RGBA8 texels to this mode's filtering representation.
-    fn from_rgba8(self, rgba: &[u8], out: &mut [f32]) {
+    fn decode_rgba8(self, rgba: &[u8], out: &mut [f32]) {
         let lut = srgb8_table();
         let c = self.channels();
         for (px, o) in rgba.chunks_exact(4).zip(out.chunks_exact_mut(c)) {
@@ -117,7 +117,7 @@ impl MipMode {
     }
 
     /// Converts this mode's representation back to RGBA8 for encoding.
-    fn to_rgba8(self, src: &[f32], out: &mut [u8]) {
+    fn encode_rgba8(self, src: &[f32], out: &mut [u8]) {
         let c = self.channels();
         for (s, px) in src.chunks_exact(c).zip(out.chunks_exact_mut(4)) {
             match self {
@@ -173,7 +173,7 @@ impl Plane {
         let mut out = vec![0u8; self.width * self.height * 4];
         out.par_chunks_mut(self.width * 4)
             .zip(self.data.par_chunks(self.width * c))
-            .for_each(|(o, s)| self.mode.to_rgba8(s, o));
+            .for_each(|(o, s)| self.mode.encode_rgba8(s, o));
         out
     }
 }
@@ -207,7 +207,7 @@ impl RowSource for Rgba8Source<'_> {
     }
     fn row(&self, y: usize, out: &mut [f32]) {
         let row = &self.rgba[y * self.width * 4..(y + 1) * self.width * 4];
-        self.mode.from_rgba8(row, out);
+        self.mode.decode_rgba8(row, out);
     }
 }
 
@@ -427,6 +427,40 @@ mod tests {
                 assert_eq!(t.start[i], i);
                 assert!((t.weights[i * t.stride] - 1.0).abs() < 1e-6);
             }
+        }
+    }
+
+    #[test]
+    fn normal_mips_are_unit_vectors_before_encoding() {
+        // Random unit normals, 8x6, filtered down to 1x1: every output is unit length to within
+        // 8-bit quantisation.
+        let mut seed = 12345u32;
+        let mut rgba = Vec::new();
+        for _ in 0..48 {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            let (a, b) = (
+                f32::from((seed >> 8) as u8) / 255.0 * std::f32::consts::TAU,
+                f32::from((seed >> 16) as u8) / 255.0 * 1.2,
+            );
+            let v = [b.sin() * a.cos(), b.sin() * a.sin(), b.cos()];
+            rgba.extend(v.map(|c| ((c * 0.5 + 0.5) * 255.0).round() as u8));
+            rgba.push(255);
+        }
+        let mode = MipMode::Normal { alpha: false };
+        let src = Rgba8Source {
+            rgba: &rgba,
+            width: 8,
+            height: 6,
+            mode,
+        };
+        let mut plane = downsample(&src, 4, 3, MipFilter::Kaiser);
+        for (w, h) in [(2, 1), (1, 1), (1, 1)] {
+            for p in plane.to_rgba8().chunks_exact(4) {
+                let v = [0, 1, 2].map(|k| f32::from(p[k]) / 127.5 - 1.0);
+                let len = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+                assert!((len - 1.0).abs() < 0.012, "{p:?}: {len}");
+            }
+            plane = downsample(&plane, w, h, MipFilter::Kaiser);
         }
     }
 }

@@ -133,6 +133,7 @@ fn discover(args: &CookArgs) -> (Vec<Job>, Vec<CookError>) {
     }
     let mut jobs = Vec::new();
     for (output, mut group) in by_output {
+        group.sort_by(|a, b| a.input.cmp(&b.input));
         group.dedup_by(|a, b| a.input == b.input);
         if group.len() == 1 {
             jobs.extend(group);
@@ -304,6 +305,10 @@ pub fn cook_files(args: &CookArgs, progress: bool) -> CookSummary {
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {msg} ETA {eta}")
             .unwrap_or_else(|_| ProgressStyle::default_bar());
     bar.set_style(style);
+    // Redraw on a timer so elapsed time and ETA move while one large image cooks.
+    if progress {
+        bar.enable_steady_tick(std::time::Duration::from_millis(250));
+    }
     let files_done = AtomicUsize::new(0);
     let cooked_kpx = AtomicU64::new(0);
     let results = Mutex::new(Vec::with_capacity(jobs.len()));

@@ -579,7 +579,7 @@ fn parse_dfd(
     };
     mismatch("versionNumber", 2, version.into());
     let size = b.len() as u64;
-    if size < 24 || (size - 24) % 16 != 0 {
+    if size < 24 || !(size - 24).is_multiple_of(16) {
         problems.push(Ktx2Error::BadDfd {
             reason: format!(
                 "Basic block of {size} bytes is not 24 bytes plus whole 16-byte samples"
@@ -607,11 +607,7 @@ fn parse_dfd(
     let other_planes = (17..24).map(field).max().unwrap_or(0);
     mismatch("bytesPlane1..7", 0, other_planes);
     if samples >= 1 {
-        mismatch(
-            "sample bitOffset",
-            0,
-            u64::from(field(24) | (field(25) << 8)),
-        );
+        mismatch("sample bitOffset", 0, field(24) | (field(25) << 8));
         mismatch("sample bitLength", 127, field(26));
         mismatch("sample channelType", 0, field(27) & 0x0F);
     }
@@ -813,13 +809,11 @@ fn decompress_level(data: &[u8], level: usize, expected: u64) -> Result<Vec<u8>,
     let fail = |reason: String| Ktx2Error::Decompress { level, reason };
     // The frame header states the decompressed size: check it before allocating for it.
     match zstd::zstd_safe::get_frame_content_size(data) {
-        Ok(Some(n)) if n != expected => {
-            return Err(Ktx2Error::DecompressedSize {
-                level,
-                expected,
-                found: n,
-            });
-        }
+        Ok(Some(n)) if n != expected => Err(Ktx2Error::DecompressedSize {
+            level,
+            expected,
+            found: n,
+        }),
         Ok(Some(_)) => {
             let out =
                 zstd::bulk::decompress(data, expected as usize).map_err(|e| fail(e.to_string()))?;
