@@ -1,7 +1,7 @@
 //! Cost of dynamic resolution: the upscale pass per output megapixel on this machine's GPU
 //! (lavapipe in CI), and the controller per frame.
 //!
-//! `cargo bench --bench resolution` first prints a table of GPU time per output megapixel,
+//! `cargo bench --bench resolution [FILTER]` first prints a table of GPU time per output megapixel,
 //! measured with timestamp queries around the upscale pass alone (mean of 12 frames after 3 of
 //! warm-up), then lets criterion time the wall clock of one upscale (record, submit, wait) and
 //! one `ResolutionController::update`. The HDR source is cleared to a flat colour: the passes
@@ -86,8 +86,15 @@ fn upscale_once(
     match timer {
         Some(t) => {
             t.begin_frame();
-            up.record(ctx, &mut enc, targets, view, &settings, t.pass_writes(true, true))
-                .expect("record");
+            up.record(
+                ctx,
+                &mut enc,
+                targets,
+                view,
+                &settings,
+                t.pass_writes(true, true),
+            )
+            .expect("record");
             t.end_frame(&mut enc);
             ctx.queue().submit([enc.finish()]);
             t.after_submit();
@@ -109,6 +116,8 @@ fn upscale(c: &mut Criterion) {
             return;
         }
     };
+    // Criterion's name filter (the first positional argument) applies to the table too.
+    let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let mut up = UpscalePass::new(&ctx, FORMAT).expect("upscale pass");
     let mut timer = GpuTimer::new(&ctx).expect("timer");
     eprintln!("adapter: {}", ctx.adapter_name());
@@ -120,7 +129,17 @@ fn upscale(c: &mut Criterion) {
             let mut pool = RenderTargets::new(upscaler);
             for n in SCALES {
                 let bucket = Bucket::from_sixteenths(n);
-                let targets = pool.ensure(&ctx, out, bucket).expect("targets").expect("size");
+                let id = format!("{}x{}@{}", out.0, out.1, bucket.scale());
+                if filter
+                    .as_ref()
+                    .is_some_and(|f| !format!("upscale/{upscaler:?}/{id}").contains(f.as_str()))
+                {
+                    continue;
+                }
+                let targets = pool
+                    .ensure(&ctx, out, bucket)
+                    .expect("targets")
+                    .expect("size");
                 clear_hdr(&ctx, targets);
                 let mp = f64::from(out.0 * out.1) / 1e6;
                 if let Some(t) = timer.as_mut() {
@@ -153,10 +172,9 @@ fn upscale(c: &mut Criterion) {
                 group.warm_up_time(Duration::from_millis(500));
                 group.measurement_time(Duration::from_secs(3));
                 group.throughput(Throughput::Elements(u64::from(out.0 * out.1)));
-                group.bench_function(
-                    BenchmarkId::from_parameter(format!("{}x{}@{}", out.0, out.1, bucket.scale())),
-                    |b| b.iter(|| upscale_once(&ctx, &mut up, targets, &view, None)),
-                );
+                group.bench_function(BenchmarkId::from_parameter(&id), |b| {
+                    b.iter(|| upscale_once(&ctx, &mut up, targets, &view, None))
+                });
                 group.finish();
             }
         }

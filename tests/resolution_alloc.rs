@@ -71,7 +71,10 @@ fn the_controller_allocates_nothing_per_frame() {
             });
         }
         assert_eq!(allocations() - before, 0, "{mode:?}");
-        assert!(c.change_count() > 10, "{mode:?}: the test exercised changes");
+        assert!(
+            c.change_count() > 10,
+            "{mode:?}: the test exercised changes"
+        );
         let before = allocations();
         assert!(c.history().count() > 0);
         assert_eq!(allocations() - before, 0, "history() allocates");

@@ -65,8 +65,15 @@ fn a_scripted_budget_drives_the_scale_and_the_budget_holds() {
         let mut enc = ctx
             .device()
             .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
-        up.record(&ctx, &mut enc, targets, &view, &UpscaleSettings::default(), None)
-            .unwrap();
+        up.record(
+            &ctx,
+            &mut enc,
+            targets,
+            &view,
+            &UpscaleSettings::default(),
+            None,
+        )
+        .unwrap();
         ctx.queue().submit([enc.finish()]);
         // Lavapipe runs ahead otherwise; keep the frames paced like a swap chain would.
         if f % 8 == 0 {
@@ -74,7 +81,10 @@ fn a_scripted_budget_drives_the_scale_and_the_budget_holds() {
         }
 
         let rt = ctx.ledger().bytes(Category::RenderTargets);
-        assert!(rt <= budget, "frame {f}: {rt} render-target bytes > budget {budget}");
+        assert!(
+            rt <= budget,
+            "frame {f}: {rt} render-target bytes > budget {budget}"
+        );
         assert_eq!(ctx.ledger().total_bytes(), fixed + rt);
         // The peak during the reallocation too: old targets are freed before new ones are made,
         // so the total never passes the larger of before and after.
@@ -86,14 +96,20 @@ fn a_scripted_budget_drives_the_scale_and_the_budget_holds() {
         );
         if f == drop_at {
             assert_eq!(bucket, Bucket::from_sixteenths(9), "lowered within 1 frame");
-            assert_eq!(controller.last_change().unwrap().reason, ChangeReason::MemoryDown);
+            assert_eq!(
+                controller.last_change().unwrap().reason,
+                ChangeReason::MemoryDown
+            );
         }
         if (drop_at..restore_at).contains(&f) {
             assert_eq!(bucket, Bucket::from_sixteenths(9));
         }
         if f >= restore_at && raised_at.is_none() && bucket == Bucket::FULL {
             raised_at = Some(f);
-            assert_eq!(controller.last_change().unwrap().reason, ChangeReason::MemoryUp);
+            assert_eq!(
+                controller.last_change().unwrap().reason,
+                ChangeReason::MemoryUp
+            );
         }
         if f == 299 {
             reallocations_before_steady.set(pool.reallocations());
@@ -106,7 +122,12 @@ fn a_scripted_budget_drives_the_scale_and_the_budget_holds() {
         "raised at frame {raised_at}, window {window}"
     );
     // Frames 300..600 are steady: no change, no reallocation.
-    assert_eq!(controller.change_count(), 2, "{:?}", controller.history().collect::<Vec<_>>());
+    assert_eq!(
+        controller.change_count(),
+        2,
+        "{:?}",
+        controller.history().collect::<Vec<_>>()
+    );
     assert_eq!(pool.reallocations(), reallocations_before_steady.get());
     assert_eq!(pool.reallocations(), 3, "initial, down, up");
     ctx.wait_idle().unwrap();

@@ -76,7 +76,8 @@ fn reallocation_frees_memory_in_the_allocator_report() {
     pool.ensure(&ctx, output, Bucket::FULL).unwrap();
     let full = allocated(&ctx);
     let full_ledger = rt_bytes(&ctx);
-    pool.ensure(&ctx, output, Bucket::from_sixteenths(8)).unwrap();
+    pool.ensure(&ctx, output, Bucket::from_sixteenths(8))
+        .unwrap();
     let half = allocated(&ctx);
     let half_ledger = rt_bytes(&ctx);
     eprintln!(
@@ -85,7 +86,10 @@ fn reallocation_frees_memory_in_the_allocator_report() {
         half.saturating_sub(base)
     );
     // The driver allocates at least what the ledger charges (it adds alignment padding only).
-    assert!(full - base >= full_ledger, "{full} - {base} < {full_ledger}");
+    assert!(
+        full - base >= full_ledger,
+        "{full} - {base} < {full_ledger}"
+    );
     // What the ledger says was freed, the driver freed too, within 5 % for alignment.
     let freed_ledger = full_ledger - half_ledger;
     let freed_driver = full.saturating_sub(half);
@@ -95,7 +99,11 @@ fn reallocation_frees_memory_in_the_allocator_report() {
     );
     pool.release();
     assert_eq!(rt_bytes(&ctx), 0);
-    assert_eq!(allocated(&ctx), base, "the allocator is back at its baseline");
+    assert_eq!(
+        allocated(&ctx),
+        base,
+        "the allocator is back at its baseline"
+    );
     assert!(ctx.take_uncaptured_errors().is_empty());
 }
 
@@ -106,7 +114,11 @@ fn an_unchanged_bucket_reallocates_nothing() {
     let Some(ctx) = common::gpu() else { return };
     let mut pool = RenderTargets::new(Upscaler::EasuRcas);
     let b = Bucket::from_sixteenths(12);
-    let generation = pool.ensure(&ctx, (320, 240), b).unwrap().unwrap().generation();
+    let generation = pool
+        .ensure(&ctx, (320, 240), b)
+        .unwrap()
+        .unwrap()
+        .generation();
     let peak = ctx.ledger().snapshot().peak_bytes;
     for _ in 0..200 {
         let t = pool.ensure(&ctx, (320, 240), b).unwrap().unwrap();
@@ -120,7 +132,10 @@ fn an_unchanged_bucket_reallocates_nothing() {
     let t = pool.ensure(&ctx, (320, 240), b).unwrap().unwrap();
     assert!(t.intermediate_view().is_none());
     assert_eq!(t.hdr().texture(), &hdr_before, "the HDR target was kept");
-    assert_eq!(rt_bytes(&ctx), target_bytes((320, 240), 0.75, Upscaler::Bilinear));
+    assert_eq!(
+        rt_bytes(&ctx),
+        target_bytes((320, 240), 0.75, Upscaler::Bilinear)
+    );
 }
 
 /// A minimised window (0x0, or one axis 0) never panics: `ensure` returns `None` (skip the frame)
@@ -134,14 +149,25 @@ fn a_minimised_window_keeps_the_targets_and_never_panics() {
     pool.ensure(&ctx, (320, 240), Bucket::FULL).unwrap();
     let bytes = rt_bytes(&ctx);
     for size in [(0, 0), (0, 240), (320, 0)] {
-        assert!(pool.ensure(&ctx, size, Bucket::from_sixteenths(8)).unwrap().is_none());
-        assert_eq!(rt_bytes(&ctx), bytes, "the targets are kept while minimised");
+        assert!(
+            pool.ensure(&ctx, size, Bucket::from_sixteenths(8))
+                .unwrap()
+                .is_none()
+        );
+        assert_eq!(
+            rt_bytes(&ctx),
+            bytes,
+            "the targets are kept while minimised"
+        );
         assert_eq!(pool.current().unwrap().output_size(), (320, 240));
     }
     pool.ensure(&ctx, (320, 240), Bucket::FULL).unwrap();
     assert_eq!(pool.reallocations(), 1);
     // Resizes follow the window.
-    let t = pool.ensure(&ctx, (200, 100), Bucket::FULL).unwrap().unwrap();
+    let t = pool
+        .ensure(&ctx, (200, 100), Bucket::FULL)
+        .unwrap()
+        .unwrap();
     assert_eq!(t.output_size(), (200, 100));
     assert_eq!(
         rt_bytes(&ctx),

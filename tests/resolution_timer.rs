@@ -5,7 +5,9 @@
 mod common;
 
 use mipflow::resolution::timer::SLOTS;
-use mipflow::resolution::{Bucket, GpuTimer, RenderTargets, UpscalePass, UpscaleSettings, Upscaler};
+use mipflow::resolution::{
+    Bucket, GpuTimer, RenderTargets, UpscalePass, UpscaleSettings, Upscaler,
+};
 
 fn output(ctx: &mipflow::gpu::GpuContext) -> mipflow::gpu::TrackedTexture {
     ctx.create_texture(
@@ -37,7 +39,10 @@ fn frame(
     view: &wgpu::TextureView,
 ) -> bool {
     let timed = timer.begin_frame();
-    let targets = pool.ensure(ctx, (320, 240), Bucket::from_sixteenths(12)).unwrap().unwrap();
+    let targets = pool
+        .ensure(ctx, (320, 240), Bucket::from_sixteenths(12))
+        .unwrap()
+        .unwrap();
     let mut enc = ctx
         .device()
         .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
@@ -103,7 +108,9 @@ fn gpu_timer_measures_frames_a_few_frames_late() {
 #[test]
 fn a_full_timer_skips_frames_instead_of_blocking() {
     let Some(ctx) = common::gpu() else { return };
-    let Some(mut timer) = GpuTimer::new(&ctx).unwrap() else { return };
+    let Some(mut timer) = GpuTimer::new(&ctx).unwrap() else {
+        return;
+    };
     let mut pool = RenderTargets::new(Upscaler::Bilinear);
     let mut up = UpscalePass::new(&ctx, wgpu::TextureFormat::Rgba8UnormSrgb).unwrap();
     let out = output(&ctx);

@@ -38,7 +38,12 @@ struct Scene {
     material: wgpu::BindGroup,
     /// The same material pass for an Rgba8UnormSrgb target: the native reference, rendered
     /// without any of the code under test.
-    direct: (TexturedPass, TrackedBuffer, wgpu::BindGroup, wgpu::BindGroup),
+    direct: (
+        TexturedPass,
+        TrackedBuffer,
+        wgpu::BindGroup,
+        wgpu::BindGroup,
+    ),
     _texture: TrackedTexture,
     view_proj: Mat4,
     model: Mat4,
@@ -73,7 +78,9 @@ impl Scene {
         let (uniforms, uniform_group) = pass.uniform_buffer(ctx, "scene uniforms", 1).unwrap();
         let material = pass.material_bind_group(ctx, "scene material", &texture.create_view());
         let direct_pass = TexturedPass::new(ctx, wgpu::TextureFormat::Rgba8UnormSrgb, 8);
-        let (du, dg) = direct_pass.uniform_buffer(ctx, "direct uniforms", 1).unwrap();
+        let (du, dg) = direct_pass
+            .uniform_buffer(ctx, "direct uniforms", 1)
+            .unwrap();
         let dm = direct_pass.material_bind_group(ctx, "direct material", &texture.create_view());
         Self {
             pass,
@@ -107,7 +114,12 @@ impl Scene {
     /// is a 64x64 palette of four 32x32 quadrants, each wedge's UV at one quadrant's centre, so
     /// that each wedge is one exact colour whatever the filter and mip level.
     fn star(ctx: &GpuContext) -> Self {
-        let colours = [[240u8, 240, 240], [20, 20, 30], [230, 60, 40], [40, 90, 220]];
+        let colours = [
+            [240u8, 240, 240],
+            [20, 20, 30],
+            [230, 60, 40],
+            [40, 90, 220],
+        ];
         let palette = image::RgbaImage::from_fn(64, 64, |x, y| {
             let c = colours[(x / 32 + 2 * (y / 32)) as usize];
             image::Rgba([c[0], c[1], c[2], 255])
@@ -122,8 +134,19 @@ impl Scene {
             let a0 = 0.11 + k as f32 * std::f32::consts::TAU / wedges as f32;
             let a1 = a0 + std::f32::consts::TAU / wedges as f32;
             // Alternate light and dark, with a colour every third dark wedge.
-            let texel = if k % 2 == 0 { 0 } else if k % 6 == 1 { 2 } else if k % 6 == 3 { 3 } else { 1 };
-            let uv = [0.25 + 0.5 * (texel % 2) as f32, 0.25 + 0.5 * (texel / 2) as f32];
+            let texel = if k % 2 == 0 {
+                0
+            } else if k % 6 == 1 {
+                2
+            } else if k % 6 == 3 {
+                3
+            } else {
+                1
+            };
+            let uv = [
+                0.25 + 0.5 * (texel % 2) as f32,
+                0.25 + 0.5 * (texel / 2) as f32,
+            ];
             let base = verts.len() as u32;
             for (x, y) in [
                 (centre[0], centre[1]),
@@ -149,7 +172,8 @@ impl Scene {
     fn render_direct(&self, ctx: &GpuContext) -> Vec<u8> {
         let (pass, ubuf, ugroup, material) = &self.direct;
         let u = DrawUniforms::new(self.view_proj, self.model, 0.0, false);
-        ctx.queue().write_buffer(ubuf.buffer(), 0, bytemuck::bytes_of(&u));
+        ctx.queue()
+            .write_buffer(ubuf.buffer(), 0, bytemuck::bytes_of(&u));
         let output = output_texture(ctx, wgpu::TextureFormat::Rgba8UnormSrgb);
         let depth = ctx
             .create_texture(
@@ -307,7 +331,10 @@ fn compare(ctx: &GpuContext, scene: &Scene, name: &str) -> (f64, f64) {
         .map(|(a, b)| a.abs_diff(*b))
         .max()
         .unwrap_or(0);
-    assert!(worst <= 1, "{name}: scale 1 differs from native by {worst} levels");
+    assert!(
+        worst <= 1,
+        "{name}: scale 1 differs from native by {worst} levels"
+    );
     let b075 = Bucket::from_sixteenths(12);
     let from_bilinear = scene.render(ctx, &mut bilinear, &mut up, b075, &settings);
     let from_easu = scene.render(ctx, &mut easu, &mut up, b075, &settings);
@@ -362,7 +389,10 @@ fn easu_rcas_is_at_least_as_good_as_bilinear_on_edges() {
     assert!(pe >= pb, "EASU+RCAS {pe:.2} dB below bilinear {pb:.2} dB");
     // A floor too, so that a broken EASU that merely equals a broken bilinear fails.
     assert!(pb >= MIN_PSNR_STAR, "bilinear {pb:.2} dB < {MIN_PSNR_STAR}");
-    assert!(pe >= MIN_PSNR_STAR, "EASU+RCAS {pe:.2} dB < {MIN_PSNR_STAR}");
+    assert!(
+        pe >= MIN_PSNR_STAR,
+        "EASU+RCAS {pe:.2} dB < {MIN_PSNR_STAR}"
+    );
 }
 
 /// The same image whatever the output format: sRGB views (hardware encode) and UNORM views

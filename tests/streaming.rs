@@ -183,7 +183,7 @@ fn gallery_holds_budget_through_256_48_256_and_unloads_to_baseline() {
         assert!(!h.streamer.remove_texture(handle), "a stale handle fails softly");
         assert!(h.streamer.bind_group(handle).is_none());
     }
-    h.frame(256 * MIB, 0.0);
+    let _ = h.frame(256 * MIB, 0.0);
     h.ctx.queue().submit([]);
     h.ctx.wait_idle().unwrap();
     h.streamer.begin_frame(&h.ctx); // releases the last staging charges
@@ -226,7 +226,7 @@ fn corrupt_level_keeps_the_texture_and_is_reported() {
     }
     let mut errors = 0;
     for _ in 0..20 {
-        h.frame(64 * MIB, 0.0);
+        let _ = h.frame(64 * MIB, 0.0);
         errors += h.streamer.frame_stats().io_errors;
     }
     let infos = h.streamer.texture_infos();

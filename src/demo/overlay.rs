@@ -445,7 +445,7 @@ impl Panels {
                 swatch(ui, colour);
                 ui.label(c.name());
                 ui.label(format!("{:.1} MiB", mib(s.bytes)));
-                ui.label(RichText::new(format!("{} allocs, peak {:.1}", s.count, mib(s.peak))).weak());
+                ui.label(RichText::new(format!("peak {:.1}", mib(s.peak))).weak().small());
                 ui.end_row();
             }
         });

@@ -215,7 +215,11 @@ pub fn target_bytes(output: (u32, u32), scale: f32, upscaler: Upscaler) -> u64 {
 /// [`ScaleBucket`]s (scale and render-target bytes) of every bucket in `range`, ascending, for the
 /// planner. Allocates the vector; call it when the output size, the range or the upscaler changes,
 /// not every frame (or reuse one with [`fill_scale_buckets`]).
-pub fn scale_buckets(output: (u32, u32), range: BucketRange, upscaler: Upscaler) -> Vec<ScaleBucket> {
+pub fn scale_buckets(
+    output: (u32, u32),
+    range: BucketRange,
+    upscaler: Upscaler,
+) -> Vec<ScaleBucket> {
     let mut v = Vec::with_capacity(range.len());
     fill_scale_buckets(output, range, upscaler, &mut v);
     v
@@ -248,8 +252,8 @@ pub fn largest_fitting(
 ) -> Bucket {
     range
         .iter()
-        .filter(|b| target_bytes(output, b.scale(), upscaler) <= bytes)
-        .last()
+        .rev()
+        .find(|b| target_bytes(output, b.scale(), upscaler) <= bytes)
         .unwrap_or(range.min())
 }
 

@@ -125,7 +125,10 @@ pub struct ControllerConfig {
     /// nothing happens while the average is within ±10 % of the target; one bucket changes the
     /// pixel count by 12 to 25 %, so a narrower band would see every step as a miss).
     pub dead_band: f32,
-    /// Frames the time path waits after any change before deciding again (default 8).
+    /// Frames the time path waits after any change before deciding again, and at start-up
+    /// (default 8: longer than the [`super::GpuTimer`]'s read-back lag of up to
+    /// [`super::timer::SLOTS`] frames, so that a time measured at the old scale is not taken for
+    /// one at the new scale, and long enough for the average to hold mostly new samples).
     pub settle_frames: u32,
     /// The mode (default [`ControllerMode::Planned`]).
     pub mode: ControllerMode,
@@ -526,7 +529,11 @@ mod tests {
         for _ in 0..window / 2 {
             c.update(&mem(1.0));
         }
-        assert_eq!(c.bucket(), Bucket::floor(0.9), "the lowest cap seen in the window");
+        assert_eq!(
+            c.bucket(),
+            Bucket::floor(0.9),
+            "the lowest cap seen in the window"
+        );
     }
 
     #[test]
@@ -547,7 +554,12 @@ mod tests {
                 // Within ±8 % of 14 ms: well inside the band around 16.6 ms.
                 c.update(&input(14.0 * (1.0 + 0.08 * noise.next())));
             }
-            assert_eq!(c.change_count(), settled, "memory {memory}: {:?}", c.history().collect::<Vec<_>>());
+            assert_eq!(
+                c.change_count(),
+                settled,
+                "memory {memory}: {:?}",
+                c.history().collect::<Vec<_>>()
+            );
         }
     }
 
@@ -632,7 +644,10 @@ mod tests {
                 assert!(c.bucket() < Bucket::FULL);
                 let s = c.bucket().scale();
                 assert!(target * load * s * s <= target * 1.1);
-                assert_eq!(c.history().next().unwrap().reason, ChangeReason::CpuTimeDown);
+                assert_eq!(
+                    c.history().next().unwrap().reason,
+                    ChangeReason::CpuTimeDown
+                );
             }
         }
         assert_eq!(c.bucket(), Bucket::FULL);
@@ -738,7 +753,14 @@ mod tests {
             range: BucketRange::new(f32::INFINITY, f32::NAN),
             ..Default::default()
         });
-        for v in [f32::NAN, f32::INFINITY, -1.0, 0.0, f32::MAX, f32::MIN_POSITIVE] {
+        for v in [
+            f32::NAN,
+            f32::INFINITY,
+            -1.0,
+            0.0,
+            f32::MAX,
+            f32::MIN_POSITIVE,
+        ] {
             c.update(&FrameInput {
                 memory_max_scale: v,
                 available_bytes: Some(u64::MAX),

@@ -130,7 +130,11 @@ impl GpuTimer {
 
     /// Timestamp writes for a render pass of the timed frame: `begin` on the frame's first pass,
     /// `end` on its last (both on a frame of one pass). `None` when this frame is not timed.
-    pub fn pass_writes(&self, begin: bool, end: bool) -> Option<wgpu::RenderPassTimestampWrites<'_>> {
+    pub fn pass_writes(
+        &self,
+        begin: bool,
+        end: bool,
+    ) -> Option<wgpu::RenderPassTimestampWrites<'_>> {
         let i = self.current? as u32;
         Some(wgpu::RenderPassTimestampWrites {
             query_set: &self.query_set,

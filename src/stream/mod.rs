@@ -570,7 +570,9 @@ impl Streamer {
         let mut have = 0u64;
         let mut want = 0u64;
         for p in &self.plan_tex {
-            if p.level_count == 0 || !(p.wanted_level < f32::from(p.level_count)) {
+            // Not visible: infinite, NaN, or past the chain.
+            let visible = p.wanted_level.is_finite() && p.wanted_level < f32::from(p.level_count);
+            if p.level_count == 0 || !visible {
                 continue;
             }
             let w = (p.wanted_level.max(0.0).floor() as u8).min(p.level_count);
