@@ -188,7 +188,11 @@ fn controller(c: &mut Criterion) {
         b.iter(|| {
             f = f.wrapping_add(1);
             // A budget that moves every 500 frames and a noisy frame time: every path runs.
-            let memory = if (f / 500) % 2 == 0 { 1.0 } else { 0.6 };
+            let memory = if (f / 500).is_multiple_of(2) {
+                1.0
+            } else {
+                0.6
+            };
             let s = ctl.bucket().scale();
             let input = FrameInput {
                 memory_max_scale: memory,

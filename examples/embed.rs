@@ -21,7 +21,9 @@ use glam::{Mat4, Quat, Vec3};
 use mipflow::budget::Budget;
 use mipflow::cook::Quality;
 use mipflow::render::Vertex;
-use mipflow::{Camera, FrameInput, MaterialDesc, Renderer, RendererConfig, TextureOptions, TextureSource};
+use mipflow::{
+    Camera, FrameInput, MaterialDesc, Renderer, RendererConfig, TextureOptions, TextureSource,
+};
 use winit::application::ApplicationHandler;
 use winit::event::WindowEvent;
 use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
@@ -169,7 +171,10 @@ impl Game {
             let bytes =
                 mipflow::scenes::cook_procedural(spec, Quality::Fast).map_err(|e| e.to_string())?;
             let tex = mipflow
-                .add_texture(TextureSource::Bytes(bytes.into()), TextureOptions::default())
+                .add_texture(
+                    TextureSource::Bytes(bytes.into()),
+                    TextureOptions::default(),
+                )
                 .map_err(|e| e.to_string())?;
             let mat = mipflow
                 .add_material(MaterialDesc::new(tex))
@@ -208,7 +213,8 @@ impl Game {
             return Ok(false);
         }
         let frame = match self.surface.get_current_texture() {
-            wgpu::CurrentSurfaceTexture::Success(f) | wgpu::CurrentSurfaceTexture::Suboptimal(f) => f,
+            wgpu::CurrentSurfaceTexture::Success(f)
+            | wgpu::CurrentSurfaceTexture::Suboptimal(f) => f,
             wgpu::CurrentSurfaceTexture::Outdated | wgpu::CurrentSurfaceTexture::Lost => {
                 self.surface.configure(&self.device, &self.config);
                 return Ok(false);
@@ -228,7 +234,13 @@ impl Game {
         let camera = Camera::look_at(Vec3::new(0.0, 1.0, 6.0), Vec3::ZERO);
         let stats = *self
             .mipflow
-            .render(&view, &FrameInput { camera, debug_mips: false })
+            .render(
+                &view,
+                &FrameInput {
+                    camera,
+                    debug_mips: false,
+                },
+            )
             .map_err(|e| e.to_string())?;
 
         // 2. The game's own pass, over it.
@@ -290,7 +302,9 @@ impl ApplicationHandler for App {
     }
 
     fn window_event(&mut self, el: &ActiveEventLoop, _: WindowId, event: WindowEvent) {
-        let Some(game) = self.game.as_mut() else { return };
+        let Some(game) = self.game.as_mut() else {
+            return;
+        };
         match event {
             WindowEvent::CloseRequested => el.exit(),
             WindowEvent::Resized(s) => game.resize(s.width, s.height),

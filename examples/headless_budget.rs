@@ -11,7 +11,9 @@ use mipflow::budget::source::format_bytes;
 use mipflow::budget::{Budget, Category};
 use mipflow::cook::Quality;
 use mipflow::gpu::{GpuContext, GpuOptions};
-use mipflow::{Camera, FrameInput, MaterialDesc, Renderer, RendererConfig, TextureOptions, TextureSource};
+use mipflow::{
+    Camera, FrameInput, MaterialDesc, Renderer, RendererConfig, TextureOptions, TextureSource,
+};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ctx = GpuContext::headless(&GpuOptions::default())?;
@@ -19,7 +21,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(m) = ctx.adapter_memory() {
         // Where a budget could come from: a fraction of what the adapter reports.
         let b = Budget::adapter_fraction(0.5, m)?;
-        println!("half the adapter's memory would be {}: {}", format_bytes(b.current_bytes()), b.source().describe());
+        println!(
+            "half the adapter's memory would be {}: {}",
+            format_bytes(b.current_bytes()),
+            b.source().describe()
+        );
     }
 
     // A fixed budget to start; deterministic streaming so every run prints the same figures.
@@ -33,7 +39,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let output = r.context().create_texture(
         &wgpu::TextureDescriptor {
             label: Some("output"),
-            size: wgpu::Extent3d { width: w, height: h, depth_or_array_layers: 1 },
+            size: wgpu::Extent3d {
+                width: w,
+                height: h,
+                depth_or_array_layers: 1,
+            },
             mip_level_count: 1,
             sample_count: 1,
             dimension: wgpu::TextureDimension::D2,
@@ -48,24 +58,39 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Eight textures of 512² on panels filling the view, cooked in memory.
     let (pv, pi) = mipflow::scenes::panel(1.0, 1.0);
     let mesh = r.add_mesh(&pv, &pi)?;
-    for (i, spec) in mipflow::scenes::demo_specs(3, 8, 512).into_iter().enumerate() {
+    for (i, spec) in mipflow::scenes::demo_specs(3, 8, 512)
+        .into_iter()
+        .enumerate()
+    {
         let spec = mipflow::scenes::TextureSpec { size: 512, ..spec };
         let bytes = mipflow::scenes::cook_procedural(&spec, Quality::Fast)?;
-        let tex = r.add_texture(TextureSource::Bytes(bytes.into()), TextureOptions::default())?;
+        let tex = r.add_texture(
+            TextureSource::Bytes(bytes.into()),
+            TextureOptions::default(),
+        )?;
         let mat = r.add_material(MaterialDesc::new(tex))?;
         let (x, y) = ((i % 4) as f32 - 1.5, (i / 4) as f32 - 0.5);
         r.add_instance(mesh, mat, Mat4::from_translation(Vec3::new(x, y, 0.0)))?;
     }
     let camera = Camera::look_at(Vec3::new(0.0, 0.0, 1.3), Vec3::ZERO);
 
-    println!("{:>9} | {:>9} {:>9} {:>9} | {:>6} | {:>10}", "budget", "total", "textures", "targets", "scale", "resident");
+    println!(
+        "{:>9} | {:>9} {:>9} {:>9} | {:>6} | {:>10}",
+        "budget", "total", "textures", "targets", "scale", "resident"
+    );
     let t0 = std::time::Instant::now();
     for mib in [32u64, 10, 7, 5, 32] {
         r.set_budget(Budget::bytes(mib << 20));
         let mut peak = 0;
         let mut last = None;
         for _ in 0..20 {
-            let s = *r.render(&view, &FrameInput { camera, debug_mips: false })?;
+            let s = *r.render(
+                &view,
+                &FrameInput {
+                    camera,
+                    debug_mips: false,
+                },
+            )?;
             peak = peak.max(s.frame_peak_bytes);
             last = Some(s);
         }
@@ -79,10 +104,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             format_bytes(c.render_targets.bytes),
             s.render_scale,
             100.0 * s.resident_mip_bytes as f64 / s.wanted_mip_bytes.max(1) as f64,
-            if s.budget_too_small { "(below the floor)" } else { "" }
+            if s.budget_too_small {
+                "(below the floor)"
+            } else {
+                ""
+            }
         );
         if peak > s.budget_bytes && !s.budget_too_small {
-            return Err(format!("the ledger passed the budget: {peak} > {}", s.budget_bytes).into());
+            return Err(
+                format!("the ledger passed the budget: {peak} > {}", s.budget_bytes).into(),
+            );
         }
     }
     println!("({:.1} s of rendering)", t0.elapsed().as_secs_f32());
@@ -90,10 +121,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .scale_history()
         .map(|(f, from, to, why)| format!("frame {f}: {from:.3} -> {to:.3} ({})", why.name()))
         .collect();
-    println!("scale changes: {}", if changes.is_empty() { "none".to_owned() } else { changes.join("; ") });
+    println!(
+        "scale changes: {}",
+        if changes.is_empty() {
+            "none".to_owned()
+        } else {
+            changes.join("; ")
+        }
+    );
     drop(view);
     drop(output);
     r.clear_scene();
-    println!("after clear_scene: {} in the ledger", format_bytes(r.ledger_snapshot().total_bytes));
+    println!(
+        "after clear_scene: {} in the ledger",
+        format_bytes(r.ledger_snapshot().total_bytes)
+    );
     Ok(())
 }

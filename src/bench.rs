@@ -275,6 +275,8 @@ pub struct ModeSummary {
     pub ssim_mean: Option<f64>,
     /// Frames compared.
     pub frames_compared: u64,
+    /// Compared frames under 40 dB (issue 8's goal for (c) is none).
+    pub frames_under_40db: u64,
     /// Frames whose in-frame peak passed the budget (mode (c)).
     pub frames_over_budget: u64,
     /// The highest budget in force (mode (c)).
@@ -350,6 +352,9 @@ pub struct PlannerFigures {
     pub steady_us_mean: f64,
     /// Steady view: 99th percentile µs.
     pub steady_us_p99: f64,
+    /// Steady view: median µs per frame (the figure the goal is judged on: robust to the
+    /// preemption of a shared machine, which the mean is not).
+    pub steady_us_p50: f64,
     /// Every visible texture's wanted level moving each frame (re-planned every frame): mean µs.
     pub moving_us_mean: f64,
     /// Why the figures are missing or partial, if they are.
@@ -845,6 +850,7 @@ impl ModeRun {
         let psnr: Vec<f64> = s.frames.iter().filter_map(|f| f.psnr_db).collect();
         let ssim: Vec<f64> = s.frames.iter().filter_map(|f| f.ssim).collect();
         s.frames_compared = psnr.len() as u64;
+        s.frames_under_40db = psnr.iter().filter(|&&p| p < 40.0).count() as u64;
         let min = |v: &[f64]| v.iter().copied().reduce(f64::min);
         let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
         s.psnr_min_db = min(&psnr);
@@ -1200,6 +1206,7 @@ pub fn planner_bench(n: usize, frames: u64) -> PlannerFigures {
         frames_timed: frames,
         steady_us_mean: s.mean,
         steady_us_p99: s.p99,
+        steady_us_p50: s.p50,
         moving_us_mean: Percentiles::of(&moving).mean,
         note,
     }
@@ -1405,9 +1412,12 @@ fn goals(r: &BenchReport, opts: &BenchOptions) -> Vec<Goal> {
     if let Some(p) = &r.planner {
         g.push(Goal {
             name: format!("planner per frame at {} textures, steady view", p.textures),
-            measured: format!("{:.1} µs", p.steady_us_mean),
+            measured: format!(
+                "median {:.1} µs (mean {:.1})",
+                p.steady_us_p50, p.steady_us_mean
+            ),
             target: "at most 50 µs at 10k".into(),
-            met: (p.textures == 10_000 && p.note.is_none()).then_some(p.steady_us_mean <= 50.0),
+            met: (p.textures == 10_000 && p.note.is_none()).then_some(p.steady_us_p50 <= 50.0),
         });
     }
     if let Some(u) = &r.upload {
@@ -1568,6 +1578,16 @@ pub fn markdown(r: &BenchReport) -> String {
         "(c) at least 40 dB every frame",
     );
     row(
+        "frames under 40 dB",
+        m.iter()
+            .map(|x| match x.mode {
+                Some(Mode::Rgba8) => "reference".into(),
+                _ => format!("{} of {}", x.frames_under_40db, x.frames_compared),
+            })
+            .collect(),
+        "(c) 0",
+    );
+    row(
         "SSIM against (a): min / mean",
         m.iter()
             .map(|x| match (x.ssim_min, x.ssim_mean) {
@@ -1601,7 +1621,9 @@ pub fn markdown(r: &BenchReport) -> String {
         "first frame with every wanted mip resident",
         m.iter()
             .map(|x| match x.mode {
-                Some(Mode::Mipflow) => opt(x.first_frame_all_wanted, |f| f.to_string()),
+                Some(Mode::Mipflow) => x
+                    .first_frame_all_wanted
+                    .map_or_else(|| "never".to_owned(), |f| f.to_string()),
                 _ => "0 (all resident)".into(),
             })
             .collect(),
@@ -1624,10 +1646,13 @@ pub fn markdown(r: &BenchReport) -> String {
     if let Some(p) = &r.planner {
         row(
             &format!(
-                "planner µs per frame, {} textures, steady view: mean / p99",
+                "planner µs per frame, {} textures, steady view: median / mean / p99",
                 p.textures
             ),
-            blank(format!("{:.1} / {:.1}", p.steady_us_mean, p.steady_us_p99)),
+            blank(format!(
+                "{:.1} / {:.1} / {:.1}",
+                p.steady_us_p50, p.steady_us_mean, p.steady_us_p99
+            )),
             "at most 50 µs at 10k",
         );
         row(
@@ -2072,6 +2097,7 @@ mod tests {
             planner: Some(PlannerFigures {
                 textures: 10_000,
                 steady_us_mean: 20.0,
+                steady_us_p50: 20.0,
                 ..PlannerFigures::default()
             }),
             cook: vec![CookFigures {

@@ -114,7 +114,7 @@ pub fn draw_level(spec: &TextureSpec, level: u32) -> image::RgbaImage {
         let v = (y as f32 + 0.5) / size as f32;
         let cx = (u * cells as f32) as u64;
         let cy = (v * cells as f32) as u64;
-        let checker = (cx + cy) % 2 == 0;
+        let checker = (cx + cy).is_multiple_of(2);
         let wave = ((u * stripes as f32 + v * 3.0) * std::f32::consts::TAU).sin() * 0.5 + 0.5;
         // A fine grid at 8 texels of this level: detail that only this level resolves.
         let fine = x % 8 == 0 || y % 8 == 0;
@@ -234,12 +234,12 @@ pub fn hall_length(count: usize) -> f32 {
 /// panels on the left wall, odd on the right, larger textures on larger panels. Lets a caller add
 /// panels one at a time (the demo adds them as they finish cooking) with the same layout.
 pub fn hall_panel_transform(i: usize, size: u32) -> Mat4 {
-    let side = if i % 2 == 0 { -1.0 } else { 1.0 };
+    let side = if i.is_multiple_of(2) { -1.0 } else { 1.0 };
     let row = (i / 2) as f32;
     let extent = 1.0 + (size as f32 / 1024.0).min(2.0) * 0.8;
     let z = -2.0 - row * HALL_SPACING;
     // Alternate heights so the walls read as a gallery, not a fence.
-    let y = 1.4 + if (i / 2) % 2 == 0 { 0.0 } else { 0.35 };
+    let y = 1.4 + if (i / 2).is_multiple_of(2) { 0.0 } else { 0.35 };
     Mat4::from_scale_rotation_translation(
         Vec3::splat(extent),
         Quat::from_rotation_y(-side * std::f32::consts::FRAC_PI_2),

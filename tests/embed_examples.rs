@@ -17,8 +17,15 @@ fn embed_example_draws_frames_and_exits() {
     let out = display::run(cmd, Duration::from_secs(300));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "embed failed ({}):\n{stdout}\n{stderr}", out.status);
-    assert!(stdout.contains("embed: 8 frames, 6 textures"), "{stdout}\n{stderr}");
+    assert!(
+        out.status.success(),
+        "embed failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+    assert!(
+        stdout.contains("embed: 8 frames, 6 textures"),
+        "{stdout}\n{stderr}"
+    );
     assert!(!stderr.contains("wgpu error"), "{stderr}");
 }
 
@@ -44,7 +51,10 @@ fn headless_budget_example_runs_within_budget() {
         eprintln!("\n!!!!!!!! SKIPPING headless_budget: no GPU adapter.\n");
         return;
     }
-    assert!(out.status.success(), "headless_budget failed:\n{stdout}\n{stderr}");
+    assert!(
+        out.status.success(),
+        "headless_budget failed:\n{stdout}\n{stderr}"
+    );
     // Five budgets, each a row; the scene unloads back to (almost) nothing.
     let rows = stdout.lines().filter(|l| l.contains(" MiB |")).count();
     assert_eq!(rows, 5, "{stdout}");

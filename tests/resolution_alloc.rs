@@ -60,7 +60,11 @@ fn the_controller_allocates_nothing_per_frame() {
         for f in 0..20_000u32 {
             // Memory and time both moving, so every branch (down, up window, changes recorded
             // into the ring) runs.
-            let memory = if (f / 500) % 2 == 0 { 1.0 } else { 0.55 };
+            let memory = if (f / 500).is_multiple_of(2) {
+                1.0
+            } else {
+                0.55
+            };
             let s = c.bucket().scale();
             c.update(&FrameInput {
                 memory_max_scale: memory,

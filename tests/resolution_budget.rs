@@ -51,7 +51,7 @@ fn a_scripted_budget_drives_the_scale_and_the_budget_holds() {
     let budget_at = |f: u64| if (100..200).contains(&f) { low } else { full };
     let (drop_at, restore_at) = (100u64, 200u64);
     let mut raised_at = None;
-    let reallocations_before_steady = std::cell::Cell::new(0);
+    let mut reallocations_before_steady = 0;
     for f in 0..600u64 {
         let budget = budget_at(f);
         let memory_max = largest_fitting(output, range, upscaler, budget);
@@ -112,7 +112,7 @@ fn a_scripted_budget_drives_the_scale_and_the_budget_holds() {
             );
         }
         if f == 299 {
-            reallocations_before_steady.set(pool.reallocations());
+            reallocations_before_steady = pool.reallocations();
         }
     }
     let raised_at = raised_at.expect("the scale came back up");
@@ -128,7 +128,7 @@ fn a_scripted_budget_drives_the_scale_and_the_budget_holds() {
         "{:?}",
         controller.history().collect::<Vec<_>>()
     );
-    assert_eq!(pool.reallocations(), reallocations_before_steady.get());
+    assert_eq!(pool.reallocations(), reallocations_before_steady);
     assert_eq!(pool.reallocations(), 3, "initial, down, up");
     ctx.wait_idle().unwrap();
     assert!(ctx.take_uncaptured_errors().is_empty());

@@ -98,7 +98,11 @@ impl FlyCamera {
     /// Moves for `dt` seconds under `input`. A long `dt` (a stall) is capped at 0.1 s so the
     /// camera never jumps through walls after a hitch.
     pub fn update(&mut self, input: &FlyInput, dt: f32) {
-        let dt = if dt.is_finite() { dt.clamp(0.0, 0.1) } else { 0.0 };
+        let dt = if dt.is_finite() {
+            dt.clamp(0.0, 0.1)
+        } else {
+            0.0
+        };
         let fwd = self.forward();
         let right = fwd.cross(Vec3::Y).normalize_or(Vec3::X);
         let axis = |pos: bool, neg: bool| f32::from(u8::from(pos)) - f32::from(u8::from(neg));
@@ -125,7 +129,11 @@ mod tests {
         let target = Vec3::new(-4.0, 1.0, -7.0);
         let c = FlyCamera::looking_at(eye, target);
         let want = (target - eye).normalize();
-        assert!((c.forward() - want).length() < 1e-4, "{:?} vs {want:?}", c.forward());
+        assert!(
+            (c.forward() - want).length() < 1e-4,
+            "{:?} vs {want:?}",
+            c.forward()
+        );
     }
 
     #[test]

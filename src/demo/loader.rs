@@ -64,12 +64,12 @@ impl Job {
                 };
                 let tex = crate::cook::cook_image(&img, &opts)?;
                 let mut out = Vec::new();
-                crate::ktx2::write_ktx2(&mut out, &tex, None, "mipflow demo").map_err(|source| {
-                    Error::Io {
+                crate::ktx2::write_ktx2(&mut out, &tex, None, "mipflow demo").map_err(
+                    |source| Error::Io {
                         path: p.clone(),
                         source,
-                    }
-                })?;
+                    },
+                )?;
                 Ok(TextureSource::Bytes(out.into()))
             }
         }
@@ -98,7 +98,8 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
         if p.is_dir() {
             collect(&p, out)?;
         } else if p.extension().and_then(|x| x.to_str()).is_some_and(|x| {
-            x.eq_ignore_ascii_case("ktx2") || IMAGE_EXTENSIONS.iter().any(|i| x.eq_ignore_ascii_case(i))
+            x.eq_ignore_ascii_case("ktx2")
+                || IMAGE_EXTENSIONS.iter().any(|i| x.eq_ignore_ascii_case(i))
         }) {
             out.push(p);
         }
@@ -153,7 +154,9 @@ impl Loader {
                 files
                     .into_iter()
                     .map(|p| {
-                        if p.extension().is_some_and(|x| x.eq_ignore_ascii_case("ktx2")) {
+                        if p.extension()
+                            .is_some_and(|x| x.eq_ignore_ascii_case("ktx2"))
+                        {
                             Job::Ktx2(p)
                         } else {
                             Job::Image(p)
@@ -164,10 +167,7 @@ impl Loader {
         };
         if jobs.is_empty() {
             let what = match choice {
-                SceneChoice::Gallery(d) => format!(
-                    "no .ktx2 or image files under {}",
-                    d.display()
-                ),
+                SceneChoice::Gallery(d) => format!("no .ktx2 or image files under {}", d.display()),
                 SceneChoice::Demo { .. } => "the demo scene has no textures (--count 0)".to_owned(),
             };
             return Err(Error::Scenario(what));

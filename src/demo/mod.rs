@@ -154,13 +154,19 @@ impl Options {
         let size = parse_wxh(&args.size)
             .ok_or_else(|| format!("--size {:?}: expected WxH, such as 1280x720", args.size))?;
         if !(64..=16384).contains(&args.max_size) {
-            return Err(format!("--max-size {}: expected 64 to 16384", args.max_size));
+            return Err(format!(
+                "--max-size {}: expected 64 to 16384",
+                args.max_size
+            ));
         }
         if args.count == 0 || args.count > 20_000 {
             return Err(format!("--count {}: expected 1 to 20000", args.count));
         }
         if !(args.min_scale.is_finite() && args.min_scale > 0.0 && args.min_scale <= 1.0) {
-            return Err(format!("--min-scale {}: expected a scale in (0, 1]", args.min_scale));
+            return Err(format!(
+                "--min-scale {}: expected a scale in (0, 1]",
+                args.min_scale
+            ));
         }
         if let Some(t) = args.target_ms
             && !(t.is_finite() && t > 0.0)
@@ -168,7 +174,10 @@ impl Options {
             return Err(format!("--target-ms {t}: expected a positive number"));
         }
         if !(1..=16).contains(&args.anisotropy) {
-            return Err(format!("--anisotropy {}: expected 1 to 16", args.anisotropy));
+            return Err(format!(
+                "--anisotropy {}: expected 1 to 16",
+                args.anisotropy
+            ));
         }
         let choice = match &args.textures {
             Some(dir) => SceneChoice::Gallery(dir.clone()),
@@ -275,7 +284,12 @@ impl ApplicationHandler for App {
         }
     }
 
-    fn device_event(&mut self, _el: &ActiveEventLoop, _id: winit::event::DeviceId, event: DeviceEvent) {
+    fn device_event(
+        &mut self,
+        _el: &ActiveEventLoop,
+        _id: winit::event::DeviceId,
+        event: DeviceEvent,
+    ) {
         if let (Some(r), DeviceEvent::MouseMotion { delta }) = (self.running.as_mut(), event)
             && r.input.looking
         {
@@ -304,7 +318,11 @@ struct Fps {
 impl Fps {
     fn push(&mut self, dt_ms: f32) {
         if dt_ms.is_finite() && dt_ms > 0.0 {
-            self.ms = if self.ms == 0.0 { dt_ms } else { self.ms * 0.9 + dt_ms * 0.1 };
+            self.ms = if self.ms == 0.0 {
+                dt_ms
+            } else {
+                self.ms * 0.9 + dt_ms * 0.1
+            };
         }
     }
 
@@ -344,6 +362,19 @@ struct Running {
     last_title: Option<Instant>,
     first_frame_logged: bool,
     stats: FrameStats,
+}
+
+/// The renderer's configuration, field by field, as any user outside the crate must write it
+/// (the config is `#[non_exhaustive]`).
+#[allow(clippy::field_reassign_with_default)]
+fn renderer_config(opts: &Options, format: wgpu::TextureFormat) -> RendererConfig {
+    let mut rc = RendererConfig::default();
+    rc.budget = Budget::bytes(opts.budget);
+    rc.output_format = format;
+    rc.anisotropy = opts.args.anisotropy;
+    rc.target_frame_ms = opts.args.target_ms;
+    rc.controller.range = BucketRange::new(opts.args.min_scale, 1.0);
+    rc
 }
 
 /// An 8-bit sRGB format if the surface has one (so readback and egui both work), else its first.
@@ -406,12 +437,7 @@ impl Running {
             "window surface"
         );
 
-        let mut rc = RendererConfig::default();
-        rc.budget = Budget::bytes(opts.budget);
-        rc.output_format = format;
-        rc.anisotropy = opts.args.anisotropy;
-        rc.target_frame_ms = opts.args.target_ms;
-        rc.controller.range = BucketRange::new(opts.args.min_scale, 1.0);
+        let rc = renderer_config(opts, format);
         let mut renderer = Renderer::with_context(ctx, rc).map_err(|e| e.to_string())?;
         let loader = Loader::start(&mut renderer, &opts.choice, opts.args.cook_threads)
             .map_err(|e| e.to_string())?;
@@ -509,7 +535,10 @@ impl Running {
                 let down = event.state == ElementState::Pressed;
                 if down && !event.repeat {
                     match code {
-                        KeyCode::F1 => self.overlay_visible = cfg!(feature = "overlay") && !self.overlay_visible,
+                        KeyCode::F1 => {
+                            self.overlay_visible =
+                                cfg!(feature = "overlay") && !self.overlay_visible
+                        }
                         KeyCode::F2 => {
                             self.debug_mips = !self.debug_mips;
                             #[cfg(feature = "overlay")]
@@ -651,9 +680,7 @@ impl Running {
         } else {
             None
         };
-        let texture = offscreen
-            .as_ref()
-            .map_or(&frame.texture, |t| t.texture());
+        let texture = offscreen.as_ref().map_or(&frame.texture, |t| t.texture());
         let view = texture.create_view(&wgpu::TextureViewDescriptor {
             label: Some("mipflow output"),
             format: Some(self.config.format),
@@ -671,7 +698,8 @@ impl Running {
             .record(self.started.elapsed().as_secs_f64(), &self.stats);
         #[cfg(feature = "overlay")]
         if self.overlay_visible {
-            let loading = (!self.loader.is_done()).then(|| (self.loader.received(), self.loader.total()));
+            let loading =
+                (!self.loader.is_done()).then(|| (self.loader.received(), self.loader.total()));
             let oi = overlay::OverlayInput {
                 renderer: &self.renderer,
                 history: &self.history,
@@ -753,11 +781,9 @@ impl Running {
     }
 
     fn recreate_surface(&mut self) -> Result<(), String> {
-        let instance = self
-            .renderer
-            .context()
-            .instance()
-            .ok_or_else(|| "the surface was lost and there is no instance to recreate it".to_owned())?;
+        let instance = self.renderer.context().instance().ok_or_else(|| {
+            "the surface was lost and there is no instance to recreate it".to_owned()
+        })?;
         self.surface = instance
             .create_surface(self.window.clone())
             .map_err(|e| format!("recreating the lost surface: {e}"))?;
@@ -767,7 +793,10 @@ impl Running {
 
     /// While loading (and without the overlay to show it), the title shows the progress.
     fn update_title(&mut self) {
-        if self.last_title.is_some_and(|t| t.elapsed().as_secs_f32() < 0.5) {
+        if self
+            .last_title
+            .is_some_and(|t| t.elapsed().as_secs_f32() < 0.5)
+        {
             return;
         }
         self.last_title = Some(Instant::now());
@@ -791,7 +820,11 @@ impl Running {
 }
 
 /// Reads `texture` back and writes it as an opaque RGBA PNG.
-fn save_png(ctx: &GpuContext, texture: &wgpu::Texture, path: &std::path::Path) -> Result<(), String> {
+fn save_png(
+    ctx: &GpuContext,
+    texture: &wgpu::Texture,
+    path: &std::path::Path,
+) -> Result<(), String> {
     let mut rgba = crate::gpu::read_texture_rgba8(ctx, texture).map_err(|e| e.to_string())?;
     // The window is opaque; egui's blending may leave other alpha values in the texture.
     for px in rgba.chunks_exact_mut(4) {
@@ -861,7 +894,10 @@ mod tests {
     #[test]
     fn format_prefers_8_bit_srgb() {
         use wgpu::TextureFormat as F;
-        assert_eq!(pick_format(&[F::Rgb10a2Unorm, F::Bgra8UnormSrgb]), Some(F::Bgra8UnormSrgb));
+        assert_eq!(
+            pick_format(&[F::Rgb10a2Unorm, F::Bgra8UnormSrgb]),
+            Some(F::Bgra8UnormSrgb)
+        );
         assert_eq!(pick_format(&[F::Bgra8Unorm]), Some(F::Bgra8Unorm));
         assert_eq!(pick_format(&[]), None);
     }

@@ -172,7 +172,8 @@ impl Overlay {
             window.theme(),
             Some(max_side),
         );
-        let renderer = egui_wgpu::Renderer::new(device, format, egui_wgpu::RendererOptions::default());
+        let renderer =
+            egui_wgpu::Renderer::new(device, format, egui_wgpu::RendererOptions::default());
         let mut o = Self {
             ctx,
             state,
@@ -254,9 +255,7 @@ impl Overlay {
                 if delta.pos.is_none() {
                     // A full delta (re)creates the texture: Rgba8Unorm, one level.
                     let bytes = delta.image.width() as u64 * delta.image.height() as u64 * 4;
-                    let charge = self
-                        .ledger
-                        .charge(Category::Overlay, bytes, "egui texture");
+                    let charge = self.ledger.charge(Category::Overlay, bytes, "egui texture");
                     self.texture_charges.insert(id, charge);
                 }
             }
@@ -334,7 +333,10 @@ impl Overlay {
 
     /// Bytes the overlay has charged (textures exact, buffers estimated).
     pub fn charged_bytes(&self) -> u64 {
-        self.texture_charges.values().map(Charge::bytes).sum::<u64>()
+        self.texture_charges
+            .values()
+            .map(Charge::bytes)
+            .sum::<u64>()
             + self.buffer_charge.as_ref().map_or(0, |(b, _)| *b)
     }
 }
@@ -445,7 +447,11 @@ impl Panels {
                 swatch(ui, colour);
                 ui.label(c.name());
                 ui.label(format!("{:.1} MiB", mib(s.bytes)));
-                ui.label(RichText::new(format!("peak {:.1}", mib(s.peak))).weak().small());
+                ui.label(
+                    RichText::new(format!("peak {:.1}", mib(s.peak)))
+                        .weak()
+                        .small(),
+                );
                 ui.end_row();
             }
         });
@@ -516,14 +522,14 @@ impl Panels {
 
     fn sort_table(&mut self) {
         match self.sort {
-            SortBy::Bytes => self
-                .table
-                .sort_by(|a, b| b.resident_bytes.cmp(&a.resident_bytes).then(a.index.cmp(&b.index))),
-            SortBy::Wanted => self.table.sort_by(|a, b| {
-                blur(b)
-                    .total_cmp(&blur(a))
+            SortBy::Bytes => self.table.sort_by(|a, b| {
+                b.resident_bytes
+                    .cmp(&a.resident_bytes)
                     .then(a.index.cmp(&b.index))
             }),
+            SortBy::Wanted => self
+                .table
+                .sort_by(|a, b| blur(b).total_cmp(&blur(a)).then(a.index.cmp(&b.index))),
             SortBy::Index => self.table.sort_by_key(|t| t.index),
         }
     }
@@ -648,7 +654,10 @@ fn texture_state(t: &TextureInfo) -> (String, Color32) {
     }
     let b = blur(t);
     if b > 0.0 {
-        (format!("{b:.0} oct blurry"), Color32::from_rgb(255, 200, 80))
+        (
+            format!("{b:.0} oct blurry"),
+            Color32::from_rgb(255, 200, 80),
+        )
     } else {
         ("sharp".to_owned(), Color32::from_rgb(120, 220, 120))
     }
@@ -665,7 +674,8 @@ fn history_plot(ui: &mut Ui, h: &History) {
     let now = samples.back().map_or(0.0, |s| s.t);
     // Stacked: each category's line is the running sum up to it, drawn from the top down so the
     // fills layer as bands.
-    let mut stacked: Vec<Vec<[f64; 2]>> = vec![Vec::with_capacity(samples.len()); Category::ALL.len()];
+    let mut stacked: Vec<Vec<[f64; 2]>> =
+        vec![Vec::with_capacity(samples.len()); Category::ALL.len()];
     let mut budget = Vec::with_capacity(samples.len());
     let mut scale = Vec::with_capacity(samples.len());
     for s in samples {
