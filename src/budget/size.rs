@@ -53,7 +53,7 @@ pub fn level_bytes(format: TextureFormat, width: u32, height: u32) -> Option<u64
     let (bw, bh) = format.block_dimensions();
     let bx = u64::from(width.div_ceil(bw));
     let by = u64::from(height.div_ceil(bh));
-    Some(bx * by * bb)
+    bx.checked_mul(by)?.checked_mul(bb)
 }
 
 /// Exact bytes of the texture `desc` describes: every mip level in `desc.mip_level_count`, every
