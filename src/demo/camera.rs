@@ -144,8 +144,9 @@ mod tests {
             forward: true,
             ..FlyInput::default()
         };
-        c.update(&input, 0.5);
-        assert!((c.position - (start + Vec3::new(0.0, 0.0, -1.5))).length() < 1e-4);
+        // update() caps dt at 0.1 s, so a 0.1 s step at the default 3 m/s moves 0.3 m.
+        c.update(&input, 0.1);
+        assert!((c.position - (start + Vec3::new(0.0, 0.0, -0.3))).length() < 1e-4);
         let input = FlyInput {
             right: true,
             fast: true,

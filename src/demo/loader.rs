@@ -224,12 +224,16 @@ impl Loader {
         })
     }
 
-    /// Adds up to `max` finished textures to `r` (never blocks). Returns how many were added.
+    /// Adds finished textures to `r` for at most `budget` of wall time (at least one when any is
+    /// ready; never blocks on the workers). Returns how many were added.
     ///
-    /// The cap bounds the frame's cost: each add reads the file's header and floor tail.
-    pub fn poll(&mut self, r: &mut Renderer, max: usize) -> usize {
+    /// The time cap bounds the frame's cost: each add reads the file's header and floor tail and
+    /// uploads the floor. A cap in time rather than in count lets a warm cache load in a few
+    /// frames even when frames are slow (software rendering).
+    pub fn poll(&mut self, r: &mut Renderer, budget: Duration) -> usize {
+        let start = Instant::now();
         let mut added = 0;
-        while added < max && self.finished.is_none() {
+        while self.finished.is_none() && (added == 0 || start.elapsed() < budget) {
             let Ok((i, res)) = self.rx.try_recv() else {
                 break;
             };

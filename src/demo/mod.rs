@@ -97,10 +97,10 @@ pub struct DemoArgs {
     /// A GPU frame-time target in ms: above it the render scale goes down too.
     #[arg(long, value_name = "MS")]
     pub target_ms: Option<f32>,
-    /// Anisotropic filtering, 1 to 16 (8x costs several times the frame time on a software
-    /// rasteriser such as lavapipe).
-    #[arg(long, default_value_t = 8)]
-    pub anisotropy: u16,
+    /// Anisotropic filtering, 1 to 16. Default: 8, or 1 on a software adapter such as lavapipe,
+    /// where 8x halves the frame rate.
+    #[arg(long, value_name = "N")]
+    pub anisotropy: Option<u16>,
     /// Threads cooking textures in the background (each also encodes in parallel).
     #[arg(long, default_value_t = 2)]
     pub cook_threads: usize,
@@ -124,7 +124,7 @@ impl Default for DemoArgs {
             no_vsync: false,
             min_scale: 0.5,
             target_ms: None,
-            anisotropy: 8,
+            anisotropy: None,
             cook_threads: 2,
         }
     }
@@ -173,11 +173,10 @@ impl Options {
         {
             return Err(format!("--target-ms {t}: expected a positive number"));
         }
-        if !(1..=16).contains(&args.anisotropy) {
-            return Err(format!(
-                "--anisotropy {}: expected 1 to 16",
-                args.anisotropy
-            ));
+        if let Some(a) = args.anisotropy
+            && !(1..=16).contains(&a)
+        {
+            return Err(format!("--anisotropy {a}: expected 1 to 16"));
         }
         let choice = match &args.textures {
             Some(dir) => SceneChoice::Gallery(dir.clone()),
@@ -367,11 +366,11 @@ struct Running {
 /// The renderer's configuration, field by field, as any user outside the crate must write it
 /// (the config is `#[non_exhaustive]`).
 #[allow(clippy::field_reassign_with_default)]
-fn renderer_config(opts: &Options, format: wgpu::TextureFormat) -> RendererConfig {
+fn renderer_config(opts: &Options, format: wgpu::TextureFormat, anisotropy: u16) -> RendererConfig {
     let mut rc = RendererConfig::default();
     rc.budget = Budget::bytes(opts.budget);
     rc.output_format = format;
-    rc.anisotropy = opts.args.anisotropy;
+    rc.anisotropy = anisotropy;
     rc.target_frame_ms = opts.args.target_ms;
     rc.controller.range = BucketRange::new(opts.args.min_scale, 1.0);
     rc
@@ -437,7 +436,16 @@ impl Running {
             "window surface"
         );
 
-        let rc = renderer_config(opts, format);
+        let software = ctx
+            .adapter_info()
+            .is_some_and(|i| i.device_type == wgpu::DeviceType::Cpu);
+        let anisotropy = opts.args.anisotropy.unwrap_or(if software { 1 } else { 8 });
+        if software && opts.args.anisotropy.is_none() {
+            tracing::info!(
+                "software adapter: anisotropic filtering off (--anisotropy N to set it)"
+            );
+        }
+        let rc = renderer_config(opts, format, anisotropy);
         let mut renderer = Renderer::with_context(ctx, rc).map_err(|e| e.to_string())?;
         let loader = Loader::start(&mut renderer, &opts.choice, opts.args.cook_threads)
             .map_err(|e| e.to_string())?;
@@ -618,7 +626,9 @@ impl Running {
             .map_or(0.0, |t| now.duration_since(t).as_secs_f32());
         self.last_frame = Some(now);
         self.fps.push(dt * 1e3);
-        self.loader.poll(&mut self.renderer, 16);
+        // Up to 20 ms a frame on adding newly cooked textures (see `Loader::poll`).
+        self.loader
+            .poll(&mut self.renderer, std::time::Duration::from_millis(20));
         self.update_title();
         let camera = self.camera(dt);
         if self.minimised {
@@ -875,7 +885,7 @@ mod tests {
                 ..DemoArgs::default()
             },
             DemoArgs {
-                anisotropy: 0,
+                anisotropy: Some(0),
                 ..DemoArgs::default()
             },
         ];
