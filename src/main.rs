@@ -69,7 +69,10 @@ struct HeadlessArgs {
 }
 
 fn parse_wxh(s: &str) -> Option<(u32, u32)> {
-    let (w, h) = s.to_ascii_lowercase().split_once('x').map(|(a, b)| (a.trim().to_owned(), b.trim().to_owned()))?;
+    let (w, h) = s
+        .to_ascii_lowercase()
+        .split_once('x')
+        .map(|(a, b)| (a.trim().to_owned(), b.trim().to_owned()))?;
     let (w, h) = (w.parse().ok()?, h.parse().ok()?);
     (w > 0 && h > 0 && w <= 16384 && h <= 16384).then_some((w, h))
 }
@@ -158,15 +161,21 @@ fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-                tracing_subscriber::EnvFilter::new("warn,mipflow=info,wgpu_core=warn,wgpu_hal=warn,naga=warn")
+                tracing_subscriber::EnvFilter::new(
+                    "warn,mipflow=info,wgpu_core=warn,wgpu_hal=warn,naga=warn",
+                )
             }),
         )
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
     match cli.command {
-        Some(Command::Cook(args)) => ExitCode::from(mipflow::cook::run_cook(&args).clamp(0, 255) as u8),
-        Some(Command::Inspect(args)) => ExitCode::from(mipflow::ktx2::run_inspect(&args).clamp(0, 255) as u8),
+        Some(Command::Cook(args)) => {
+            ExitCode::from(mipflow::cook::run_cook(&args).clamp(0, 255) as u8)
+        }
+        Some(Command::Inspect(args)) => {
+            ExitCode::from(mipflow::ktx2::run_inspect(&args).clamp(0, 255) as u8)
+        }
         Some(Command::Headless(args)) => headless(&args),
         Some(Command::Bench(args)) => mipflow::bench::run_bench(&args),
         Some(Command::Demo(args)) => mipflow::demo::run(&args),

@@ -30,10 +30,11 @@ use crate::render::scene::{
 use crate::render::{DrawUniforms, GpuMesh, TexturedPass, Vertex};
 use crate::resolution::{
     Bucket, BucketRange, ChangeReason, ControllerConfig, GpuTimer, RenderTargets,
-    ResolutionController, TimeSource, UpscalePass, UpscaleSettings, Upscaler,
-    fill_scale_buckets,
+    ResolutionController, TimeSource, UpscalePass, UpscaleSettings, Upscaler, fill_scale_buckets,
 };
-use crate::stream::{StreamConfig, StreamFrameStats, Streamer, TextureHandle, TextureOptions, TextureSource};
+use crate::stream::{
+    StreamConfig, StreamFrameStats, Streamer, TextureHandle, TextureOptions, TextureSource,
+};
 use crate::{Error, Result};
 
 /// How a [`Renderer`] is made. `Default` renders to `Rgba8UnormSrgb` with a 256 MiB budget.
@@ -264,7 +265,11 @@ impl Renderer {
     }
 
     /// Adds a streamed texture from a KTX2 file or bytes. Reads its header and floor tail now.
-    pub fn add_texture(&mut self, source: TextureSource, opts: TextureOptions) -> Result<TextureHandle> {
+    pub fn add_texture(
+        &mut self,
+        source: TextureSource,
+        opts: TextureOptions,
+    ) -> Result<TextureHandle> {
         let budget = self.config.budget.current_bytes();
         self.streamer
             .add_texture(&self.ctx, &self.pass, source, opts, budget)
@@ -295,7 +300,10 @@ impl Renderer {
         transform: Mat4,
     ) -> Result<InstanceHandle> {
         if self.meshes.get(mesh.index, mesh.generation).is_none()
-            || self.materials.get(material.index, material.generation).is_none()
+            || self
+                .materials
+                .get(material.index, material.generation)
+                .is_none()
         {
             return Err(Error::InvalidResource {
                 label: "instance".into(),
@@ -369,7 +377,8 @@ impl Renderer {
         for inst in self.instances.iter() {
             let (Some(mesh), Some(mat)) = (
                 self.meshes.get(inst.mesh.index, inst.mesh.generation),
-                self.materials.get(inst.material.index, inst.material.generation),
+                self.materials
+                    .get(inst.material.index, inst.material.generation),
             ) else {
                 continue;
             };
@@ -407,7 +416,10 @@ impl Renderer {
     }
 
     fn set_targets(&mut self, output: (u32, u32), bucket: Bucket) -> Result<()> {
-        let current = self.targets.current().map(|t| (t.bucket(), t.output_size()));
+        let current = self
+            .targets
+            .current()
+            .map(|t| (t.bucket(), t.output_size()));
         if current == Some((bucket, output)) {
             return Ok(());
         }
@@ -421,7 +433,11 @@ impl Renderer {
     /// [`RendererConfig::output_format`]; its size is the output size) and submits it.
     ///
     /// A 0x0 target (a minimised window) draws nothing and returns at once.
-    pub fn render(&mut self, target: &wgpu::TextureView, input: &FrameInput) -> Result<&FrameStats> {
+    pub fn render(
+        &mut self,
+        target: &wgpu::TextureView,
+        input: &FrameInput,
+    ) -> Result<&FrameStats> {
         let out_tex = target.texture();
         let output = (out_tex.width(), out_tex.height());
         self.frame += 1;
@@ -471,7 +487,11 @@ impl Renderer {
             if t.kind == TransitionKind::Rescale {
                 self.mem_index = usize::from(t.to).min(self.buckets.len().saturating_sub(1));
                 let mem_bucket = self.range.at(self.mem_index);
-                if self.targets.current().is_some_and(|c| c.bucket() > mem_bucket) {
+                if self
+                    .targets
+                    .current()
+                    .is_some_and(|c| c.bucket() > mem_bucket)
+                {
                     self.set_targets(output, mem_bucket)?;
                 }
             } else {
@@ -515,11 +535,14 @@ impl Renderer {
         if self.uniforms.as_ref().is_none_or(|u| u.2 < count) {
             let cap = count.max(16).next_power_of_two();
             self.uniforms = None;
-            let (buf, bg) = self.pass.uniform_buffer(&self.ctx, "instance uniforms", cap)?;
+            let (buf, bg) = self
+                .pass
+                .uniform_buffer(&self.ctx, "instance uniforms", cap)?;
             self.uniforms = Some((buf, bg, cap));
         }
         self.uniform_scratch.clear();
-        self.uniform_scratch.resize((stride * count.max(1)) as usize, 0);
+        self.uniform_scratch
+            .resize((stride * count.max(1)) as usize, 0);
         for (i, inst) in self.instances.iter().enumerate() {
             let u = DrawUniforms::new(view_proj, inst.transform, mip_bias, input.debug_mips);
             let off = i * stride as usize;
@@ -586,7 +609,8 @@ impl Renderer {
             for (i, inst) in self.instances.iter().enumerate() {
                 let (Some(mesh), Some(mat)) = (
                     self.meshes.get(inst.mesh.index, inst.mesh.generation),
-                    self.materials.get(inst.material.index, inst.material.generation),
+                    self.materials
+                        .get(inst.material.index, inst.material.generation),
                 ) else {
                     continue;
                 };

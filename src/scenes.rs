@@ -84,8 +84,12 @@ fn draw_text(img: &mut image::RgbaImage, text: &str, x: f32, y: f32, px: f32, co
         if let Some(outline) = font.outline_glyph(glyph) {
             let b = outline.px_bounds();
             outline.draw(|gx, gy, cov| {
-                let (px_, py_) = (b.min.x as i64 + i64::from(gx), b.min.y as i64 + i64::from(gy));
-                if px_ >= 0 && py_ >= 0 && (px_ as u32) < img.width() && (py_ as u32) < img.height() {
+                let (px_, py_) = (
+                    b.min.x as i64 + i64::from(gx),
+                    b.min.y as i64 + i64::from(gy),
+                );
+                if px_ >= 0 && py_ >= 0 && (px_ as u32) < img.width() && (py_ as u32) < img.height()
+                {
                     let p = img.get_pixel_mut(px_ as u32, py_ as u32);
                     for c in 0..3 {
                         p[c] = (f32::from(p[c]) * (1.0 - cov) + f32::from(colour[c]) * cov) as u8;
@@ -134,8 +138,22 @@ pub fn draw_level(spec: &TextureSpec, level: u32) -> image::RgbaImage {
     if size >= 16 {
         let px = (size as f32 / 5.0).max(6.0);
         let label = format!("#{} L{level}", spec.number);
-        draw_text(&mut img, &label, size as f32 * 0.06, size as f32 * 0.08, px, [255, 255, 255]);
-        draw_text(&mut img, &format!("{}", spec.size >> level), size as f32 * 0.06, size as f32 * 0.55, px * 0.8, [20, 20, 20]);
+        draw_text(
+            &mut img,
+            &label,
+            size as f32 * 0.06,
+            size as f32 * 0.08,
+            px,
+            [255, 255, 255],
+        );
+        draw_text(
+            &mut img,
+            &format!("{}", spec.size >> level),
+            size as f32 * 0.06,
+            size as f32 * 0.55,
+            px * 0.8,
+            [20, 20, 20],
+        );
     }
     img
 }
@@ -147,7 +165,13 @@ pub fn cook_procedural(spec: &TextureSpec, quality: Quality) -> Result<Vec<u8>> 
     let mut levels = Vec::with_capacity(count as usize);
     for level in 0..count {
         let img = draw_level(spec, level);
-        levels.push(encode_level(encoder.as_ref(), img.as_raw(), img.width(), img.height(), false)?);
+        levels.push(encode_level(
+            encoder.as_ref(),
+            img.as_raw(),
+            img.width(),
+            img.height(),
+            false,
+        )?);
     }
     let mut name = spec.name.clone().into_bytes();
     name.push(0);
@@ -183,7 +207,11 @@ pub fn cache_dir() -> PathBuf {
 
 /// The cooked bytes of `spec`, from `cache` when there (a file is trusted only if it parses), else
 /// cooked and written there (atomically; a cache that cannot be written is not an error).
-pub fn cached_procedural(spec: &TextureSpec, quality: Quality, cache: Option<&Path>) -> Result<TextureSource> {
+pub fn cached_procedural(
+    spec: &TextureSpec,
+    quality: Quality,
+    cache: Option<&Path>,
+) -> Result<TextureSource> {
     if let Some(dir) = cache {
         let path = dir.join(format!("{}.ktx2", spec.name));
         if crate::ktx2::read_info(&path, &Default::default()).is_ok() {
@@ -352,11 +380,17 @@ pub fn build_gallery(r: &mut Renderer, dir: &Path) -> Result<f32> {
     collect_ktx2(dir, &mut files)?;
     files.sort();
     if files.is_empty() {
-        return Err(Error::Scenario(format!("no .ktx2 files under {}", dir.display())));
+        return Err(Error::Scenario(format!(
+            "no .ktx2 files under {}",
+            dir.display()
+        )));
     }
     let mut handles = Vec::with_capacity(files.len());
     for f in files {
-        match r.add_texture(TextureSource::Path(Arc::new(f.clone())), TextureOptions::default()) {
+        match r.add_texture(
+            TextureSource::Path(Arc::new(f.clone())),
+            TextureOptions::default(),
+        ) {
             Ok(h) => {
                 let w = r.streamer().texture_width(h).unwrap_or(1024);
                 handles.push((h, w));
@@ -365,7 +399,10 @@ pub fn build_gallery(r: &mut Renderer, dir: &Path) -> Result<f32> {
         }
     }
     if handles.is_empty() {
-        return Err(Error::Scenario(format!("no readable .ktx2 file under {}", dir.display())));
+        return Err(Error::Scenario(format!(
+            "no readable .ktx2 file under {}",
+            dir.display()
+        )));
     }
     build_hall(r, &handles)
 }
@@ -379,7 +416,10 @@ fn collect_ktx2(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
         let p = e.path();
         if p.is_dir() {
             collect_ktx2(&p, out)?;
-        } else if p.extension().is_some_and(|x| x.eq_ignore_ascii_case("ktx2")) {
+        } else if p
+            .extension()
+            .is_some_and(|x| x.eq_ignore_ascii_case("ktx2"))
+        {
             out.push(p);
         }
     }
@@ -423,7 +463,8 @@ mod tests {
         let d: f64 = (0..3).map(|c| (m0[c] - m1[c]).abs()).sum();
         assert!(d > 20.0, "levels too similar: {m0:?} vs {m1:?}");
         let bytes = cook_procedural(spec, Quality::Fast).unwrap();
-        let info = crate::ktx2::Ktx2Info::parse(&bytes, bytes.len() as u64, &Default::default()).unwrap();
+        let info =
+            crate::ktx2::Ktx2Info::parse(&bytes, bytes.len() as u64, &Default::default()).unwrap();
         assert_eq!(info.levels.len(), 8);
         assert_eq!(info.width, 128);
     }

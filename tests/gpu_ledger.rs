@@ -365,7 +365,14 @@ fn driver_out_of_memory_is_a_typed_error() {
     assert_eq!(ctx.ledger().total_bytes(), 0);
     let small = ctx
         .create_texture(
-            &tex_desc("after oom", wgpu::TextureFormat::Rgba8Unorm, 64, 64, 1, wgpu::TextureUsages::TEXTURE_BINDING),
+            &tex_desc(
+                "after oom",
+                wgpu::TextureFormat::Rgba8Unorm,
+                64,
+                64,
+                1,
+                wgpu::TextureUsages::TEXTURE_BINDING,
+            ),
             Category::Other,
         )
         .expect("the context still works after an out-of-memory");

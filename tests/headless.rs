@@ -62,16 +62,31 @@ fn scenario(name: &str) -> String {
 /// peak total.
 fn check_consistent(r: &Report) {
     assert!(!r.frames.is_empty());
-    assert_eq!(r.peak_bytes, r.frames.iter().map(|f| f.total_bytes).max().unwrap());
+    assert_eq!(
+        r.peak_bytes,
+        r.frames.iter().map(|f| f.total_bytes).max().unwrap()
+    );
     assert_eq!(
         r.violations,
-        r.frames.iter().filter(|f| f.total_bytes > f.budget_bytes).count() as u64
+        r.frames
+            .iter()
+            .filter(|f| f.total_bytes > f.budget_bytes)
+            .count() as u64
     );
     for f in &r.frames {
         let c = &f.by_category;
         let sum = c.textures + c.render_targets + c.buffers + c.staging + c.overlay + c.other;
-        assert!(sum <= f.total_bytes, "frame {}: categories {sum} > peak {}", f.frame, f.total_bytes);
-        assert!(c.textures > 0 || r.budget_too_small, "frame {}: no textures", f.frame);
+        assert!(
+            sum <= f.total_bytes,
+            "frame {}: categories {sum} > peak {}",
+            f.frame,
+            f.total_bytes
+        );
+        assert!(
+            c.textures > 0 || r.budget_too_small,
+            "frame {}: no textures",
+            f.frame
+        );
         assert!(f.render_scale >= 0.5 && f.render_scale <= 1.0);
     }
     assert!(r.adapter.len() > 3);
@@ -79,7 +94,9 @@ fn check_consistent(r: &Report) {
 
 #[test]
 fn steady_passes_and_is_deterministic() {
-    let Some(a) = run("steady", &["--scenario", &scenario("steady")]) else { return };
+    let Some(a) = run("steady", &["--scenario", &scenario("steady")]) else {
+        return;
+    };
     assert_eq!(a.code, 0, "{}", a.stderr);
     assert!(a.stderr.contains("verdict: PASS"), "{}", a.stderr);
     let ra = a.report.expect("report");
@@ -110,7 +127,9 @@ fn steady_passes_and_is_deterministic() {
 
 #[test]
 fn budget_drop_lowers_scale_at_once_and_recovers() {
-    let Some(run) = run("budget_drop", &["--scenario", &scenario("budget_drop")]) else { return };
+    let Some(run) = run("budget_drop", &["--scenario", &scenario("budget_drop")]) else {
+        return;
+    };
     assert_eq!(run.code, 0, "{}", run.stderr);
     let r = run.report.unwrap();
     check_consistent(&r);
@@ -121,13 +140,18 @@ fn budget_drop_lowers_scale_at_once_and_recovers() {
         assert!(f.total_bytes <= low, "frame {}: {}", f.frame, f.total_bytes);
     }
     assert_eq!(r.frames[39].render_scale, 1.0);
-    assert!(r.frames[40].render_scale < 1.0, "the scale drops in the frame the budget does");
+    assert!(
+        r.frames[40].render_scale < 1.0,
+        "the scale drops in the frame the budget does"
+    );
     assert_eq!(r.frames[159].render_scale, 1.0, "and comes back");
 }
 
 #[test]
 fn below_floor_fails_with_a_clear_message() {
-    let Some(run) = run("below_floor", &["--scenario", &scenario("below_floor")]) else { return };
+    let Some(run) = run("below_floor", &["--scenario", &scenario("below_floor")]) else {
+        return;
+    };
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(run.stderr.contains("below the floor"), "{}", run.stderr);
     assert!(run.stderr.contains("verdict: FAIL"));
@@ -143,7 +167,9 @@ fn below_floor_fails_with_a_clear_message() {
 
 #[test]
 fn camera_cut_streams_the_new_view_within_budget() {
-    let Some(run) = run("camera_cut", &["--scenario", &scenario("camera_cut")]) else { return };
+    let Some(run) = run("camera_cut", &["--scenario", &scenario("camera_cut")]) else {
+        return;
+    };
     assert_eq!(run.code, 0, "{}", run.stderr);
     let r = run.report.unwrap();
     check_consistent(&r);
@@ -158,7 +184,9 @@ fn camera_cut_streams_the_new_view_within_budget() {
 
 #[test]
 fn thousands_of_small_textures() {
-    let Some(run) = run("many", &["--scenario", &scenario("many_textures")]) else { return };
+    let Some(run) = run("many", &["--scenario", &scenario("many_textures")]) else {
+        return;
+    };
     assert_eq!(run.code, 0, "{}", run.stderr);
     let r = run.report.unwrap();
     check_consistent(&r);
@@ -171,7 +199,16 @@ fn flags_override_the_scenario_and_bad_input_exits_2() {
     // --budget below the floor overrides the scenario's 64 MiB: now it fails.
     let Some(run1) = run(
         "override",
-        &["--scenario", &scenario("steady"), "--budget", "100KiB", "--frames", "5", "--size", "160x90"],
+        &[
+            "--scenario",
+            &scenario("steady"),
+            "--budget",
+            "100KiB",
+            "--frames",
+            "5",
+            "--size",
+            "160x90",
+        ],
     ) else {
         return;
     };

@@ -32,7 +32,9 @@ fn write_gallery(dir: &Path, count: u32, size: u32, zstd_every: u32) -> Vec<Path
                     .map(|l| {
                         let s = (size >> l).max(1);
                         let n = (s.div_ceil(4) * s.div_ceil(4) * 16) as usize;
-                        (0..n).map(|k| (k as u32 ^ i.wrapping_mul(2_654_435_761)) as u8).collect()
+                        (0..n)
+                            .map(|k| (k as u32 ^ i.wrapping_mul(2_654_435_761)) as u8)
+                            .collect()
                     })
                     .collect(),
                 key_values: Vec::new(),
@@ -67,9 +69,21 @@ impl Harness {
                 p.screen_pixels = 50_000.0;
             }
         }
-        let fixed = self.ctx.ledger().bytes(Category::Buffers) + self.ctx.ledger().bytes(Category::Other);
-        let buckets = [ScaleBucket { scale: 1.0, bytes: 0 }];
-        let status = s.plan(self.frame, budget, fixed, budget / 16, 1280 * 720, &buckets, 0);
+        let fixed =
+            self.ctx.ledger().bytes(Category::Buffers) + self.ctx.ledger().bytes(Category::Other);
+        let buckets = [ScaleBucket {
+            scale: 1.0,
+            bytes: 0,
+        }];
+        let status = s.plan(
+            self.frame,
+            budget,
+            fixed,
+            budget / 16,
+            1280 * 720,
+            &buckets,
+            0,
+        );
         let ledger = self.ctx.ledger();
         let mut within = ledger.total_bytes() <= budget;
         for i in 0..s.transition_count() {
@@ -120,12 +134,21 @@ fn gallery_holds_budget_through_256_48_256_and_unloads_to_baseline() {
     for f in &files {
         let handle = h
             .streamer
-            .add_texture(&h.ctx, &h.pass, TextureSource::Path(Arc::new(f.clone())), TextureOptions::default(), 256 * MIB)
+            .add_texture(
+                &h.ctx,
+                &h.pass,
+                TextureSource::Path(Arc::new(f.clone())),
+                TextureOptions::default(),
+                256 * MIB,
+            )
             .unwrap();
         handles.push(handle);
     }
     // Floors (32x32 down) resident at once: 64 x 1,392 bytes (the 32, 16, 8, 4, 2, 1 levels).
-    assert_eq!(h.ctx.ledger().bytes(Category::Textures), 64 * (64 + 16 + 4 + 1 + 1 + 1) * 16);
+    assert_eq!(
+        h.ctx.ledger().bytes(Category::Textures),
+        64 * (64 + 16 + 4 + 1 + 1 + 1) * 16
+    );
     h.ctx.ledger().take_window_peak();
 
     let full = 64 * 1_398_128u64;
@@ -147,7 +170,10 @@ fn gallery_holds_budget_through_256_48_256_and_unloads_to_baseline() {
     for i in 0..60 {
         let (peak, status) = h.frame(48 * MIB, 0.0);
         assert_eq!(status, PlanStatus::Ok);
-        assert!(peak <= 48 * MIB, "frame {i} after the drop: peak {peak} over 48 MiB (first frame: {first})");
+        assert!(
+            peak <= 48 * MIB,
+            "frame {i} after the drop: peak {peak} over 48 MiB (first frame: {first})"
+        );
         first = false;
     }
     let used = h.ctx.ledger().total_bytes();
@@ -155,7 +181,10 @@ fn gallery_holds_budget_through_256_48_256_and_unloads_to_baseline() {
     // Demand exceeds the budget: at least 90% of what the planner may use (budget - headroom)
     // holds textures.
     let limit = h.streamer.last_plan().limit;
-    assert!(used * 10 >= limit * 9, "only {used} of {limit} bytes used at 48 MiB");
+    assert!(
+        used * 10 >= limit * 9,
+        "only {used} of {limit} bytes used at 48 MiB"
+    );
 
     // Back to 256 MiB: converges to full residency again.
     let mut back = None;
@@ -170,17 +199,30 @@ fn gallery_holds_budget_through_256_48_256_and_unloads_to_baseline() {
     assert_eq!(h.ctx.ledger().bytes(Category::Textures), full);
 
     // A steady view: nothing changes over 100 frames.
-    let before: Vec<u8> = h.streamer.plan_textures().iter().map(|p| p.resident_level).collect();
+    let before: Vec<u8> = h
+        .streamer
+        .plan_textures()
+        .iter()
+        .map(|p| p.resident_level)
+        .collect();
     for _ in 0..100 {
         let (_, _) = h.frame(256 * MIB, 0.0);
     }
-    let after: Vec<u8> = h.streamer.plan_textures().iter().map(|p| p.resident_level).collect();
+    let after: Vec<u8> = h
+        .streamer
+        .plan_textures()
+        .iter()
+        .map(|p| p.resident_level)
+        .collect();
     assert_eq!(before, after, "no texture changes in a steady view");
 
     // Unload: every category back to baseline, and the driver agrees.
     for handle in handles {
         assert!(h.streamer.remove_texture(handle));
-        assert!(!h.streamer.remove_texture(handle), "a stale handle fails softly");
+        assert!(
+            !h.streamer.remove_texture(handle),
+            "a stale handle fails softly"
+        );
         assert!(h.streamer.bind_group(handle).is_none());
     }
     let _ = h.frame(256 * MIB, 0.0);
@@ -189,8 +231,16 @@ fn gallery_holds_budget_through_256_48_256_and_unloads_to_baseline() {
     h.streamer.begin_frame(&h.ctx); // releases the last staging charges
     let snap = h.ctx.ledger().snapshot();
     for c in Category::ALL {
-        assert_eq!(snap.by_category.get(c).bytes, baseline.by_category.get(c).bytes, "{c:?}");
-        assert_eq!(snap.by_category.get(c).count, baseline.by_category.get(c).count, "{c:?}");
+        assert_eq!(
+            snap.by_category.get(c).bytes,
+            baseline.by_category.get(c).bytes,
+            "{c:?}"
+        );
+        assert_eq!(
+            snap.by_category.get(c).count,
+            baseline.by_category.get(c).count,
+            "{c:?}"
+        );
     }
     assert!(h.ctx.take_uncaptured_errors().is_empty());
     drop(h.streamer);
@@ -221,7 +271,13 @@ fn corrupt_level_keeps_the_texture_and_is_reported() {
     };
     for f in &files {
         h.streamer
-            .add_texture(&h.ctx, &h.pass, TextureSource::Path(Arc::new(f.clone())), TextureOptions::default(), 64 * MIB)
+            .add_texture(
+                &h.ctx,
+                &h.pass,
+                TextureSource::Path(Arc::new(f.clone())),
+                TextureOptions::default(),
+                64 * MIB,
+            )
             .unwrap();
     }
     let mut errors = 0;
@@ -231,8 +287,18 @@ fn corrupt_level_keeps_the_texture_and_is_reported() {
     }
     let infos = h.streamer.texture_infos();
     assert_eq!(infos[0].resident_level, 0, "the good texture streams fully");
-    assert!(infos[1].resident_level > 0, "the corrupt one keeps what it had");
-    assert!(infos[1].error.as_deref().is_some_and(|e| e.contains("level 0")), "{:?}", infos[1].error);
+    assert!(
+        infos[1].resident_level > 0,
+        "the corrupt one keeps what it had"
+    );
+    assert!(
+        infos[1]
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("level 0")),
+        "{:?}",
+        infos[1].error
+    );
     assert!(errors >= 1);
     assert!(h.ctx.take_uncaptured_errors().is_empty());
     let _ = std::fs::remove_dir_all(&dir);

@@ -8,5 +8,5 @@ pub mod scenario;
 
 pub use plot::write_plot;
 pub use report::{FrameRecord, Report};
-pub use scenario::Scenario;
 pub use runner::{RunOptions, monitor_line, run};
+pub use scenario::Scenario;

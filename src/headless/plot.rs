@@ -175,8 +175,14 @@ mod tests {
         let img = image::open(&path).unwrap().to_rgba8();
         assert_eq!(img.dimensions(), (800, 450));
         // The textures band (blue) and a red violation marker are both drawn.
-        let blue = img.pixels().filter(|p| p[2] > 150 && p[0] < 170 && p[1] < 200).count();
-        let red = img.pixels().filter(|p| p[0] > 200 && p[1] < 60 && p[2] < 60).count();
+        let blue = img
+            .pixels()
+            .filter(|p| p[2] > 150 && p[0] < 170 && p[1] < 200)
+            .count();
+        let red = img
+            .pixels()
+            .filter(|p| p[0] > 200 && p[1] < 60 && p[2] < 60)
+            .count();
         assert!(blue > 10_000, "{blue}");
         assert!(red > 20, "{red}");
         let _ = std::fs::remove_file(path);

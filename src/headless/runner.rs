@@ -34,7 +34,12 @@ pub struct RunOptions {
 }
 
 /// One line with the totals per category, like `nvidia-smi -l 1` (the `--monitor` output).
-pub fn monitor_line(frame: u64, budget: u64, snap: &crate::budget::LedgerSnapshot, scale: f32) -> String {
+pub fn monitor_line(
+    frame: u64,
+    budget: u64,
+    snap: &crate::budget::LedgerSnapshot,
+    scale: f32,
+) -> String {
     let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
     let c = &snap.by_category;
     format!(
@@ -104,7 +109,9 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
     let (kind, length) = match (&opts.textures, sc.scene.kind.as_str()) {
         (Some(dir), _) => ("gallery", scenes::build_gallery(&mut r, dir)?),
         (None, "gallery") => {
-            let dir = sc.base_dir.join(sc.scene.textures.clone().unwrap_or_default());
+            let dir = sc
+                .base_dir
+                .join(sc.scene.textures.clone().unwrap_or_default());
             ("gallery", scenes::build_gallery(&mut r, &dir)?)
         }
         (None, "grid") => (
@@ -150,7 +157,11 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
         }
         let (eye, target) = sc.camera_at(frame).unwrap_or_else(|| match kind {
             "grid" => (
-                glam::Vec3::new(0.0, 0.0, 2.0 + length * (1.0 - frame as f32 / sc.frames as f32)),
+                glam::Vec3::new(
+                    0.0,
+                    0.0,
+                    2.0 + length * (1.0 - frame as f32 / sc.frames as f32),
+                ),
                 glam::Vec3::ZERO,
             ),
             _ => scenes::tour(frame, sc.frames, length),
@@ -188,14 +199,22 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
         });
         if opts.monitor && (last_monitor.elapsed().as_secs_f32() >= 1.0 || frame + 1 == sc.frames) {
             last_monitor = Instant::now();
-            eprintln!("{}", monitor_line(frame, b, &stats.ledger, stats.render_scale));
+            eprintln!(
+                "{}",
+                monitor_line(frame, b, &stats.ledger, stats.render_scale)
+            );
         }
     }
     report.budget_too_small = too_small_at.is_some();
     report.summarise();
 
     // The verdict.
-    let allowed = sc.expect.iter().filter_map(|e| e.max_violations).min().unwrap_or(0);
+    let allowed = sc
+        .expect
+        .iter()
+        .filter_map(|e| e.max_violations)
+        .min()
+        .unwrap_or(0);
     if report.violations > allowed {
         let first = report.frames.iter().find(|f| f.over_budget);
         report.failures.push(format!(
@@ -217,9 +236,10 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
     }
     for e in &sc.expect {
         let Some(rec) = report.frames.iter().find(|f| f.frame == e.frame) else {
-            report
-                .failures
-                .push(format!("expect at frame {}: the run has only {} frames", e.frame, sc.frames));
+            report.failures.push(format!(
+                "expect at frame {}: the run has only {} frames",
+                e.frame, sc.frames
+            ));
             continue;
         };
         if let Some(m) = e.min_render_scale
@@ -266,7 +286,12 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
             }
         }
     }
-    report.verdict = if report.failures.is_empty() { "pass" } else { "fail" }.into();
+    report.verdict = if report.failures.is_empty() {
+        "pass"
+    } else {
+        "fail"
+    }
+    .into();
     drop(view);
     drop(output);
     Ok(report)

@@ -299,7 +299,10 @@ all_wanted_resident = true
         let (eye, _) = s.camera_at(50).unwrap();
         assert!((eye.z + 5.0).abs() < 1e-5, "halfway between keys: {eye}");
         let (eye, _) = s.camera_at(150).unwrap();
-        assert!((eye.z + 10.0).abs() < 1e-5, "before a cut the camera holds: {eye}");
+        assert!(
+            (eye.z + 10.0).abs() < 1e-5,
+            "before a cut the camera holds: {eye}"
+        );
         let (eye, _) = s.camera_at(200).unwrap();
         assert_eq!(eye.x, 50.0, "at the cut it jumps");
     }

@@ -151,7 +151,7 @@ impl TexturedPass {
                     ty: wgpu::BufferBindingType::Uniform,
                     has_dynamic_offset: true,
                     min_binding_size: wgpu::BufferSize::new(
-                        std::mem::size_of::<DrawUniforms>() as u64,
+                        std::mem::size_of::<DrawUniforms>() as u64
                     ),
                 },
                 count: None,

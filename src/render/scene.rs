@@ -155,7 +155,11 @@ impl Mesh {
             ) else {
                 continue;
             };
-            let (pa, pb, pc) = (Vec3::from(a.position), Vec3::from(b.position), Vec3::from(c.position));
+            let (pa, pb, pc) = (
+                Vec3::from(a.position),
+                Vec3::from(b.position),
+                Vec3::from(c.position),
+            );
             area += f64::from((pb - pa).cross(pc - pa).length() * 0.5);
             let (ua, ub, uc) = (
                 glam::Vec2::from(a.uv),
@@ -287,7 +291,10 @@ mod tests {
         let (c, r, d) = Mesh::measure(&v, &i);
         assert!(c.length() < 1e-6);
         assert!((r - 0.5f32.sqrt()).abs() < 1e-5);
-        assert!((d - 1.0).abs() < 1e-5, "unit quad, UVs 0..1: 1 UV unit per world unit");
+        assert!(
+            (d - 1.0).abs() < 1e-5,
+            "unit quad, UVs 0..1: 1 UV unit per world unit"
+        );
     }
 
     #[test]
@@ -296,11 +303,38 @@ mod tests {
         // nearest point one pixel spans 1/1024 m, so level 0 is wanted; each doubling of the
         // distance wants one level coarser.
         let fov = 90f32.to_radians();
-        let (l0, _) = instance_demand(Vec3::new(0.0, 0.0, 1.0), Vec3::ZERO, 0.5, 1.0, 1024, fov, 0.01, 1024);
+        let (l0, _) = instance_demand(
+            Vec3::new(0.0, 0.0, 1.0),
+            Vec3::ZERO,
+            0.5,
+            1.0,
+            1024,
+            fov,
+            0.01,
+            1024,
+        );
         assert!(l0.abs() < 1e-4, "{l0}");
-        let (l1, _) = instance_demand(Vec3::new(0.0, 0.0, 1.5), Vec3::ZERO, 0.5, 1.0, 1024, fov, 0.01, 1024);
+        let (l1, _) = instance_demand(
+            Vec3::new(0.0, 0.0, 1.5),
+            Vec3::ZERO,
+            0.5,
+            1.0,
+            1024,
+            fov,
+            0.01,
+            1024,
+        );
         assert!((l1 - 1.0).abs() < 1e-4, "{l1}");
-        let (l3, p3) = instance_demand(Vec3::new(0.0, 0.0, 4.5), Vec3::ZERO, 0.5, 1.0, 1024, fov, 0.01, 1024);
+        let (l3, p3) = instance_demand(
+            Vec3::new(0.0, 0.0, 4.5),
+            Vec3::ZERO,
+            0.5,
+            1.0,
+            1024,
+            fov,
+            0.01,
+            1024,
+        );
         assert!((l3 - 3.0).abs() < 1e-4, "{l3}");
         assert!(p3 > 0.0);
     }
@@ -312,6 +346,9 @@ mod tests {
         assert!(sphere_visible(&vp, Vec3::new(0.0, 0.0, -10.0), 1.0));
         assert!(!sphere_visible(&vp, Vec3::new(0.0, 0.0, 10.0), 1.0));
         assert!(!sphere_visible(&vp, Vec3::new(100.0, 0.0, -10.0), 1.0));
-        assert!(sphere_visible(&vp, Vec3::new(0.0, 0.0, 0.5), 1.0), "camera inside the sphere");
+        assert!(
+            sphere_visible(&vp, Vec3::new(0.0, 0.0, 0.5), 1.0),
+            "camera inside the sphere"
+        );
     }
 }

@@ -295,14 +295,11 @@ impl Streamer {
     ) -> Result<TextureHandle> {
         let info = match &source {
             TextureSource::Path(p) => crate::ktx2::read_info(p, &self.config.read_limits)?,
-            TextureSource::Bytes(b) => {
-                Ktx2Info::parse(b, b.len() as u64, &self.config.read_limits).map_err(|e| {
-                    Error::Ktx2 {
-                        path: "<memory>".into(),
-                        source: e,
-                    }
-                })?
-            }
+            TextureSource::Bytes(b) => Ktx2Info::parse(b, b.len() as u64, &self.config.read_limits)
+                .map_err(|e| Error::Ktx2 {
+                    path: "<memory>".into(),
+                    source: e,
+                })?,
         };
         let label = match &source {
             TextureSource::Path(p) => p
@@ -319,8 +316,7 @@ impl Streamer {
         if !ctx.bc_supported() {
             return Err(Error::InvalidResource {
                 label,
-                reason: "the adapter cannot sample BC7 textures (no TEXTURE_COMPRESSION_BC)"
-                    .into(),
+                reason: "the adapter cannot sample BC7 textures (no TEXTURE_COMPRESSION_BC)".into(),
             });
         }
         let count = info.levels.len().min(crate::budget::planner::MAX_LEVELS) as u8;
@@ -766,7 +762,11 @@ impl Streamer {
                     from,
                     cancel: Arc::new(AtomicBool::new(false)),
                     queued: false,
-                    data: if t.to >= read_end { Some(Vec::new()) } else { None },
+                    data: if t.to >= read_end {
+                        Some(Vec::new())
+                    } else {
+                        None
+                    },
                 });
                 if t.to >= read_end {
                     self.ready.push_back(i as u32);
@@ -807,11 +807,8 @@ impl Streamer {
                 Err(_) => break,
             }
         }
-        self.frame_stats.pending = self
-            .slots
-            .iter()
-            .filter(|s| s.inflight.is_some())
-            .count() as u32;
+        self.frame_stats.pending =
+            self.slots.iter().filter(|s| s.inflight.is_some()).count() as u32;
     }
 
     /// Builds grows whose data has arrived, oldest first, within the frame's upload caps, each
@@ -830,7 +827,9 @@ impl Streamer {
         let mut tries = self.ready.len();
         while tries > 0 {
             tries -= 1;
-            let Some(i) = self.ready.pop_front() else { break };
+            let Some(i) = self.ready.pop_front() else {
+                break;
+            };
             let i = i as usize;
             let Some(f) = self.slots[i].inflight.as_ref() else {
                 continue;
@@ -848,7 +847,8 @@ impl Streamer {
             // Levels the old texture does not hold are uploaded (from == level_count: all).
             let upload = new_bytes - p.bytes_from(from);
             let elapsed_ms = t0.elapsed().as_secs_f32() * 1e3;
-            let over_time = !self.config.deterministic && elapsed_ms > self.config.upload_ms_per_frame;
+            let over_time =
+                !self.config.deterministic && elapsed_ms > self.config.upload_ms_per_frame;
             let over_cap = self.frame_stats.uploaded_bytes > 0
                 && (self.frame_stats.uploaded_bytes + upload > self.config.upload_bytes_per_frame
                     || over_time);
@@ -858,7 +858,16 @@ impl Streamer {
             let fits = total.saturating_add(new_bytes) <= limit
                 && total.saturating_add(new_bytes).saturating_add(upload) <= budget;
             if over_cap || !fits {
-                tracing::debug!(texture = i, total, new_bytes, upload, limit, budget, over_cap, "grow waits");
+                tracing::debug!(
+                    texture = i,
+                    total,
+                    new_bytes,
+                    upload,
+                    limit,
+                    budget,
+                    over_cap,
+                    "grow waits"
+                );
                 self.ready.push_back(i as u32);
                 continue;
             }
@@ -897,7 +906,10 @@ impl Streamer {
             // The driver could not give what the ledger said fits: lower the effective budget to
             // what it really gave, so the next plans stay below it (the planner evicts to fit).
             let cap = ctx.ledger().total_bytes();
-            tracing::warn!(cap, "out of GPU memory: effective budget lowered to what was available");
+            tracing::warn!(
+                cap,
+                "out of GPU memory: effective budget lowered to what was available"
+            );
             self.oom_cap = Some(self.oom_cap.map_or(cap, |c| c.min(cap)));
             self.frame_stats.oom_events += 1;
             self.planner.invalidate();
@@ -906,7 +918,12 @@ impl Streamer {
         self.slots[i].error = Some(e.to_string());
     }
 
-    fn texture_desc<'a>(info: &Ktx2Info, first: u8, count: u8, label: &'a str) -> wgpu::TextureDescriptor<'a> {
+    fn texture_desc<'a>(
+        info: &Ktx2Info,
+        first: u8,
+        count: u8,
+        label: &'a str,
+    ) -> wgpu::TextureDescriptor<'a> {
         let (w, h) = info.level_dims(usize::from(first));
         wgpu::TextureDescriptor {
             label: Some(label),
@@ -934,7 +951,11 @@ impl Streamer {
         slot: &Slot,
         first: u8,
     ) -> Result<Resident> {
-        let count = slot.info.levels.len().min(crate::budget::planner::MAX_LEVELS) as u8;
+        let count = slot
+            .info
+            .levels
+            .len()
+            .min(crate::budget::planner::MAX_LEVELS) as u8;
         let floor = count - slot.floor_data.len() as u8;
         let first = first.max(floor);
         let levels: Vec<&[u8]> = slot.floor_data[usize::from(first - floor)..]
@@ -997,7 +1018,9 @@ impl Streamer {
                 }
             } else {
                 let data: Option<&[u8]> = if level >= floor {
-                    slot.floor_data.get(usize::from(level - floor)).map(Vec::as_slice)
+                    slot.floor_data
+                        .get(usize::from(level - floor))
+                        .map(Vec::as_slice)
                 } else {
                     new_levels.get(usize::from(level - to)).map(Vec::as_slice)
                 };
@@ -1046,7 +1069,12 @@ impl Streamer {
             usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
             view_formats: &[],
         };
-        let tex = upload::create_texture_with_levels(ctx, &desc, &[&[128, 128, 128, 255]], Category::Textures)?;
+        let tex = upload::create_texture_with_levels(
+            ctx,
+            &desc,
+            &[&[128, 128, 128, 255]],
+            Category::Textures,
+        )?;
         let bg = pass.material_bind_group(ctx, "fallback", &tex.create_view());
         self.fallback = Some((tex, bg));
         Ok(())
