@@ -184,3 +184,36 @@ fn demo_rejects_bad_arguments_without_a_window() {
         );
     }
 }
+
+#[test]
+fn demo_survives_resizes_down_to_one_pixel() {
+    if !display::have_display("demo_survives_resizes_down_to_one_pixel") {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut cmd = display::command(
+        std::path::Path::new(env!("CARGO_BIN_EXE_mipflow")),
+        &tmp.path().join("xdg"),
+    );
+    // `--resize-test` asks for 1x1, 37x3, 320x200, 801x451 and 640x360 in turn, every 3 frames:
+    // the surface is reconfigured and the render targets and overlay follow, without a panic.
+    cmd.args(["demo", "--tour", "--count", "6", "--max-size", "128"])
+        .args([
+            "--size",
+            "640x360",
+            "--frames",
+            "30",
+            "--no-vsync",
+            "--resize-test",
+        ])
+        .env("MIPFLOW_CACHE", tmp.path().join("cache"));
+    let out = display::run(cmd, Duration::from_secs(300));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "demo failed ({}):\n{stderr}",
+        out.status
+    );
+    assert!(stderr.contains("frames done"), "{stderr}");
+    assert!(!stderr.contains("wgpu error"), "{stderr}");
+}

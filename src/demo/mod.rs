@@ -104,6 +104,9 @@ pub struct DemoArgs {
     /// Threads cooking textures in the background (each also encodes in parallel).
     #[arg(long, default_value_t = 2)]
     pub cook_threads: usize,
+    /// Testing aid: request a new window size every few frames (down to 1x1 and back).
+    #[arg(long, hide = true)]
+    pub resize_test: bool,
 }
 
 impl Default for DemoArgs {
@@ -126,6 +129,7 @@ impl Default for DemoArgs {
             target_ms: None,
             anisotropy: None,
             cook_threads: 2,
+            resize_test: false,
         }
     }
 }
@@ -737,6 +741,14 @@ impl Running {
         self.window.pre_present_notify();
         self.renderer.context().queue().present(frame);
         self.frame += 1;
+        if self.opts.args.resize_test && self.frame.is_multiple_of(3) {
+            // Sizes the window system will send back as `Resized` events: tiny, odd, larger.
+            const SIZES: [(u32, u32); 5] = [(1, 1), (37, 3), (320, 200), (801, 451), (640, 360)];
+            let (w, h) = SIZES[(self.frame / 3) as usize % SIZES.len()];
+            let _ = self
+                .window
+                .request_inner_size(winit::dpi::PhysicalSize::new(w, h));
+        }
         if !self.first_frame_logged {
             self.first_frame_logged = true;
             tracing::info!(
@@ -812,9 +824,10 @@ impl Running {
         self.last_title = Some(Instant::now());
         let title = if self.loader.is_done() {
             format!(
-                "mipflow: {} textures, budget {}",
+                "mipflow: {} textures, budget {} ({})",
                 self.loader.total() - self.loader.failed(),
-                crate::budget::source::format_bytes(self.stats.budget_bytes)
+                crate::budget::source::format_bytes(self.stats.budget_bytes),
+                self.budget_origin
             )
         } else {
             format!(

@@ -916,6 +916,9 @@ impl Streamer {
         }
         tracing::warn!(texture = %self.slots[i].label, error = %e, "texture transition failed");
         self.slots[i].error = Some(e.to_string());
+        // Same back-off as a failed read: a transition that failed (a level size the format cannot
+        // start a texture at, an out-of-memory) is not retried every frame.
+        self.slots[i].backoff_until = self.frame + READ_RETRY_FRAMES;
     }
 
     fn texture_desc<'a>(
