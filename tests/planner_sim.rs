@@ -71,15 +71,12 @@ const FRAMES: u64 = 300;
 const HOLD: u64 = 100;
 const OUTPUT_PIXELS: u64 = 1920 * 1080;
 
-/// A BC7 chain for `w x h` with its floor at the first level no larger than 32x32.
+/// A BC7 chain for `w x h` with its floor at the first level no larger than 32x32 that may be a
+/// texture's base (a multiple of the 4x4 block), as the streamer registers it.
 fn bc7(w: u32, h: u32) -> PlanTexture {
     let mut levels = Vec::new();
-    let mut floor = None;
     let (mut lw, mut lh) = (w, h);
     loop {
-        if floor.is_none() && lw.max(lh) <= 32 {
-            floor = Some(levels.len() as u8);
-        }
         levels.push(u64::from(lw.div_ceil(4)) * u64::from(lh.div_ceil(4)) * 16);
         if lw == 1 && lh == 1 {
             break;
@@ -87,7 +84,14 @@ fn bc7(w: u32, h: u32) -> PlanTexture {
         lw = (lw / 2).max(1);
         lh = (lh / 2).max(1);
     }
-    PlanTexture::new(&levels, floor.unwrap_or(levels.len() as u8))
+    let count = levels.len() as u8;
+    let bases = PlanTexture::block_aligned_bases(w, h, 4, 4, count);
+    // A chain with no allowed base cannot be created: the streamer refuses it; here its last
+    // level stands in (the planner's arithmetic does not care).
+    let floor = PlanTexture::floor_for(w, h, 32, count, bases).unwrap_or(count - 1);
+    let mut t = PlanTexture::new(&levels, floor);
+    t.base_levels = bases | 1 << floor;
+    t
 }
 
 /// Where one texture is in the view: its size on screen, or out of view.
@@ -165,6 +169,11 @@ fn demand(textures: &[PlanTexture], fixed: u64, bucket: ScaleBucket) -> u64 {
         } else {
             t.floor_level
         };
+        // A texture that cannot start at that level needs the next finer one it can start at.
+        let level = (0..=level)
+            .rev()
+            .find(|&k| k == t.floor_level || t.base_allowed(k))
+            .unwrap_or(level);
         total += t.bytes_from(level);
     }
     total
@@ -537,10 +546,10 @@ fn simulate(seed: u64) -> Report {
                         let next = if r > t.floor_level {
                             t.floor_level
                         } else {
-                            r.saturating_sub(1)
+                            (0..r).rev().find(|&k| t.base_allowed(k)).unwrap_or(r)
                         };
                         let fits = total + t.bytes_from(next) <= limit;
-                        let could_grow = fits && (r > t.floor_level || (wants && r > 0));
+                        let could_grow = fits && (r > t.floor_level || (wants && next < r));
                         assert!(
                             !could_grow,
                             "{}: {:.1}% of the budget {budget} in use (limit {limit}), but \

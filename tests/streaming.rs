@@ -23,30 +23,35 @@ fn write_gallery(dir: &Path, count: u32, size: u32, zstd_every: u32) -> Vec<Path
     std::fs::create_dir_all(dir).unwrap();
     (0..count)
         .map(|i| {
-            let levels = mipflow::budget::size::full_mip_count(size, size);
-            let tex = EncodedTexture {
-                format: wgpu::TextureFormat::Bc7RgbaUnormSrgb,
-                width: size,
-                height: size,
-                levels: (0..levels)
-                    .map(|l| {
-                        let s = (size >> l).max(1);
-                        let n = (s.div_ceil(4) * s.div_ceil(4) * 16) as usize;
-                        (0..n)
-                            .map(|k| (k as u32 ^ i.wrapping_mul(2_654_435_761)) as u8)
-                            .collect()
-                    })
-                    .collect(),
-                key_values: Vec::new(),
-            };
             let path = dir.join(format!("t{i:03}.ktx2"));
-            let mut f = std::fs::File::create(&path).unwrap();
             // Some files are zstd-supercompressed, so both read paths stream.
             let z = (zstd_every > 0 && i % zstd_every == 0).then_some(3);
-            write_ktx2(&mut f, &tex, z, "mipflow test").unwrap();
+            write_texture(&path, size, size, i, z);
             path
         })
         .collect()
+}
+
+/// Writes one `w x h` BC7 KTX2 file with a full chain of arbitrary blocks.
+fn write_texture(path: &Path, w: u32, h: u32, seed: u32, zstd: Option<i32>) {
+    let levels = mipflow::budget::size::full_mip_count(w, h);
+    let tex = EncodedTexture {
+        format: wgpu::TextureFormat::Bc7RgbaUnormSrgb,
+        width: w,
+        height: h,
+        levels: (0..levels)
+            .map(|l| {
+                let (lw, lh) = ((w >> l).max(1), (h >> l).max(1));
+                let n = (lw.div_ceil(4) * lh.div_ceil(4) * 16) as usize;
+                (0..n)
+                    .map(|k| (k as u32 ^ seed.wrapping_mul(2_654_435_761)) as u8)
+                    .collect()
+            })
+            .collect(),
+        key_values: Vec::new(),
+    };
+    let mut f = std::fs::File::create(path).unwrap();
+    write_ktx2(&mut f, &tex, zstd, "mipflow test").unwrap();
 }
 
 struct Harness {
@@ -301,5 +306,96 @@ fn corrupt_level_keeps_the_texture_and_is_reported() {
     );
     assert!(errors >= 1);
     assert!(h.ctx.take_uncaptured_errors().is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn npot_textures_start_only_at_block_aligned_levels() {
+    let Some(ctx) = common::gpu() else { return };
+    let dir = std::env::temp_dir().join(format!("mipflow-npot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pass = TexturedPass::new(&ctx, wgpu::TextureFormat::Rgba16Float, 1);
+    let mut h = Harness {
+        ctx,
+        pass,
+        streamer: Streamer::new(StreamConfig::default().with_deterministic(true)),
+        frame: 0,
+    };
+    // (size, the floor the streamer must pick): 960x540 can only start at level 0 (480x270 is
+    // not a multiple of 4), 200x120 at 0 or 1, 100x100 at 0 or 3 (12x12), 256x256 anywhere.
+    let cases = [
+        ((960, 540), 0u8),
+        ((200, 120), 1),
+        ((100, 100), 3),
+        ((256, 256), 3),
+    ];
+    for (i, ((w, hh), floor)) in cases.into_iter().enumerate() {
+        let path = dir.join(format!("npot{i}.ktx2"));
+        write_texture(&path, w, hh, i as u32, None);
+        h.streamer
+            .add_texture(
+                &h.ctx,
+                &h.pass,
+                TextureSource::Path(Arc::new(path)),
+                TextureOptions::default(),
+                64 * MIB,
+            )
+            .unwrap();
+        let p = h.streamer.plan_textures()[i];
+        assert_eq!(
+            (p.floor_level, p.resident_level),
+            (floor, floor),
+            "{w}x{hh}"
+        );
+    }
+    // Every level wanted: each texture reaches level 0, never stopping at a level wgpu refuses.
+    let mut seen = vec![Vec::new(); cases.len()];
+    for _ in 0..20 {
+        let (peak, _) = h.frame(64 * MIB, 0.0);
+        assert!(peak <= 64 * MIB);
+        for (i, p) in h.streamer.plan_textures().iter().enumerate() {
+            if seen[i].last() != Some(&p.resident_level) {
+                seen[i].push(p.resident_level);
+            }
+        }
+    }
+    assert_eq!(seen[0], vec![0], "960x540 is whole from the start");
+    assert_eq!(seen[1], vec![1, 0]);
+    assert_eq!(
+        seen[2],
+        vec![3, 0],
+        "100x100 skips levels 1 and 2 (50x50, 25x25)"
+    );
+    assert_eq!(seen[3].first(), Some(&3));
+    assert_eq!(seen[3].last(), Some(&0));
+    for info in h.streamer.texture_infos() {
+        assert_eq!(info.error, None, "{}", info.label);
+        let full: u64 = (0..info.level_count)
+            .map(|l| {
+                let (w, hh) = ((info.width >> l).max(1), (info.height >> l).max(1));
+                u64::from(w.div_ceil(4) * hh.div_ceil(4) * 16)
+            })
+            .sum();
+        assert_eq!(info.resident_bytes, full, "{}", info.label);
+    }
+    assert!(h.ctx.take_uncaptured_errors().is_empty());
+
+    // A chain with no level a BC7 texture can start at is refused with a clear error.
+    let path = dir.join("odd.ktx2");
+    write_texture(&path, 30, 30, 9, None);
+    let err = h
+        .streamer
+        .add_texture(
+            &h.ctx,
+            &h.pass,
+            TextureSource::Path(Arc::new(path)),
+            TextureOptions::default(),
+            64 * MIB,
+        )
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("multiple of the 4x4 block"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

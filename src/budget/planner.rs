@@ -137,6 +137,13 @@ pub struct PlanTexture {
     /// Expected to grow with the level's size (coarser levels never larger), as real chains do;
     /// otherwise plans stay within the budget but are less good.
     pub level_bytes: [u64; MAX_LEVELS],
+    /// Bit `l` set: level `l` may be the finest resident level (the base of the GPU texture).
+    /// All set by default. Why a mask: a block-compressed texture can only start at a level
+    /// whose size is a multiple of the block (wgpu refuses a 480x270 BC7 base), so a 960x540
+    /// chain can hold `0..` or the floor, nothing between. The planner then steps from one
+    /// allowed level to the next finer one as a single step (its bytes and gain summed). The
+    /// floor level is expected to be allowed; it is the caller's choice either way.
+    pub base_levels: u16,
 }
 
 impl Default for PlanTexture {
@@ -151,6 +158,7 @@ impl Default for PlanTexture {
             in_flight_level: 0,
             busy: false,
             level_bytes: [0; MAX_LEVELS],
+            base_levels: u16::MAX,
         }
     }
 }
@@ -181,6 +189,51 @@ impl PlanTexture {
             .map(|&b| u128::from(b))
             .sum();
         u64::try_from(sum).unwrap_or(u64::MAX)
+    }
+
+    /// The base-level mask of a chain whose level 0 is `width x height` in a format of
+    /// `block_w x block_h` blocks: level `l` is allowed when its size is a multiple of the block
+    /// on both axes (see [`PlanTexture::base_levels`]); every level for 1x1 blocks.
+    pub fn block_aligned_bases(
+        width: u32,
+        height: u32,
+        block_w: u32,
+        block_h: u32,
+        level_count: u8,
+    ) -> u16 {
+        let (bw, bh) = (block_w.max(1), block_h.max(1));
+        (0..level_count.min(MAX_LEVELS as u8))
+            .filter(|&l| {
+                let (w, h) = ((width >> l).max(1), (height >> l).max(1));
+                w % bw == 0 && h % bh == 0
+            })
+            .fold(0u16, |m, l| m | (1 << l))
+    }
+
+    /// The floor level for a chain whose level 0 is `width x height`: the first level whose
+    /// largest side is at most `floor_size` that `bases` allows, else the coarsest allowed level
+    /// finer than that (the floor moves up: the texture streams in fewer, larger steps). `None`
+    /// when no level is allowed: the texture cannot be created at all.
+    pub fn floor_for(
+        width: u32,
+        height: u32,
+        floor_size: u32,
+        level_count: u8,
+        bases: u16,
+    ) -> Option<u8> {
+        let count = level_count.min(MAX_LEVELS as u8);
+        let by_size = (0..count)
+            .find(|&l| (width >> l).max(1).max((height >> l).max(1)) <= floor_size)
+            .unwrap_or(count.saturating_sub(1));
+        let allowed = |l: u8| bases & (1 << l) != 0;
+        (by_size..count)
+            .find(|&l| allowed(l))
+            .or_else(|| (0..by_size).rev().find(|&l| allowed(l)))
+    }
+
+    /// Whether level `level` may be the finest resident level (see [`PlanTexture::base_levels`]).
+    pub fn base_allowed(&self, level: u8) -> bool {
+        level < 16 && self.base_levels & (1 << level) != 0
     }
 
     /// `level_count`, at most [`MAX_LEVELS`].
@@ -1114,15 +1167,24 @@ impl Planner {
                         }
                     }
                     if resident <= floor {
+                        // One step per allowed base level, from the next coarser allowed one
+                        // (every level, unless the texture's format forbids some bases).
+                        let mut prev = floor;
+                        let mut bytes = 0u64;
                         for k in (0..floor).rev() {
+                            bytes = bytes.saturating_add(t.level_bytes[usize::from(k)]);
+                            if !t.base_allowed(k) && k != resident {
+                                continue;
+                            }
                             let kept = k >= resident;
-                            let gain = weight * (blur(k + 1, wanted) - blur(k, wanted));
+                            let gain = weight * (blur(prev, wanted) - blur(k, wanted));
                             if !kept && (!can_grow || gain.is_nan() || gain <= 0.0) {
                                 break;
                             }
-                            let bytes = t.level_bytes[usize::from(k)];
                             let d = density(gain, bytes, kept, bonus);
-                            self.items.push(Item::new(i, k, k + 1, kept, d, bytes));
+                            self.items.push(Item::new(i, k, prev, kept, d, bytes));
+                            prev = k;
+                            bytes = 0;
                         }
                     }
                 }

@@ -326,14 +326,42 @@ impl Streamer {
                 reason: "no mip levels".into(),
             });
         }
-        // The floor: the first level whose largest side is <= floor_size (the whole chain for a
-        // small texture).
-        let floor_level = (0..count)
-            .find(|&l| {
-                let (w, h) = info.level_dims(usize::from(l));
-                w.max(h) <= self.config.floor_size
-            })
-            .unwrap_or(count - 1);
+        // The levels a GPU texture may start at: wgpu wants a block-compressed texture's size to
+        // be a multiple of its block, so a 960x540 BC7 chain can only start at level 0.
+        let (bw, bh) = info.format.block_dimensions();
+        let bases = PlanTexture::block_aligned_bases(info.width, info.height, bw, bh, count);
+        // The floor: the first level whose largest side is <= floor_size that may be a base
+        // (the whole chain for a small texture; level 0 for a chain no other level can start).
+        let floor = PlanTexture::floor_for(
+            info.width,
+            info.height,
+            self.config.floor_size,
+            count,
+            bases,
+        );
+        if self.config.residency == Residency::FullRgba8 {
+            // Decoded to RGBA8: any size can be a base.
+            return self.add_fully_resident(ctx, pass, source, Arc::new(info), label, count);
+        }
+        let Some(floor_level) = floor else {
+            return Err(Error::InvalidResource {
+                label,
+                reason: format!(
+                    "{}x{} {:?}: no mip level is a multiple of the {bw}x{bh} block, so no GPU \
+                     texture can hold it (cook it from an image whose sides are multiples of 4)",
+                    info.width, info.height, info.format
+                ),
+            });
+        };
+        if self.config.residency == Residency::Streamed && floor_level == 0 && count > 1 {
+            tracing::info!(
+                texture = %label,
+                width = info.width,
+                height = info.height,
+                "only level 0 is a multiple of the block size: the texture stays whole (not \
+                 streamed); sides that are multiples of 4 << k let it stream k levels"
+            );
+        }
         let info = Arc::new(info);
         if self.config.residency != Residency::Streamed {
             return self.add_fully_resident(ctx, pass, source, info, label, count);
@@ -348,6 +376,7 @@ impl Streamer {
             .map(|l| info.level_size(usize::from(l)))
             .collect();
         let mut pt = PlanTexture::new(&level_bytes, floor_level);
+        pt.base_levels = bases;
         pt.priority = opts.priority;
         let floor_bytes = pt.bytes_from(floor_level);
 

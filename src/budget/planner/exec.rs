@@ -161,6 +161,13 @@ impl SimExecutor {
         if tr.to > count {
             return Err(unknown);
         }
+        // A texture can only start at an allowed base level (the floor and "nothing" aside).
+        let base_ok = |t: &PlanTexture, l: u8| {
+            l >= count || l == t.floor_level.min(count) || t.base_allowed(l)
+        };
+        if matches!(tr.kind, TransitionKind::Grow | TransitionKind::Shrink) && !base_ok(t, tr.to) {
+            return Err(unknown);
+        }
         if tr.from != t.resident_level || t.busy != (tr.kind == TransitionKind::Cancel) {
             return Err(stale);
         }

@@ -503,3 +503,44 @@ fn the_reference_executor_rejects_what_breaks_the_contract() {
     .unwrap();
     assert_eq!((exec.total(), exec.peak()), (20, 340));
 }
+
+#[test]
+fn block_aligned_bases_of_npot_chains() {
+    // 960x540: 480x270 is not a multiple of 4, nor is any coarser level: only level 0 can be a
+    // BC7 texture's base, so the floor moves up to it.
+    let m = PlanTexture::block_aligned_bases(960, 540, 4, 4, 10);
+    assert_eq!(m, 0b1);
+    assert_eq!(PlanTexture::floor_for(960, 540, 32, 10, m), Some(0));
+    // 100x100: of 100, 50, 25, 12, 6, 3, 1 only 100 and 12 are multiples of 4.
+    let m = PlanTexture::block_aligned_bases(100, 100, 4, 4, 7);
+    assert_eq!(m, 0b1001);
+    // The size floor (<= 32) is level 2 (25x25), not allowed: the next coarser allowed one.
+    assert_eq!(PlanTexture::floor_for(100, 100, 32, 7, m), Some(3));
+    // A power of two allows every level down to 4x4.
+    let m = PlanTexture::block_aligned_bases(256, 256, 4, 4, 9);
+    assert_eq!(m, 0b111_1111);
+    assert_eq!(PlanTexture::floor_for(256, 256, 32, 9, m), Some(3));
+    // 30x30 has no allowed level at all.
+    let m = PlanTexture::block_aligned_bases(30, 30, 4, 4, 5);
+    assert_eq!(PlanTexture::floor_for(30, 30, 32, 5, m), None);
+    // Uncompressed formats (1x1 blocks) allow every level.
+    assert_eq!(PlanTexture::block_aligned_bases(30, 30, 1, 1, 5), 0b1_1111);
+}
+
+#[test]
+fn masked_levels_are_never_a_target() {
+    // CHAIN with level 1 forbidden: the only step from the floor (2) is to level 0, costing
+    // levels 0 and 1 together (320 bytes).
+    let mut textures = [tex(2, 0.0, 1000.0)];
+    textures[0].base_levels = 0b1101;
+    let mut planner = Planner::new(PlannerConfig::default());
+    // 359 bytes cannot hold the grow to level 0 (340, with the 20-byte floor alive while it is
+    // built): the texture stays at its floor rather than stopping at the forbidden level 1.
+    let plan = run(&mut planner, 1, 359, &mut textures);
+    assert_eq!(plan.target_level, vec![2]);
+    assert_eq!(textures[0].resident_level, 2);
+    // With room for the whole chain, it goes to level 0 in one step.
+    let plan = run(&mut planner, 2, 360, &mut textures);
+    assert_eq!(plan.target_level, vec![0]);
+    assert_eq!(textures[0].resident_level, 0);
+}
