@@ -1255,7 +1255,7 @@ pub fn upload_bench(ctx: &GpuContext, quick: bool) -> Result<UploadFigures> {
     )?;
     let upload_once = || -> Result<()> {
         for (l, data) in levels.iter().enumerate() {
-            crate::gpu::upload::write_level(ctx, tex.texture(), l as u32, data);
+            crate::gpu::upload::write_level(ctx, tex.texture(), l as u32, data)?;
         }
         ctx.queue().submit([]);
         ctx.wait_idle()

@@ -91,6 +91,9 @@ pub struct FrameStats {
     pub frame: u64,
     /// The budget in force.
     pub budget_bytes: u64,
+    /// When the driver ran out of memory below the budget: the effective budget it set (what
+    /// the driver really gave; raised again after a quiet spell, cleared by a new budget).
+    pub oom_cap_bytes: Option<u64>,
     /// The ledger at the end of the frame.
     pub ledger: LedgerSnapshot,
     /// The ledger's peak total inside the frame (transients included).
@@ -226,6 +229,8 @@ impl Renderer {
     /// without passing it).
     pub fn set_budget(&mut self, budget: Budget) {
         self.config.budget = budget;
+        // A budget the caller chose replaces what an out-of-memory error inferred.
+        self.streamer.clear_oom_cap();
     }
 
     /// Sets the scale range (min and max per axis, clamped to 1/16..=1).
@@ -466,7 +471,7 @@ impl Renderer {
         // Staging headroom, between the planner's limit and the budget: 1/16 of the budget, but at
         // least the largest upload one grow can need (else that grow could never be staged), and
         // at most the per-frame upload cap.
-        let headroom = (budget / 16)
+        let headroom = (self.streamer.effective_budget(budget) / 16)
             .max(self.streamer.max_upload_bytes())
             .min(self.config.stream.upload_bytes_per_frame);
         let status = self.streamer.plan(
@@ -645,6 +650,7 @@ impl Renderer {
         self.stats = FrameStats {
             frame: self.frame,
             budget_bytes: budget,
+            oom_cap_bytes: self.streamer.oom_cap(),
             ledger: ledger.snapshot(),
             frame_peak_bytes: ledger.take_window_peak(),
             render_scale: bucket.scale(),

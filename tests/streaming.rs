@@ -84,7 +84,7 @@ impl Harness {
             self.frame,
             budget,
             fixed,
-            budget / 16,
+            s.effective_budget(budget) / 16,
             1280 * 720,
             &buckets,
             0,
@@ -397,5 +397,190 @@ fn npot_textures_start_only_at_block_aligned_levels() {
         err.to_string().contains("multiple of the 4x4 block"),
         "{err}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Set in the child process of the out-of-memory test.
+#[cfg(target_os = "linux")]
+const OOM_CHILD: &str = "MIPFLOW_OOM_CHILD";
+
+/// A real out-of-memory from the driver, through the streamer. The test re-runs this binary on
+/// `oom_child` alone: the child limits its own address space (`setrlimit(RLIMIT_AS)`, what
+/// `ulimit -v` does) once set up, so lavapipe's memory allocations fail with
+/// `VK_ERROR_OUT_OF_DEVICE_MEMORY` while the budget still says 1 GiB. A crash of any kind
+/// (panic, abort) fails the child and so this test.
+#[cfg(target_os = "linux")]
+#[test]
+fn driver_out_of_memory_lowers_the_effective_budget_and_recovers() {
+    if std::env::var_os(OOM_CHILD).is_some() {
+        return;
+    }
+    let exe = std::env::current_exe().unwrap();
+    let out = std::process::Command::new(exe)
+        .args(["--exact", "oom_child", "--nocapture", "--test-threads=1"])
+        .env(OOM_CHILD, "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the child failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+    let line = stdout
+        .lines()
+        .find_map(|l| l.split_once("oom-result: ").map(|(_, r)| r))
+        .unwrap_or_else(|| panic!("no result from the child:\n{stdout}\n{stderr}"));
+    eprintln!("child: {line}");
+    // The child asserted everything; its exit status said it passed.
+    if line == "skipped" {
+        eprintln!("no GPU: the out-of-memory test did not run");
+    }
+}
+
+/// The child of the out-of-memory test (does nothing in a normal run).
+#[cfg(target_os = "linux")]
+#[test]
+fn oom_child() {
+    if std::env::var_os(OOM_CHILD).is_none() {
+        return;
+    }
+    let Some(ctx) = common::gpu() else {
+        println!("oom-result: skipped");
+        return;
+    };
+    const GIB: u64 = 1 << 30;
+    let dir = std::env::temp_dir().join(format!("mipflow-oom-{}", std::process::id()));
+    let files = write_gallery(&dir, 48, 1024, 0);
+    let pass = TexturedPass::new(&ctx, wgpu::TextureFormat::Rgba16Float, 1);
+    let mut config = StreamConfig::default().with_deterministic(true);
+    config.oom_probe_frames = 40;
+    let mut h = Harness {
+        ctx,
+        pass,
+        streamer: Streamer::new(config),
+        frame: 0,
+    };
+    for f in &files {
+        h.streamer
+            .add_texture(
+                &h.ctx,
+                &h.pass,
+                TextureSource::Path(Arc::new(f.clone())),
+                TextureOptions::default(),
+                GIB,
+            )
+            .unwrap();
+    }
+    let _ = h.frame(GIB, f32::INFINITY);
+    let base = h.ctx.ledger().total_bytes();
+
+    // What the process maps now, plus 40 MiB: the 48 textures' full chains need 64 MiB.
+    let vm_kib: u64 = std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmSize:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    let set_limit = |bytes: u64| {
+        let lim = libc::rlimit {
+            rlim_cur: bytes,
+            rlim_max: libc::RLIM_INFINITY,
+        };
+        // SAFETY: setrlimit reads the struct we pass; no memory is shared.
+        assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_AS, &lim) }, 0);
+    };
+    set_limit(vm_kib * 1024 + 40 * MIB);
+
+    let mut ooms = 0u32;
+    let mut first_oom = None;
+    let mut caps = Vec::new();
+    let mut over = Vec::new();
+    for f in 0..160u32 {
+        let cap_before = h.streamer.oom_cap();
+        let (peak, _) = h.frame(GIB, 0.0);
+        let st = *h.streamer.frame_stats();
+        if std::env::var_os("MIPFLOW_OOM_TRACE").is_some() {
+            println!(
+                "frame {f}: total {} staging {} cap {:?} peak {peak} grows {} evictions {} shrinks {} pending {} oom {} limit {}",
+                h.ctx.ledger().total_bytes(),
+                h.ctx.ledger().bytes(Category::Staging),
+                h.streamer.oom_cap(),
+                st.grows,
+                st.evictions,
+                st.shrinks,
+                st.pending,
+                st.oom_events,
+                h.streamer.last_plan().limit
+            );
+        }
+        ooms += st.oom_events;
+        if st.oom_events > 0 {
+            first_oom.get_or_insert(f);
+            caps.push(h.streamer.oom_cap());
+        }
+        // Once a cap is known, a frame without a new out-of-memory stays under it.
+        if let Some(cap) = cap_before
+            && st.oom_events == 0
+            && peak > cap
+        {
+            over.push((f, peak, cap));
+        }
+    }
+    let cap = h.streamer.oom_cap();
+    let infos = h.streamer.texture_infos();
+    let full = infos.iter().filter(|i| i.resident_level == 0).count();
+    let floors = h
+        .streamer
+        .plan_textures()
+        .iter()
+        .filter(|p| p.level_count > 0 && p.resident_level <= p.floor_level)
+        .count();
+    let total = h.ctx.ledger().total_bytes();
+    set_limit(libc::RLIM_INFINITY);
+    let errors = h.ctx.take_uncaptured_errors();
+    println!(
+        "oom-result: out-of-memory errors {ooms} (first at frame {first_oom:?}), caps {caps:?}, \
+         final cap {cap:?}, total {total} (base {base}), {full} of {} textures whole, {floors} \
+         with their floor, uncaptured errors {}",
+        infos.len(),
+        errors.len()
+    );
+    assert!(
+        ooms >= 1,
+        "the address-space limit never failed an allocation"
+    );
+    // One failed creation per frame at most (the rest wait for the lowered plan). After the
+    // first, only the raise after each quiet spell of 40 frames may find the memory still gone;
+    // a second failure may follow each (memory the evictions freed is not always reusable by
+    // the driver: its heap fragments), never one every frame.
+    assert!(
+        ooms as usize <= caps.len(),
+        "{ooms} errors in {} frames",
+        caps.len()
+    );
+    let spells = (160 - first_oom.unwrap_or(0) as usize) / 40;
+    assert!(
+        caps.len() <= 2 * (1 + spells),
+        "out-of-memory frames: {}",
+        caps.len()
+    );
+    let cap = cap.expect("the cap stays below the budget");
+    assert!(total <= cap && cap < GIB, "total {total}, cap {cap}");
+    assert!(
+        over.is_empty(),
+        "frames over the out-of-memory cap: {over:?}"
+    );
+    assert_eq!(
+        floors,
+        infos.len(),
+        "every texture keeps at least its floor"
+    );
+    assert!(
+        full >= 16,
+        "streaming went on under the cap: {full} textures whole"
+    );
+    assert!(errors.is_empty(), "{errors:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }

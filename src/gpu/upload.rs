@@ -45,13 +45,28 @@ pub fn create_texture_with_levels(
     }
     let tex = ctx.create_texture(desc, category)?;
     for (i, data) in levels.iter().enumerate() {
-        write_level(ctx, tex.texture(), i as u32, data);
+        write_level(ctx, tex.texture(), i as u32, data)?;
     }
     Ok(tex)
 }
 
 /// Writes one whole mip level (all layers) of `texture` from tightly packed `data`.
-pub fn write_level(ctx: &GpuContext, texture: &wgpu::Texture, level: u32, data: &[u8]) {
+///
+/// wgpu copies `data` into a staging buffer it allocates: when the driver cannot give that
+/// buffer, this returns [`Error::OutOfMemory`] (the write is inside an out-of-memory error
+/// scope), and the level's content is undefined.
+pub fn write_level(
+    ctx: &GpuContext,
+    texture: &wgpu::Texture,
+    level: u32,
+    data: &[u8],
+) -> Result<()> {
+    ctx.scoped("texture upload staging", data.len() as u64, || {
+        write_level_unscoped(ctx, texture, level, data)
+    })
+}
+
+fn write_level_unscoped(ctx: &GpuContext, texture: &wgpu::Texture, level: u32, data: &[u8]) {
     let format = texture.format();
     let (bw, bh) = format.block_dimensions();
     let block = size::block_bytes(format).unwrap_or(4);

@@ -110,6 +110,11 @@ pub struct StreamConfig {
     pub deterministic: bool,
     /// Streamed (the default), or one of the fully resident baselines.
     pub residency: Residency,
+    /// Frames without an out-of-memory error after which the effective budget the driver's last
+    /// out-of-memory set is raised by an eighth (default 1800, 30 s at 60 fps;
+    /// 0 never raises it). Why: memory another application held may come back, and a game
+    /// should not stay degraded for good after one bad moment.
+    pub oom_probe_frames: u32,
 }
 
 impl StreamConfig {
@@ -132,6 +137,7 @@ impl Default for StreamConfig {
             planner: PlannerConfig::default(),
             deterministic: false,
             residency: Residency::Streamed,
+            oom_probe_frames: 1800,
         }
     }
 }
@@ -161,6 +167,9 @@ pub struct StreamFrameStats {
     pub planner_us: f32,
     /// Out-of-memory errors from the driver this frame.
     pub oom_events: u32,
+    /// Shrinks postponed to the next frame: their transient copy would have passed the budget
+    /// while an earlier frame's upload staging was still held.
+    pub deferred: u32,
 }
 
 /// A texture's state, for the overlay's table and the reports.
@@ -231,6 +240,10 @@ pub struct Streamer {
     frame_stats: StreamFrameStats,
     /// Lowered to what the driver really gave when it reported out-of-memory.
     oom_cap: Option<u64>,
+    /// The frame of the last out-of-memory error or cap raise.
+    last_oom_frame: u64,
+    /// The effective budget of the last plan.
+    plan_budget: u64,
     fallback: Option<(TrackedTexture, wgpu::BindGroup)>,
     /// Reads queued and not yet answered.
     outstanding: usize,
@@ -276,6 +289,8 @@ impl Streamer {
             completed_frame: Arc::new(AtomicU64::new(0)),
             frame_stats: StreamFrameStats::default(),
             oom_cap: None,
+            last_oom_frame: 0,
+            plan_budget: u64::MAX,
             fallback: None,
             outstanding: 0,
             frame: 0,
@@ -557,6 +572,12 @@ impl Streamer {
         self.oom_cap
     }
 
+    /// `budget`, lowered to the out-of-memory cap when there is one: what the staging headroom
+    /// and the build checks must be sized from.
+    pub fn effective_budget(&self, budget: u64) -> u64 {
+        self.oom_cap.map_or(budget, |c| c.min(budget))
+    }
+
     /// This frame's streaming figures.
     pub fn frame_stats(&self) -> &StreamFrameStats {
         &self.frame_stats
@@ -677,8 +698,21 @@ impl Streamer {
         buckets: &[ScaleBucket],
         current_bucket: usize,
     ) -> PlanStatus {
-        let budget = self.oom_cap.map_or(budget, |c| c.min(budget));
         self.frame = frame;
+        if let Some(cap) = self.oom_cap {
+            // Memory the driver lacked may come back (another application let go of it): after
+            // a quiet spell, offer an eighth more (at least 1 MiB). If it is not there, the next
+            // out-of-memory lowers the cap again: at most one failed creation per spell.
+            let spell = u64::from(self.config.oom_probe_frames);
+            if spell > 0 && frame >= self.last_oom_frame.saturating_add(spell) {
+                self.last_oom_frame = frame;
+                let raised = cap.saturating_add((cap / 8).max(1 << 20));
+                self.oom_cap = (raised < budget).then_some(raised);
+                tracing::info!(cap = ?self.oom_cap, "out-of-memory cap raised after a quiet spell");
+            }
+        }
+        let budget = self.effective_budget(budget);
+        self.plan_budget = budget;
         let t0 = Instant::now();
         for (s, p) in self.slots.iter().zip(self.plan_tex.iter_mut()) {
             if s.backoff_until > frame {
@@ -770,6 +804,16 @@ impl Streamer {
                 if t.to <= from || t.to >= self.plan_tex[i].level_count {
                     return;
                 }
+                // The smaller copy is built while the old texture is alive. The planner counted
+                // that against its limit, but not the upload staging the GPU has not released
+                // yet (it lives in the headroom, and a previous frame's may still be there): if
+                // the copy would pass the budget, it waits a frame (the plan asks again).
+                let total = ctx.ledger().total_bytes();
+                let during = total.saturating_add(self.plan_tex[i].bytes_from(t.to));
+                if total <= self.plan_budget && during > self.plan_budget {
+                    self.frame_stats.deferred += 1;
+                    return;
+                }
                 match self.rebuild(ctx, pass, i, t.to, from, None) {
                     Ok(()) => self.frame_stats.shrinks += 1,
                     Err(e) => self.note_create_error(ctx, i, &e),
@@ -852,6 +896,7 @@ impl Streamer {
         limit: u64,
         budget: u64,
     ) {
+        let budget = self.effective_budget(budget);
         let t0 = Instant::now();
         let mut tries = self.ready.len();
         while tries > 0 {
@@ -917,6 +962,11 @@ impl Streamer {
             let p = &mut self.plan_tex[i];
             p.busy = false;
             p.in_flight_level = p.resident_level;
+            if self.frame_stats.oom_events > 0 {
+                // The driver is out of memory: the rest waits for the next plan, made under
+                // the lowered budget, rather than fail the same way.
+                break;
+            }
         }
         self.frame_stats.upload_ms = t0.elapsed().as_secs_f32() * 1e3;
     }
@@ -931,23 +981,36 @@ impl Streamer {
     }
 
     fn note_create_error(&mut self, ctx: &GpuContext, i: usize, e: &Error) {
+        self.slots[i].error = Some(e.to_string());
         if let Error::OutOfMemory { .. } = e {
             // The driver could not give what the ledger said fits: lower the effective budget to
-            // what it really gave, so the next plans stay below it (the planner evicts to fit).
+            // what it really gave, so the next plans stay below it. The next plan evicts down to
+            // the new limit (the cap less the staging headroom) and retries the texture if it
+            // is still worth its bytes: no back-off, the cap is what keeps it from failing again.
             let cap = ctx.ledger().total_bytes();
-            tracing::warn!(
-                cap,
-                "out of GPU memory: effective budget lowered to what was available"
-            );
             self.oom_cap = Some(self.oom_cap.map_or(cap, |c| c.min(cap)));
+            self.last_oom_frame = self.frame;
+            tracing::warn!(
+                texture = %self.slots[i].label,
+                error = %e,
+                cap,
+                "out of GPU memory: effective budget lowered to what the driver gave"
+            );
             self.frame_stats.oom_events += 1;
             self.planner.invalidate();
+            return;
         }
         tracing::warn!(texture = %self.slots[i].label, error = %e, "texture transition failed");
-        self.slots[i].error = Some(e.to_string());
-        // Same back-off as a failed read: a transition that failed (a level size the format cannot
-        // start a texture at, an out-of-memory) is not retried every frame.
+        // Same back-off as a failed read: a transition that failed for another reason (a driver
+        // refusing a size) would fail again if retried every frame.
         self.slots[i].backoff_until = self.frame + READ_RETRY_FRAMES;
+    }
+
+    /// Forgets the out-of-memory cap (the caller knows memory was freed, or set a new budget).
+    pub fn clear_oom_cap(&mut self) {
+        if self.oom_cap.take().is_some() {
+            self.planner.invalidate();
+        }
     }
 
     fn texture_desc<'a>(
@@ -1062,7 +1125,7 @@ impl Streamer {
                         reason: format!("level {level} has no data to upload"),
                     });
                 };
-                upload::write_level(ctx, tex.texture(), dst_mip, data);
+                upload::write_level(ctx, tex.texture(), dst_mip, data)?;
                 staged += data.len() as u64;
             }
         }
