@@ -584,3 +584,81 @@ fn oom_child() {
     assert!(errors.is_empty(), "{errors:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn grows_go_one_level_at_a_time_smallest_first_by_deficit_and_priority() {
+    let Some(ctx) = common::gpu() else { return };
+    let dir = std::env::temp_dir().join(format!("mipflow-order-{}", std::process::id()));
+    // 8 textures of 512²: levels of 256, 64, 16 and 4 KiB above the 32² floor.
+    let files = write_gallery(&dir, 8, 512, 0);
+    let pass = TexturedPass::new(&ctx, wgpu::TextureFormat::Rgba16Float, 1);
+    let mut config = StreamConfig::default().with_deterministic(true);
+    config.upload_bytes_per_frame = 48 << 10;
+    let mut h = Harness {
+        ctx,
+        pass,
+        streamer: Streamer::new(config),
+        frame: 0,
+    };
+    for (i, f) in files.iter().enumerate() {
+        // Texture 0 is the hero: its blur weighs four times as much.
+        let opts = if i == 0 {
+            TextureOptions::with_priority(4.0)
+        } else {
+            TextureOptions::default()
+        };
+        h.streamer
+            .add_texture(
+                &h.ctx,
+                &h.pass,
+                TextureSource::Path(Arc::new(f.clone())),
+                opts,
+                256 * MIB,
+            )
+            .unwrap();
+    }
+    let mut history = Vec::new();
+    let mut steps = 0;
+    for _ in 0..100 {
+        let _ = h.frame(256 * MIB, 0.0);
+        let st = h.streamer.frame_stats();
+        steps += st.steps;
+        // The cap holds, but for a first step larger than it (a 256 KiB level 0).
+        assert!(
+            st.uploaded_bytes <= 48 << 10 || st.grows + st.steps == 1,
+            "{st:?}"
+        );
+        let r: Vec<u8> = h
+            .streamer
+            .plan_textures()
+            .iter()
+            .map(|p| p.resident_level)
+            .collect();
+        if history.last() != Some(&r) {
+            history.push(r.clone());
+        }
+        if h.all_at(0) {
+            break;
+        }
+    }
+    assert!(h.all_at(0), "{history:?}");
+    // Every texture went 4 -> 3 -> 2 -> 1 -> 0: one level per step.
+    assert_eq!(steps, 8 * 3, "{history:?}");
+    for r in &history {
+        let others = &r[1..];
+        let (lo, hi) = (others.iter().min().unwrap(), others.iter().max().unwrap());
+        // Breadth first: no texture is two levels ahead of an equal one.
+        assert!(hi - lo <= 1, "{r:?} in {history:?}");
+        // The hero is never behind.
+        assert!(r[0] <= *lo, "{r:?} in {history:?}");
+    }
+    // The small levels came first: among equals, every texture had level 2 before any had
+    // level 0 (the hero may go ahead: four times the weight outweighs three levels less).
+    let first_l0 = history.iter().position(|r| r[1..].contains(&0)).unwrap();
+    assert!(
+        history[first_l0 - 1][1..].iter().all(|&l| l <= 1),
+        "{history:?}"
+    );
+    assert!(history[1][1..].iter().all(|&l| l == 3), "{history:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -149,8 +149,11 @@ pub struct StreamFrameStats {
     pub uploaded_bytes: u64,
     /// Milliseconds spent building textures this frame.
     pub upload_ms: f32,
-    /// Textures rebuilt larger this frame.
+    /// Grows completed this frame (their last step built).
     pub grows: u32,
+    /// Intermediate steps of grows built this frame: a texture gained its next finer level and
+    /// has more to come (grows are built one level at a time, smallest first).
+    pub steps: u32,
     /// Textures rebuilt smaller (GPU copy) this frame.
     pub shrinks: u32,
     /// Textures evicted to their floor (or to nothing) this frame.
@@ -234,7 +237,7 @@ pub struct Streamer {
     plan: Plan,
     io: IoPool,
     /// Slots whose grow data arrived, oldest first.
-    ready: std::collections::VecDeque<u32>,
+    ready: Vec<u32>,
     staging: Vec<(u64, Charge)>,
     completed_frame: Arc<AtomicU64>,
     frame_stats: StreamFrameStats,
@@ -661,7 +664,7 @@ impl Streamer {
             match r.levels {
                 Ok(levels) => {
                     f.data = Some(levels);
-                    self.ready.push_back(r.slot);
+                    self.ready.push(r.slot);
                 }
                 Err(e) => {
                     // Keep what the texture has; report; the planner may ask again later.
@@ -679,10 +682,7 @@ impl Streamer {
                 }
             }
         }
-        if self.config.deterministic {
-            // Workers finish in any order; the build order must not depend on it.
-            self.ready.make_contiguous().sort_unstable();
-        }
+        // The build order does not depend on the order reads finish in: `build_ready` sorts.
     }
 
     /// Runs the planner over every texture (whose `wanted_level` and `screen_pixels` the caller
@@ -738,13 +738,25 @@ impl Streamer {
         status
     }
 
-    /// The largest upload one grow can need: the biggest texture's levels above its floor. The
-    /// renderer keeps at least this much headroom between the planner's limit and the budget, for
-    /// the upload's staging copy.
+    /// The largest upload one build step can need: a texture's floor (built from nothing), or
+    /// the levels between two consecutive levels it may start at (one level, for a chain whose
+    /// sides are powers of two). The renderer keeps at least this much headroom between the
+    /// planner's limit and the budget, for the upload's staging copy.
     pub fn max_upload_bytes(&self) -> u64 {
         self.plan_tex
             .iter()
-            .map(|p| p.bytes_from(0) - p.bytes_from(p.floor_level))
+            .filter(|p| p.level_count > 0)
+            .map(|p| {
+                let mut largest = p.bytes_from(p.floor_level);
+                let mut prev = p.floor_level;
+                for l in (0..p.floor_level).rev() {
+                    if p.base_allowed(l) {
+                        largest = largest.max(p.bytes_from(l) - p.bytes_from(prev));
+                        prev = l;
+                    }
+                }
+                largest
+            })
             .max()
             .unwrap_or(0)
     }
@@ -842,7 +854,7 @@ impl Streamer {
                     },
                 });
                 if t.to >= read_end {
-                    self.ready.push_back(i as u32);
+                    self.ready.push(i as u32);
                 }
                 let p = &mut self.plan_tex[i];
                 p.busy = true;
@@ -884,9 +896,13 @@ impl Streamer {
             self.slots.iter().filter(|s| s.inflight.is_some()).count() as u32;
     }
 
-    /// Builds grows whose data has arrived, oldest first, within the frame's upload caps, each
-    /// only when `total + new texture <= limit` and `total + new texture + its staging <= budget`;
-    /// a build that does not fit waits.
+    /// Builds grows whose data has arrived, one step at a time: a step adds the next finer level
+    /// the texture may start at (see [`PlanTexture::base_levels`]), so the smallest missing
+    /// level of each texture comes first and a frame's upload cap is spread over many textures
+    /// before any of them gets its largest level. Textures go in order of quality deficit (the
+    /// missing octaves times their screen pixels and priority), largest first; then by the
+    /// smaller step. Each step is built only when `total + new texture <= limit` and
+    /// `total + new texture + its staging <= budget`; one that does not fit waits.
     /// `frame` tags the staging charges, released once the GPU has finished that frame.
     pub fn build_ready(
         &mut self,
@@ -898,77 +914,141 @@ impl Streamer {
     ) {
         let budget = self.effective_budget(budget);
         let t0 = Instant::now();
-        let mut tries = self.ready.len();
-        while tries > 0 {
-            tries -= 1;
-            let Some(i) = self.ready.pop_front() else {
-                break;
-            };
-            let i = i as usize;
-            let Some(f) = self.slots[i].inflight.as_ref() else {
-                continue;
-            };
-            let (to, from) = (f.to, f.from);
-            let p = self.plan_tex[i];
-            if from != p.resident_level {
-                // The texture changed under the request: drop it; the planner will ask again.
-                self.slots[i].inflight = None;
-                self.plan_tex[i].busy = false;
-                self.plan_tex[i].in_flight_level = p.resident_level;
-                continue;
-            }
-            let new_bytes = p.bytes_from(to);
-            // Levels the old texture does not hold are uploaded (from == level_count: all).
-            let upload = new_bytes - p.bytes_from(from);
-            let elapsed_ms = t0.elapsed().as_secs_f32() * 1e3;
-            let over_time =
-                !self.config.deterministic && elapsed_ms > self.config.upload_ms_per_frame;
-            let over_cap = self.frame_stats.uploaded_bytes > 0
-                && (self.frame_stats.uploaded_bytes + upload > self.config.upload_bytes_per_frame
-                    || over_time);
-            let total = ctx.ledger().total_bytes();
-            // The planner's contract: the new texture fits under its limit; the upload's staging
-            // copy lives in the headroom between the limit and the budget.
-            let fits = total.saturating_add(new_bytes) <= limit
-                && total.saturating_add(new_bytes).saturating_add(upload) <= budget;
-            if over_cap || !fits {
-                tracing::debug!(
-                    texture = i,
-                    total,
-                    new_bytes,
-                    upload,
-                    limit,
-                    budget,
-                    over_cap,
-                    "grow waits"
-                );
-                self.ready.push_back(i as u32);
-                continue;
-            }
-            let data = self.slots[i]
+        // Drop requests whose texture changed under them; the planner will ask again.
+        let mut k = 0;
+        while k < self.ready.len() {
+            let i = self.ready[k] as usize;
+            let keep = self.slots[i]
                 .inflight
-                .as_mut()
-                .and_then(|f| f.data.take())
-                .unwrap_or_default();
-            match self.rebuild(ctx, pass, i, to, from, Some((data, frame))) {
-                Ok(()) => {
-                    self.frame_stats.grows += 1;
-                    self.frame_stats.uploaded_bytes += upload;
-                    self.slots[i].error = None;
-                }
-                Err(e) => self.note_create_error(ctx, i, &e),
+                .as_ref()
+                .is_some_and(|f| f.from == self.plan_tex[i].resident_level && f.to < f.from);
+            if keep {
+                k += 1;
+                continue;
             }
+            self.ready.swap_remove(k);
             self.slots[i].inflight = None;
             let p = &mut self.plan_tex[i];
             p.busy = false;
             p.in_flight_level = p.resident_level;
-            if self.frame_stats.oom_events > 0 {
-                // The driver is out of memory: the rest waits for the next plan, made under
-                // the lowered budget, rather than fail the same way.
-                break;
+        }
+        // Why this order: the deficit is the planner's own measure of blur, so the frame's upload
+        // goes where it removes the most; between equals, the cheaper step shows sooner.
+        let plan_tex = &self.plan_tex;
+        let key = |i: u32| {
+            let p = &plan_tex[i as usize];
+            let deficit =
+                (f32::from(p.resident_level.min(p.floor_level)) - p.wanted_level.max(0.0)).max(0.0);
+            let weight = p.screen_pixels.max(0.0) * p.priority.max(0.0) * deficit;
+            let next = Self::next_step(p, p.resident_level, p.in_flight_level);
+            let step = p.bytes_from(next) - p.bytes_from(p.resident_level);
+            (weight, step)
+        };
+        self.ready.sort_unstable_by(|&a, &b| {
+            let (wa, sa) = key(a);
+            let (wb, sb) = key(b);
+            wb.total_cmp(&wa).then(sa.cmp(&sb)).then(a.cmp(&b))
+        });
+        // Passes over the sorted list, one step per texture per pass, while something is built.
+        let mut progress = true;
+        'passes: while progress {
+            progress = false;
+            let mut k = 0;
+            while k < self.ready.len() {
+                let i = self.ready[k] as usize;
+                let p = self.plan_tex[i];
+                let (to, from) = (p.in_flight_level, p.resident_level);
+                let next = Self::next_step(&p, from, to);
+                let new_bytes = p.bytes_from(next);
+                // Levels the old texture does not hold are uploaded (from == level_count: all).
+                let upload = new_bytes - p.bytes_from(from);
+                let elapsed_ms = t0.elapsed().as_secs_f32() * 1e3;
+                let over_time =
+                    !self.config.deterministic && elapsed_ms > self.config.upload_ms_per_frame;
+                if self.frame_stats.uploaded_bytes > 0
+                    && (self.frame_stats.uploaded_bytes + upload
+                        > self.config.upload_bytes_per_frame
+                        || over_time)
+                {
+                    break 'passes;
+                }
+                let total = ctx.ledger().total_bytes();
+                // The planner's contract: the new texture fits under its limit; the upload's
+                // staging copy lives in the headroom between the limit and the budget.
+                let fits = total.saturating_add(new_bytes) <= limit
+                    && total.saturating_add(new_bytes).saturating_add(upload) <= budget;
+                if !fits {
+                    tracing::debug!(
+                        texture = i,
+                        total,
+                        new_bytes,
+                        upload,
+                        limit,
+                        budget,
+                        "grow waits"
+                    );
+                    k += 1;
+                    continue;
+                }
+                let Some(mut f) = self.slots[i].inflight.take() else {
+                    self.ready.swap_remove(k);
+                    continue;
+                };
+                let data = f.data.take().unwrap_or_default();
+                // `data` holds levels `f.to..`; the step needs `next..`.
+                let first = usize::from(next - f.to).min(data.len());
+                let result = self.rebuild(ctx, pass, i, next, from, Some((&data[first..], frame)));
+                let done = match result {
+                    Ok(()) => {
+                        self.frame_stats.uploaded_bytes += upload;
+                        self.slots[i].error = None;
+                        if next > to {
+                            self.frame_stats.steps += 1;
+                        } else {
+                            self.frame_stats.grows += 1;
+                        }
+                        next <= to
+                    }
+                    Err(e) => {
+                        self.note_create_error(ctx, i, &e);
+                        true
+                    }
+                };
+                if done {
+                    self.ready.swap_remove(k);
+                    let p = &mut self.plan_tex[i];
+                    p.busy = false;
+                    p.in_flight_level = p.resident_level;
+                } else {
+                    // More steps to come: the grow stays in flight from its new resident level.
+                    f.from = next;
+                    f.data = Some(data);
+                    self.slots[i].inflight = Some(f);
+                    k += 1;
+                }
+                progress = true;
+                if self.frame_stats.oom_events > 0 {
+                    // The driver is out of memory: the rest waits for the next plan, made under
+                    // the lowered budget, rather than fail the same way.
+                    break 'passes;
+                }
             }
         }
         self.frame_stats.upload_ms = t0.elapsed().as_secs_f32() * 1e3;
+    }
+
+    /// The level a grow of `p` from `from` towards `to` reaches in its next step: the floor
+    /// first when nothing is resident (its data is on the CPU), then the next finer level the
+    /// texture may start at, and `to` at the latest.
+    fn next_step(p: &PlanTexture, from: u8, to: u8) -> u8 {
+        if from > p.floor_level {
+            return p.floor_level.max(to);
+        }
+        (to..from)
+            .rev()
+            .find(|&l| p.base_allowed(l))
+            .unwrap_or(to)
+            .max(to)
     }
 
     /// Call after the frame's last submit: the frame's staging is released once the GPU has
@@ -1073,7 +1153,7 @@ impl Streamer {
         i: usize,
         to: u8,
         from: u8,
-        new: Option<(Vec<Vec<u8>>, u64)>,
+        new: Option<(&[Vec<u8>], u64)>,
     ) -> Result<()> {
         let slot = &self.slots[i];
         let count = self.plan_tex[i].level_count;
@@ -1089,7 +1169,7 @@ impl Streamer {
             });
         let old_first = if slot.gpu.is_some() { from } else { count };
         let mut staged = 0u64;
-        let (new_levels, frame) = new.unwrap_or((Vec::new(), 0));
+        let (new_levels, frame) = new.unwrap_or((&[], 0));
         for level in to..count {
             let dst_mip = u32::from(level - to);
             if level >= old_first {
