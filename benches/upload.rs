@@ -84,7 +84,9 @@ fn upload_bench(c: &mut Criterion) {
         g.finish();
         return;
     };
-    let tex = ctx.create_texture(&desc(format, 0), Category::Other).unwrap();
+    let tex = ctx
+        .create_texture(&desc(format, 0), Category::Other)
+        .unwrap();
     g.bench_function("write_texture", |b| {
         b.iter(|| {
             for (l, data) in levels.iter().enumerate() {
@@ -96,7 +98,9 @@ fn upload_bench(c: &mut Criterion) {
     });
 
     // The last step of a grow: the old texture holds levels 1.., the new one all of them.
-    let old = ctx.create_texture(&desc(format, 1), Category::Other).unwrap();
+    let old = ctx
+        .create_texture(&desc(format, 1), Category::Other)
+        .unwrap();
     for (l, data) in levels[1..].iter().enumerate() {
         upload::write_level(&ctx, old.texture(), l as u32, data).unwrap();
     }
@@ -105,7 +109,9 @@ fn upload_bench(c: &mut Criterion) {
     g.throughput(Throughput::Bytes(levels[0].len() as u64));
     g.bench_function("grow_step", |b| {
         b.iter(|| {
-            let new = ctx.create_texture(&desc(format, 0), Category::Other).unwrap();
+            let new = ctx
+                .create_texture(&desc(format, 0), Category::Other)
+                .unwrap();
             let mut enc = ctx
                 .device()
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor::default());

@@ -468,11 +468,12 @@ impl Renderer {
         let fixed = snap.by_category.buffers.bytes
             + snap.by_category.overlay.bytes
             + snap.by_category.other.bytes;
-        // Staging headroom, between the planner's limit and the budget: 1/16 of the budget, but at
-        // least the largest upload one grow can need (else that grow could never be staged), and
-        // at most the per-frame upload cap.
+        // Staging headroom, between the planner's limit and the budget: 1/16 of the budget (at
+        // least 256 KiB, at most the per-frame upload cap). Uploads go in bands of rows that fit
+        // the room under the budget, so no level needs more: a smaller headroom only streams a
+        // large level over more frames, while every byte of it is one texture bytes lack.
         let headroom = (self.streamer.effective_budget(budget) / 16)
-            .max(self.streamer.max_upload_bytes())
+            .max(256 << 10)
             .min(self.config.stream.upload_bytes_per_frame);
         let status = self.streamer.plan(
             self.frame,

@@ -662,3 +662,70 @@ fn grows_go_one_level_at_a_time_smallest_first_by_deficit_and_priority() {
     assert!(history[1][1..].iter().all(|&l| l == 3), "{history:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn large_levels_upload_in_bands_within_the_cap_and_arrive_intact() {
+    let Some(ctx) = common::gpu() else { return };
+    let dir = std::env::temp_dir().join(format!("mipflow-bands-{}", std::process::id()));
+    // 1024²: level 0 is 1 MiB, 16 times the 64 KiB cap; one file zstd, one not.
+    let files = write_gallery(&dir, 2, 1024, 2);
+    let pass = TexturedPass::new(&ctx, wgpu::TextureFormat::Rgba16Float, 1);
+    let mut config = StreamConfig::default().with_deterministic(true);
+    config.upload_bytes_per_frame = 64 << 10;
+    let mut h = Harness {
+        ctx,
+        pass,
+        streamer: Streamer::new(config),
+        frame: 0,
+    };
+    let handles: Vec<_> = files
+        .iter()
+        .map(|f| {
+            h.streamer
+                .add_texture(
+                    &h.ctx,
+                    &h.pass,
+                    TextureSource::Path(Arc::new(f.clone())),
+                    TextureOptions::default(),
+                    64 * MIB,
+                )
+                .unwrap()
+        })
+        .collect();
+    let mut frames = 0;
+    let mut peak_staging = 0;
+    while !h.all_at(0) && frames < 200 {
+        let (peak, _) = h.frame(64 * MIB, 0.0);
+        assert!(peak <= 64 * MIB);
+        // The cap holds every frame: bands, not whole levels.
+        assert!(h.streamer.frame_stats().uploaded_bytes <= 64 << 10);
+        peak_staging = peak_staging.max(h.ctx.ledger().bytes(Category::Staging));
+        frames += 1;
+    }
+    assert!(h.all_at(0), "not converged after {frames} frames");
+    // 2 x 1.33 MiB at 64 KiB a frame: at least 42 frames.
+    assert!(frames >= 42, "{frames} frames");
+    assert!(
+        peak_staging <= 2 * (64 << 10),
+        "staging peaked at {peak_staging}"
+    );
+    // Every level on the GPU is the file's, byte for byte.
+    for (f, hd) in files.iter().zip(&handles) {
+        let info = mipflow::ktx2::read_info(f, &Default::default()).unwrap();
+        let levels = TextureSource::Path(Arc::new(f.clone()))
+            .read_levels(
+                &info,
+                0..info.levels.len() as u8,
+                &std::sync::atomic::AtomicBool::new(false),
+            )
+            .unwrap();
+        let tex = h.streamer.resident_texture(*hd).unwrap();
+        assert_eq!(tex.mip_level_count() as usize, levels.len());
+        for (l, want) in levels.iter().enumerate() {
+            let got = mipflow::gpu::read_level(&h.ctx, tex, l as u32).unwrap();
+            assert!(got == *want, "{}: level {l} differs", f.display());
+        }
+    }
+    assert!(h.ctx.take_uncaptured_errors().is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}

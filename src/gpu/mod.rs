@@ -11,7 +11,7 @@ mod readback;
 mod tracked;
 pub mod upload;
 
-pub use readback::read_texture_rgba8;
+pub use readback::{read_level, read_texture_rgba8};
 pub use tracked::{TrackedBuffer, TrackedTexture};
 
 use std::sync::Arc;

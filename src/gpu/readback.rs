@@ -84,3 +84,79 @@ pub fn read_texture_rgba8(ctx: &GpuContext, texture: &wgpu::Texture) -> Result<V
     }
     Ok(out)
 }
+
+/// Copies one mip level of a texture (any copyable format, block-compressed included) into
+/// tightly packed rows of blocks, as a KTX2 file stores the level. For tests and tools: blocks
+/// until the GPU is done; the staging buffer is charged to [`Category::Staging`] while it lives.
+pub fn read_level(ctx: &GpuContext, texture: &wgpu::Texture, level: u32) -> Result<Vec<u8>> {
+    let format = texture.format();
+    if level >= texture.mip_level_count() {
+        return Err(Error::Readback(format!(
+            "level {level} of a texture with {} levels",
+            texture.mip_level_count()
+        )));
+    }
+    let block = crate::budget::size::block_bytes(format)
+        .ok_or_else(|| Error::Readback(format!("{format:?} has no fixed block size")))?;
+    let (bw, bh) = format.block_dimensions();
+    let physical = texture
+        .size()
+        .mip_level_size(level, texture.dimension())
+        .physical_size(format);
+    let rows = physical.height / bh;
+    let unpadded = physical.width / bw * block;
+    let padded =
+        unpadded.div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
+    let staging = ctx.create_buffer(
+        &wgpu::BufferDescriptor {
+            label: Some("level readback staging"),
+            size: u64::from(padded) * u64::from(rows),
+            usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
+            mapped_at_creation: false,
+        },
+        Category::Staging,
+    )?;
+    let mut enc = ctx
+        .device()
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("level readback"),
+        });
+    enc.copy_texture_to_buffer(
+        wgpu::TexelCopyTextureInfo {
+            texture,
+            mip_level: level,
+            origin: wgpu::Origin3d::ZERO,
+            aspect: wgpu::TextureAspect::All,
+        },
+        wgpu::TexelCopyBufferInfo {
+            buffer: staging.buffer(),
+            layout: wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(padded),
+                rows_per_image: Some(rows),
+            },
+        },
+        physical,
+    );
+    ctx.queue().submit([enc.finish()]);
+    let slice = staging.buffer().slice(..);
+    let (tx, rx) = std::sync::mpsc::channel();
+    slice.map_async(wgpu::MapMode::Read, move |r| {
+        let _ = tx.send(r);
+    });
+    ctx.wait_idle()?;
+    rx.recv()
+        .map_err(|_| Error::Readback("the map callback never ran".into()))?
+        .map_err(|e| Error::Readback(e.to_string()))?;
+    let mut out = Vec::with_capacity((unpadded * rows) as usize);
+    {
+        let data = slice
+            .get_mapped_range()
+            .map_err(|e| Error::Readback(e.to_string()))?;
+        for row in data.chunks_exact(padded as usize) {
+            out.extend_from_slice(&row[..unpadded as usize]);
+        }
+    }
+    staging.buffer().unmap();
+    Ok(out)
+}

@@ -213,6 +213,23 @@ struct InFlight {
     data: Option<Vec<Vec<u8>>>,
 }
 
+/// A grow step being built. Its new texture exists (the old one alive next to it, as the planner
+/// counted), the levels the old one had are copied, and the new levels are uploaded in bands of
+/// block rows, within each frame's upload cap and the room left under the budget: a level larger
+/// than the cap takes several frames, and its staging never needs more than one band.
+struct Step {
+    slot: u32,
+    /// First level of the new texture.
+    to: u8,
+    tex: TrackedTexture,
+    /// The level being uploaded, and its next row of blocks; `level < to` when all are done.
+    level: i16,
+    row: u32,
+    /// The grow's IO data: levels `data_first..`.
+    data: Vec<Vec<u8>>,
+    data_first: u8,
+}
+
 struct Slot {
     generation: u32,
     alive: bool,
@@ -247,6 +264,9 @@ pub struct Streamer {
     last_oom_frame: u64,
     /// The effective budget of the last plan.
     plan_budget: u64,
+    /// The grow step whose upload is under way (one at a time: the planner counts one old-and-new
+    /// pair alive at once).
+    step: Option<Step>,
     fallback: Option<(TrackedTexture, wgpu::BindGroup)>,
     /// Reads queued and not yet answered.
     outstanding: usize,
@@ -294,6 +314,7 @@ impl Streamer {
             oom_cap: None,
             last_oom_frame: 0,
             plan_budget: u64::MAX,
+            step: None,
             fallback: None,
             outstanding: 0,
             frame: 0,
@@ -529,6 +550,7 @@ impl Streamer {
             return false;
         }
         let i = h.index as usize;
+        self.abort_step(i);
         let s = &mut self.slots[i];
         if let Some(f) = s.inflight.take() {
             f.cancel.store(true, Ordering::Release);
@@ -551,6 +573,12 @@ impl Streamer {
             Some(r) => Some(&r.bind_group),
             None => self.fallback.as_ref().map(|(_, bg)| bg),
         }
+    }
+
+    /// The GPU texture holding a live texture's resident levels (`resident_level..`, as its mips
+    /// `0..`), if any is resident. For tools and tests: it is replaced at every rebuild.
+    pub fn resident_texture(&self, h: TextureHandle) -> Option<&wgpu::Texture> {
+        self.slot(h)?.gpu.as_ref().map(|r| r.tex.texture())
     }
 
     /// The planner's view of every texture (index = slot), to fill in `wanted_level` and
@@ -740,8 +768,8 @@ impl Streamer {
 
     /// The largest upload one build step can need: a texture's floor (built from nothing), or
     /// the levels between two consecutive levels it may start at (one level, for a chain whose
-    /// sides are powers of two). The renderer keeps at least this much headroom between the
-    /// planner's limit and the budget, for the upload's staging copy.
+    /// sides are powers of two). Steps are uploaded in bands of rows, so the staging headroom
+    /// need not hold it; it says how many frames the largest step takes at a given cap.
     pub fn max_upload_bytes(&self) -> u64 {
         self.plan_tex
             .iter()
@@ -778,6 +806,18 @@ impl Streamer {
         let i = t.texture as usize;
         if i >= self.slots.len() || !self.slots[i].alive {
             return;
+        }
+        if t.kind != TransitionKind::Rescale && self.abort_step(i) {
+            // The plan changed the texture while a step of its grow was uploading: that step is
+            // dropped (its new texture destroyed), and so is the grow.
+            if let Some(f) = self.slots[i].inflight.take() {
+                f.cancel.store(true, Ordering::Release);
+            }
+            self.end_grow(i);
+            if t.kind == TransitionKind::Cancel {
+                self.frame_stats.cancels += 1;
+                return;
+            }
         }
         match t.kind {
             TransitionKind::Rescale => {}
@@ -826,7 +866,7 @@ impl Streamer {
                     self.frame_stats.deferred += 1;
                     return;
                 }
-                match self.rebuild(ctx, pass, i, t.to, from, None) {
+                match self.rebuild(ctx, pass, i, t.to, from) {
                     Ok(()) => self.frame_stats.shrinks += 1,
                     Err(e) => self.note_create_error(ctx, i, &e),
                 }
@@ -914,6 +954,11 @@ impl Streamer {
     ) {
         let budget = self.effective_budget(budget);
         let t0 = Instant::now();
+        // The step under way goes first; while it uploads, no other starts.
+        if self.step.is_some() && !self.continue_step(ctx, pass, frame, budget, t0) {
+            self.frame_stats.upload_ms = t0.elapsed().as_secs_f32() * 1e3;
+            return;
+        }
         // Drop requests whose texture changed under them; the planner will ask again.
         let mut k = 0;
         while k < self.ready.len() {
@@ -960,81 +1005,274 @@ impl Streamer {
                 let (to, from) = (p.in_flight_level, p.resident_level);
                 let next = Self::next_step(&p, from, to);
                 let new_bytes = p.bytes_from(next);
-                // Levels the old texture does not hold are uploaded (from == level_count: all).
-                let upload = new_bytes - p.bytes_from(from);
                 let elapsed_ms = t0.elapsed().as_secs_f32() * 1e3;
                 let over_time =
                     !self.config.deterministic && elapsed_ms > self.config.upload_ms_per_frame;
-                if self.frame_stats.uploaded_bytes > 0
-                    && (self.frame_stats.uploaded_bytes + upload
-                        > self.config.upload_bytes_per_frame
-                        || over_time)
+                if self.frame_stats.uploaded_bytes >= self.config.upload_bytes_per_frame
+                    || over_time
                 {
                     break 'passes;
                 }
                 let total = ctx.ledger().total_bytes();
-                // The planner's contract: the new texture fits under its limit; the upload's
-                // staging copy lives in the headroom between the limit and the budget.
+                // The planner's contract: the new texture fits under its limit. The floor tail
+                // (from the CPU) is written with the texture; the IO levels go in bands, each
+                // only when its staging fits under the budget.
+                let floor_upload = if from > p.floor_level {
+                    p.bytes_from(p.floor_level.max(next))
+                } else {
+                    0
+                };
                 let fits = total.saturating_add(new_bytes) <= limit
-                    && total.saturating_add(new_bytes).saturating_add(upload) <= budget;
+                    && total.saturating_add(new_bytes).saturating_add(floor_upload) <= budget;
                 if !fits {
-                    tracing::debug!(
-                        texture = i,
-                        total,
-                        new_bytes,
-                        upload,
-                        limit,
-                        budget,
-                        "grow waits"
-                    );
+                    tracing::debug!(texture = i, total, new_bytes, limit, budget, "grow waits");
                     k += 1;
                     continue;
                 }
-                let Some(mut f) = self.slots[i].inflight.take() else {
-                    self.ready.swap_remove(k);
-                    continue;
-                };
-                let data = f.data.take().unwrap_or_default();
-                // `data` holds levels `f.to..`; the step needs `next..`.
-                let first = usize::from(next - f.to).min(data.len());
-                let result = self.rebuild(ctx, pass, i, next, from, Some((&data[first..], frame)));
-                let done = match result {
+                progress = true;
+                match self.begin_step(ctx, i, next, from, frame) {
                     Ok(()) => {
-                        self.frame_stats.uploaded_bytes += upload;
-                        self.slots[i].error = None;
-                        if next > to {
-                            self.frame_stats.steps += 1;
-                        } else {
-                            self.frame_stats.grows += 1;
+                        self.frame_stats.uploaded_bytes += floor_upload;
+                        if !self.continue_step(ctx, pass, frame, budget, t0) {
+                            // Still uploading: nothing else starts this frame.
+                            break 'passes;
                         }
-                        next <= to
                     }
                     Err(e) => {
                         self.note_create_error(ctx, i, &e);
-                        true
+                        self.end_grow(i);
                     }
-                };
-                if done {
-                    self.ready.swap_remove(k);
-                    let p = &mut self.plan_tex[i];
-                    p.busy = false;
-                    p.in_flight_level = p.resident_level;
-                } else {
-                    // More steps to come: the grow stays in flight from its new resident level.
-                    f.from = next;
-                    f.data = Some(data);
-                    self.slots[i].inflight = Some(f);
-                    k += 1;
                 }
-                progress = true;
                 if self.frame_stats.oom_events > 0 {
                     // The driver is out of memory: the rest waits for the next plan, made under
                     // the lowered budget, rather than fail the same way.
                     break 'passes;
                 }
+                // A finished grow left the list (its successor is now at `k`); one with more
+                // steps to come waits for the next pass.
+                if self.ready.get(k) == Some(&(i as u32)) {
+                    k += 1;
+                }
             }
         }
         self.frame_stats.upload_ms = t0.elapsed().as_secs_f32() * 1e3;
+    }
+
+    /// Ends texture `i`'s grow (done, or failed): it leaves the ready list and is no longer busy.
+    fn end_grow(&mut self, i: usize) {
+        self.slots[i].inflight = None;
+        self.ready.retain(|&r| r as usize != i);
+        let p = &mut self.plan_tex[i];
+        p.busy = false;
+        p.in_flight_level = p.resident_level;
+    }
+
+    /// Drops the step under way if it is texture `i`'s (its new texture is destroyed; the old one
+    /// is still bound). Returns whether there was one.
+    fn abort_step(&mut self, i: usize) -> bool {
+        if self.step.as_ref().is_some_and(|st| st.slot as usize == i) {
+            self.step = None;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Starts a step of texture `i`'s grow: creates the texture of levels `to..`, copies the
+    /// levels the old texture has, writes the floor tail from the CPU, and leaves the IO levels
+    /// to [`Streamer::continue_step`].
+    fn begin_step(
+        &mut self,
+        ctx: &GpuContext,
+        i: usize,
+        to: u8,
+        from: u8,
+        frame: u64,
+    ) -> Result<()> {
+        let slot = &self.slots[i];
+        let count = self.plan_tex[i].level_count;
+        let floor = self.plan_tex[i].floor_level;
+        let old_first = if slot.gpu.is_some() { from } else { count };
+        // IO levels to upload: `to..min(old_first, floor)`, coarsest first; their data must be
+        // there before anything is created.
+        let top = old_first.min(floor);
+        let data_first = slot.inflight.as_ref().map_or(to, |f| f.to);
+        let have = slot
+            .inflight
+            .as_ref()
+            .and_then(|f| f.data.as_ref())
+            .map_or(0, Vec::len);
+        if top > to && (data_first > to || usize::from(top - data_first) > have) {
+            return Err(Error::InvalidResource {
+                label: slot.label.clone(),
+                reason: format!("levels {to}..{top} have no data to upload"),
+            });
+        }
+        let desc = Self::texture_desc(&slot.info, to, count, &slot.label);
+        let tex = ctx.create_texture(&desc, Category::Textures)?;
+        let format = slot.info.format;
+        let (w0, h0) = (slot.info.width, slot.info.height);
+        let mut enc = ctx
+            .device()
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("stream grow step"),
+            });
+        let mut staged = 0u64;
+        for level in to..count {
+            let dst_mip = u32::from(level - to);
+            if level >= old_first {
+                if let Some(old) = &slot.gpu {
+                    enc.copy_texture_to_texture(
+                        wgpu::TexelCopyTextureInfo {
+                            texture: old.tex.texture(),
+                            mip_level: u32::from(level - old_first),
+                            origin: wgpu::Origin3d::ZERO,
+                            aspect: wgpu::TextureAspect::All,
+                        },
+                        wgpu::TexelCopyTextureInfo {
+                            texture: tex.texture(),
+                            mip_level: dst_mip,
+                            origin: wgpu::Origin3d::ZERO,
+                            aspect: wgpu::TextureAspect::All,
+                        },
+                        mip_size(format, w0, h0, level),
+                    );
+                }
+            } else if level >= floor {
+                let Some(data) = slot.floor_data.get(usize::from(level - floor)) else {
+                    return Err(Error::InvalidResource {
+                        label: slot.label.clone(),
+                        reason: format!("floor level {level} has no data"),
+                    });
+                };
+                upload::write_level(ctx, tex.texture(), dst_mip, data)?;
+                staged += data.len() as u64;
+            }
+        }
+        if staged > 0 {
+            // queue.write_texture holds a staging copy until the GPU has consumed it.
+            let charge = ctx
+                .ledger()
+                .charge(Category::Staging, staged, "texture upload staging");
+            self.staging.push((frame, charge));
+        }
+        ctx.queue().submit([enc.finish()]);
+        let data = self.slots[i]
+            .inflight
+            .as_mut()
+            .and_then(|f| f.data.take())
+            .unwrap_or_default();
+        self.step = Some(Step {
+            slot: i as u32,
+            to,
+            tex,
+            level: i16::from(top) - 1,
+            row: 0,
+            data,
+            data_first,
+        });
+        Ok(())
+    }
+
+    /// Uploads the step under way in bands of block rows, within the frame's caps and the room
+    /// under `budget`; finishes it (binds the new texture, destroys the old) when every level is
+    /// in. Returns whether no step is under way any more (finished or failed).
+    fn continue_step(
+        &mut self,
+        ctx: &GpuContext,
+        pass: &TexturedPass,
+        frame: u64,
+        budget: u64,
+        t0: Instant,
+    ) -> bool {
+        loop {
+            let Some(st) = self.step.as_mut() else {
+                return true;
+            };
+            if st.level < i16::from(st.to) {
+                self.finish_step(ctx, pass);
+                return true;
+            }
+            let level = st.level as u8;
+            let mip = u32::from(level - st.to);
+            let (row_bytes, rows) = upload::level_rows(st.tex.texture(), mip);
+            if st.row >= rows {
+                st.level -= 1;
+                st.row = 0;
+                continue;
+            }
+            let over_time = !self.config.deterministic
+                && t0.elapsed().as_secs_f32() * 1e3 > self.config.upload_ms_per_frame;
+            let uploaded = self.frame_stats.uploaded_bytes;
+            if over_time || uploaded >= self.config.upload_bytes_per_frame {
+                return false;
+            }
+            // The band: what the frame's cap and the room under the budget allow (at least one
+            // row while the frame has uploaded nothing, so that a tiny cap still progresses).
+            let room = budget.saturating_sub(ctx.ledger().total_bytes());
+            let allowance = (self.config.upload_bytes_per_frame - uploaded).min(room);
+            let row_bytes64 = u64::from(row_bytes.max(1));
+            let mut n = (allowance / row_bytes64).min(u64::from(rows - st.row)) as u32;
+            if n == 0 {
+                if uploaded > 0 || room < row_bytes64 {
+                    return false; // no room for one row's staging: next frame
+                }
+                n = 1;
+            }
+            let i = st.slot as usize;
+            let data = st
+                .data
+                .get(usize::from(level - st.data_first))
+                .map_or(&[][..], Vec::as_slice);
+            let start = st.row as usize * row_bytes as usize;
+            let end = start + n as usize * row_bytes as usize;
+            let result = match data.get(start..end) {
+                Some(band) => upload::write_rows(ctx, st.tex.texture(), mip, st.row, band),
+                None => Err(Error::InvalidResource {
+                    label: self.slots[i].label.clone(),
+                    reason: format!("level {level} has {} bytes, too few", data.len()),
+                }),
+            };
+            if let Err(e) = result {
+                self.step = None;
+                self.note_create_error(ctx, i, &e);
+                self.end_grow(i);
+                return true;
+            }
+            let bytes = (end - start) as u64;
+            st.row += n;
+            let charge = ctx
+                .ledger()
+                .charge(Category::Staging, bytes, "texture upload staging");
+            self.staging.push((frame, charge));
+            self.frame_stats.uploaded_bytes += bytes;
+        }
+    }
+
+    /// Binds the finished step's texture (the old one is destroyed now that its copies are
+    /// submitted) and moves the grow on: done, or waiting for its next step.
+    fn finish_step(&mut self, ctx: &GpuContext, pass: &TexturedPass) {
+        let Some(st) = self.step.take() else {
+            return;
+        };
+        let i = st.slot as usize;
+        let bind_group = pass.material_bind_group(ctx, &self.slots[i].label, &st.tex.create_view());
+        self.slots[i].gpu = Some(Resident {
+            tex: st.tex,
+            bind_group,
+        });
+        self.slots[i].error = None;
+        self.plan_tex[i].resident_level = st.to;
+        if st.to > self.plan_tex[i].in_flight_level {
+            self.frame_stats.steps += 1;
+            if let Some(f) = self.slots[i].inflight.as_mut() {
+                f.from = st.to;
+                f.data = Some(st.data);
+            }
+        } else {
+            self.frame_stats.grows += 1;
+            self.end_grow(i);
+        }
     }
 
     /// The level a grow of `p` from `from` towards `to` reaches in its next step: the floor
@@ -1143,9 +1381,8 @@ impl Streamer {
         Ok(Resident { tex, bind_group })
     }
 
-    /// Rebuilds texture `i` with levels `to..`: levels `from..` (and the floor) come from the old
-    /// texture by GPU copy where it has them, the CPU floor data, or `new` (levels `to..` read by
-    /// IO). Submits, then destroys the old texture.
+    /// Rebuilds texture `i` smaller, with levels `to..` (`to > from`): every level is copied from
+    /// the old texture GPU-side. Submits, then destroys the old texture.
     fn rebuild(
         &mut self,
         ctx: &GpuContext,
@@ -1153,75 +1390,44 @@ impl Streamer {
         i: usize,
         to: u8,
         from: u8,
-        new: Option<(&[Vec<u8>], u64)>,
     ) -> Result<()> {
         let slot = &self.slots[i];
         let count = self.plan_tex[i].level_count;
-        let floor = self.plan_tex[i].floor_level;
+        let Some(old) = slot.gpu.as_ref().filter(|_| to > from && to < count) else {
+            return Err(Error::InvalidResource {
+                label: slot.label.clone(),
+                reason: format!("no resident levels {from}.. to shrink to {to}.."),
+            });
+        };
         let desc = Self::texture_desc(&slot.info, to, count, &slot.label);
         let tex = ctx.create_texture(&desc, Category::Textures)?;
-        let format = slot.info.format;
-        let (w0, h0) = (slot.info.width, slot.info.height);
         let mut enc = ctx
             .device()
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("stream rebuild"),
+                label: Some("stream shrink"),
             });
-        let old_first = if slot.gpu.is_some() { from } else { count };
-        let mut staged = 0u64;
-        let (new_levels, frame) = new.unwrap_or((&[], 0));
         for level in to..count {
-            let dst_mip = u32::from(level - to);
-            if level >= old_first {
-                if let Some(old) = &slot.gpu {
-                    let size = mip_size(format, w0, h0, level);
-                    enc.copy_texture_to_texture(
-                        wgpu::TexelCopyTextureInfo {
-                            texture: old.tex.texture(),
-                            mip_level: u32::from(level - old_first),
-                            origin: wgpu::Origin3d::ZERO,
-                            aspect: wgpu::TextureAspect::All,
-                        },
-                        wgpu::TexelCopyTextureInfo {
-                            texture: tex.texture(),
-                            mip_level: dst_mip,
-                            origin: wgpu::Origin3d::ZERO,
-                            aspect: wgpu::TextureAspect::All,
-                        },
-                        size,
-                    );
-                }
-            } else {
-                let data: Option<&[u8]> = if level >= floor {
-                    slot.floor_data
-                        .get(usize::from(level - floor))
-                        .map(Vec::as_slice)
-                } else {
-                    new_levels.get(usize::from(level - to)).map(Vec::as_slice)
-                };
-                let Some(data) = data else {
-                    return Err(Error::InvalidResource {
-                        label: slot.label.clone(),
-                        reason: format!("level {level} has no data to upload"),
-                    });
-                };
-                upload::write_level(ctx, tex.texture(), dst_mip, data)?;
-                staged += data.len() as u64;
-            }
-        }
-        if staged > 0 {
-            // queue.write_texture holds a staging copy until the GPU has consumed it.
-            let charge = ctx
-                .ledger()
-                .charge(Category::Staging, staged, "texture upload staging");
-            self.staging.push((frame, charge));
+            enc.copy_texture_to_texture(
+                wgpu::TexelCopyTextureInfo {
+                    texture: old.tex.texture(),
+                    mip_level: u32::from(level - from),
+                    origin: wgpu::Origin3d::ZERO,
+                    aspect: wgpu::TextureAspect::All,
+                },
+                wgpu::TexelCopyTextureInfo {
+                    texture: tex.texture(),
+                    mip_level: u32::from(level - to),
+                    origin: wgpu::Origin3d::ZERO,
+                    aspect: wgpu::TextureAspect::All,
+                },
+                mip_size(slot.info.format, slot.info.width, slot.info.height, level),
+            );
         }
         ctx.queue().submit([enc.finish()]);
         let bind_group = pass.material_bind_group(ctx, &slot.label, &tex.create_view());
         // Old texture destroyed now that the copy is submitted (wgpu frees it when the GPU is done).
         self.slots[i].gpu = Some(Resident { tex, bind_group });
-        let p = &mut self.plan_tex[i];
-        p.resident_level = to;
+        self.plan_tex[i].resident_level = to;
         Ok(())
     }
 
