@@ -381,9 +381,21 @@ fn inspect_text_and_json() {
     save(&test_image(20, 10, 1), &img);
     let out = tmp.path().join("out");
     assert!(
-        mipflow(&["cook", s(&img), "-o", s(&out), "--zstd", "3"], &[])
-            .status
-            .success()
+        mipflow(
+            &[
+                "cook",
+                s(&img),
+                "-o",
+                s(&out),
+                "--zstd",
+                "3",
+                "--resize",
+                "keep"
+            ],
+            &[]
+        )
+        .status
+        .success()
     );
     let file = out.join("t.ktx2");
 
@@ -422,4 +434,59 @@ fn inspect_text_and_json() {
             .unwrap()
             .contains("transferFunction")
     );
+}
+
+#[test]
+fn resize_stream_makes_every_level_to_the_floor_block_aligned() {
+    use mipflow::budget::planner::PlanTexture;
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in");
+    let out = tmp.path().join("out");
+    let keep = tmp.path().join("keep");
+    save(&test_image(451, 300, 7), &input.join("odd.png"));
+    save(&test_image(960, 540, 8), &input.join("hd.png"));
+    save(&test_image(256, 256, 9), &input.join("square.png"));
+    let o = mipflow(
+        &["cook", s(&input), "-o", s(&out), "--quality", "fast"],
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    for (name, size, source) in [
+        ("odd", (448, 320), Some("451x300")),
+        ("hd", (1024, 512), Some("960x540")),
+        ("square", (256, 256), None),
+    ] {
+        let info = read_info(&out.join(format!("{name}.ktx2")), &ReadLimits::default()).unwrap();
+        assert_eq!((info.width, info.height), size, "{name}");
+        assert_eq!(info.key_value_str("mipflowSourceSize"), source, "{name}");
+        // Every level down to the first of at most 32 texels can start a BC7 texture.
+        let count = info.levels.len() as u8;
+        let bases = PlanTexture::block_aligned_bases(info.width, info.height, 4, 4, count);
+        let floor = PlanTexture::floor_for(info.width, info.height, 32, count, bases).unwrap();
+        assert!(
+            (info.width >> floor).max(info.height >> floor) <= 32,
+            "{name}"
+        );
+        assert!(
+            (0..=floor).all(|l| bases & (1 << l) != 0),
+            "{name}: {bases:b}"
+        );
+    }
+    // --resize keep leaves the size (and such a file cannot go on the GPU at all).
+    let o = mipflow(
+        &[
+            "cook",
+            s(&input.join("odd.png")),
+            "-o",
+            s(&keep),
+            "--quality",
+            "fast",
+            "--resize",
+            "keep",
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let info = read_info(&keep.join("odd.ktx2"), &ReadLimits::default()).unwrap();
+    assert_eq!((info.width, info.height), (451, 300));
 }

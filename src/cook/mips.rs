@@ -272,7 +272,10 @@ fn kaiser(t: f64) -> f64 {
 
 impl Taps {
     fn new(src: usize, dst: usize, filter: MipFilter) -> Taps {
-        let scale = src as f64 / dst as f64;
+        // Minifying, the kernel widens with the ratio (it must low-pass); magnifying (a cook
+        // resize up), it stays one source texel wide and interpolates.
+        let scale = (src as f64 / dst as f64).max(1.0);
+        let step = src as f64 / dst as f64;
         let radius = match filter {
             MipFilter::Kaiser => KAISER_RADIUS * scale,
             MipFilter::Box => 0.5 * scale,
@@ -286,7 +289,7 @@ impl Taps {
         };
         let mut w = vec![0f64; src];
         for i in 0..dst {
-            let centre = (i as f64 + 0.5) * scale;
+            let centre = (i as f64 + 0.5) * step;
             let first = (centre - radius).floor() as i64;
             let last = (centre + radius).ceil() as i64;
             let (mut lo, mut hi) = (src, 0usize);

@@ -118,7 +118,67 @@ pub enum ColorSpace {
     Linear,
 }
 
-/// How to cook an image. `Default` is default quality, sRGB colour, no Zstandard.
+/// How the cook sizes an image before making its mips.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Resize {
+    /// The image's own size. A BC7 texture can only start at levels whose sides are multiples of
+    /// 4 (wgpu refuses others): 451x300 cannot go on the GPU at all, 960x540 only whole.
+    #[default]
+    Keep,
+    /// Resampled (in linear light, Kaiser) to the nearest size whose levels down to 32 texels all
+    /// have sides that are multiples of 4, so that it streams level by level: sides become
+    /// multiples of `4 << k`, `k` the levels down to 32 (960x540 -> 1024x512, 451x300 -> 448x320),
+    /// with `4 << k` at most the smaller side (a thin strip keeps a larger floor instead).
+    /// Textures are UV-mapped: the image on screen keeps its shape. Sizes that stream already
+    /// are kept.
+    Stream,
+    /// Resampled to the nearest powers of two (every level streams).
+    Pow2,
+}
+
+impl Resize {
+    /// The size an image of `width x height` is cooked at.
+    pub fn dims(self, width: u32, height: u32) -> (u32, u32) {
+        match self {
+            Resize::Keep => (width, height),
+            Resize::Stream => {
+                // Levels until the larger side is at most 32: the default streaming floor.
+                let mut k = 0;
+                while (width.max(height) >> k) > 32 {
+                    k += 1;
+                }
+                // ...but the unit never above the smaller side: a thin strip (8192x3) is not
+                // blown up to stream its last levels; its floor stays larger instead.
+                while k > 0 && (4u32 << k) > width.min(height) {
+                    k -= 1;
+                }
+                let unit = 4u32 << k;
+                let round = |v: u32| {
+                    let n = ((f64::from(v) / f64::from(unit)).round() as u32).max(1);
+                    n.saturating_mul(unit).min(MAX_COOK_DIMENSION / unit * unit)
+                };
+                (round(width), round(height))
+            }
+            Resize::Pow2 => {
+                let round = |v: u32| {
+                    let lo = 1u32 << (31 - v.max(1).leading_zeros());
+                    let hi = lo.saturating_mul(2);
+                    let p = if v - lo <= hi.saturating_sub(v) {
+                        lo
+                    } else {
+                        hi
+                    };
+                    p.min(MAX_COOK_DIMENSION)
+                };
+                (round(width), round(height))
+            }
+        }
+    }
+}
+
+/// How to cook an image. `Default` is default quality, sRGB colour, no Zstandard, the image's own
+/// size.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct CookOptions {
     /// BC7 encoder effort.
@@ -131,6 +191,8 @@ pub struct CookOptions {
     pub zstd: Option<i32>,
     /// The mip filter (not on the command line; Kaiser by default).
     pub filter: MipFilter,
+    /// The size the image is cooked at (default: its own).
+    pub resize: Resize,
 }
 
 impl CookOptions {
@@ -158,12 +220,13 @@ pub fn cook_image(
 /// Like [`cook_image`], taking the RGBA8 image by value (so it can be dropped after level 1 is made)
 /// and an explicit encoder.
 pub fn cook_rgba8(
-    img: image::RgbaImage,
+    mut img: image::RgbaImage,
     opts: &CookOptions,
     encoder: &dyn Bc7Encoder,
 ) -> Result<EncodedTexture, CookError> {
     use rayon::prelude::*;
-    let (width, height) = img.dimensions();
+    let (source_w, source_h) = img.dimensions();
+    let (width, height) = opts.resize.dims(source_w, source_h);
     if width == 0 || height == 0 || width > MAX_COOK_DIMENSION || height > MAX_COOK_DIMENSION {
         return Err(CookError::BadSize {
             width,
@@ -181,6 +244,17 @@ pub fn cook_rgba8(
         (false, true) => MipMode::Alpha { srgb },
         (false, false) => MipMode::Opaque { srgb },
     };
+    if (width, height) != (source_w, source_h) {
+        let source = Rgba8Source {
+            rgba: img.as_raw(),
+            width: source_w as usize,
+            height: source_h as usize,
+            mode,
+        };
+        let plane = downsample(&source, width as usize, height as usize, opts.filter);
+        img = image::RgbaImage::from_raw(width, height, plane.to_rgba8())
+            .unwrap_or_else(|| unreachable!("a plane of {width}x{height} has that many texels"));
+    }
     let count = full_level_count(width, height) as usize;
     let mut levels = Vec::with_capacity(count);
     levels.push(encode_level(encoder, img.as_raw(), width, height, alpha)?);
@@ -215,7 +289,15 @@ pub fn cook_rgba8(
         width,
         height,
         levels,
-        key_values: Vec::new(),
+        key_values: if (width, height) == (source_w, source_h) {
+            Vec::new()
+        } else {
+            // Tools (and `mipflow inspect`) can tell the image's own size.
+            vec![(
+                "mipflowSourceSize".to_owned(),
+                format!("{source_w}x{source_h}\0").into_bytes(),
+            )]
+        },
     })
 }
 
@@ -243,6 +325,12 @@ pub struct CookArgs {
     /// Cook even when an output is up to date.
     #[arg(long)]
     pub force: bool,
+    /// The size each image is cooked at: `stream` resamples to the nearest size whose levels
+    /// down to 32 texels are all multiples of the 4x4 block (so it streams level by level;
+    /// sizes that already do are kept), `pow2` to powers of two, `keep` leaves it (a BC7 texture
+    /// whose sides are not multiples of 4 cannot go on the GPU).
+    #[arg(long, value_enum, default_value_t = Resize::Stream)]
+    pub resize: Resize,
 }
 
 impl CookArgs {
@@ -254,6 +342,28 @@ impl CookArgs {
             normal_map: self.normal_map,
             zstd: self.zstd,
             filter: MipFilter::default(),
+            resize: self.resize,
         }
+    }
+}
+
+#[cfg(test)]
+mod resize_tests {
+    use super::Resize;
+
+    #[test]
+    fn stream_sizes_are_block_aligned_to_the_floor() {
+        assert_eq!(Resize::Stream.dims(960, 540), (1024, 512));
+        assert_eq!(Resize::Stream.dims(451, 300), (448, 320));
+        assert_eq!(Resize::Stream.dims(512, 341), (512, 320));
+        assert_eq!(Resize::Stream.dims(256, 256), (256, 256));
+        assert_eq!(Resize::Stream.dims(40, 24), (40, 24));
+        assert_eq!(Resize::Stream.dims(30, 30), (32, 32));
+        assert_eq!(Resize::Stream.dims(1, 1), (4, 4));
+        assert_eq!(Resize::Stream.dims(8192, 3), (8192, 4));
+        assert_eq!(Resize::Stream.dims(1000, 70), (1024, 64));
+        assert_eq!(Resize::Keep.dims(451, 300), (451, 300));
+        assert_eq!(Resize::Pow2.dims(451, 300), (512, 256));
+        assert_eq!(Resize::Pow2.dims(384, 1), (256, 1));
     }
 }

@@ -158,8 +158,16 @@ fn stamp(opts: &CookOptions, encoder: &str, input: &[u8]) -> String {
     let hash = xxhash_rust::xxh3::xxh3_128(input);
     let zstd = opts.zstd.map_or("none".to_string(), |l| l.to_string());
     format!(
-        "v{COOK_VERSION} encoder={encoder} quality={:?} color={:?} normal_map={} filter={:?} zstd={zstd} input-xxh3-128={hash:032x}",
-        opts.quality, opts.color, opts.normal_map, opts.filter
+        "v{COOK_VERSION} encoder={encoder} quality={:?} color={:?} normal_map={} filter={:?} zstd={zstd}{} input-xxh3-128={hash:032x}",
+        opts.quality,
+        opts.color,
+        opts.normal_map,
+        opts.filter,
+        // Older stamps (no resize key) read as `keep`.
+        match opts.resize {
+            super::Resize::Keep => String::new(),
+            r => format!(" resize={r:?}"),
+        }
     )
     .to_lowercase()
 }

@@ -60,6 +60,8 @@ impl Job {
                 })?;
                 let opts = CookOptions {
                     quality: Quality::Fast,
+                    // Any photo streams level by level (see `Resize::Stream`).
+                    resize: crate::cook::Resize::Stream,
                     ..CookOptions::default()
                 };
                 let tex = crate::cook::cook_image(&img, &opts)?;
