@@ -5,6 +5,8 @@
 //! - `memcpy`: `copy_from_slice` of every level into a buffer of the same size;
 //! - `write_texture`: `queue.write_texture` of every level (mipflow's upload path, in an error
 //!   scope), one submit, and a wait until the GPU has finished;
+//! - `mapped_staging`: the same bytes copied into a persistent mapped staging buffer (rows padded
+//!   to 256 bytes), `copy_buffer_to_texture` per level, submit, wait, and the buffer mapped again;
 //! - `grow_step`: what the streamer does for a texture's last step, counted as the level-0 bytes
 //!   it uploads: a new texture, levels 1.. copied GPU-side from the old one, level 0 uploaded,
 //!   submit, wait.
@@ -58,6 +60,24 @@ fn desc(format: wgpu::TextureFormat, first: u32) -> wgpu::TextureDescriptor<'sta
     }
 }
 
+/// Where each level of `texture` goes in a staging buffer whose rows are padded to wgpu's
+/// 256-byte row alignment: (offset, padded row bytes, rows) per level, and the buffer size.
+fn padded_layout(texture: &wgpu::Texture) -> (Vec<(u64, u32, u32)>, u64) {
+    let mut offset = 0u64;
+    let layout = (0..texture.mip_level_count())
+        .map(|l| {
+            let (row, rows) = upload::level_rows(texture, l);
+            let padded = row.div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT)
+                * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
+            let here = offset;
+            offset += u64::from(padded) * u64::from(rows);
+            offset = offset.div_ceil(16) * 16;
+            (here, padded, rows)
+        })
+        .collect();
+    (layout, offset)
+}
+
 fn upload_bench(c: &mut Criterion) {
     let ctx = GpuContext::headless(&GpuOptions::default())
         .map_err(|e| eprintln!("no GPU adapter ({e}): only memcpy is measured"))
@@ -93,6 +113,69 @@ fn upload_bench(c: &mut Criterion) {
                 upload::write_level(&ctx, tex.texture(), l as u32, data).unwrap();
             }
             ctx.queue().submit([]);
+            ctx.wait_idle().unwrap();
+        })
+    });
+
+    // The same bytes through a persistent mapped staging buffer (no per-upload allocation):
+    // memcpy into the mapping, unmap, copy_buffer_to_texture per level, submit, wait, map again.
+    let (layout, ring_size) = padded_layout(tex.texture());
+    let ring = ctx
+        .create_buffer(
+            &wgpu::BufferDescriptor {
+                label: Some("bench staging ring"),
+                size: ring_size,
+                usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: true,
+            },
+            Category::Staging,
+        )
+        .unwrap();
+    g.bench_function("mapped_staging", |b| {
+        b.iter(|| {
+            {
+                let mut view = ring.buffer().get_mapped_range_mut(..).unwrap();
+                for (data, &(offset, padded, rows)) in levels.iter().zip(&layout) {
+                    let row = data.len() / rows as usize;
+                    for r in 0..rows as usize {
+                        let at = offset as usize + r * padded as usize;
+                        view.slice(at..at + row)
+                            .copy_from_slice(&data[r * row..(r + 1) * row]);
+                    }
+                }
+            }
+            ring.buffer().unmap();
+            let mut enc = ctx
+                .device()
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
+            for (l, &(offset, padded, rows)) in layout.iter().enumerate() {
+                let size = tex
+                    .texture()
+                    .size()
+                    .mip_level_size(l as u32, wgpu::TextureDimension::D2)
+                    .physical_size(format);
+                enc.copy_buffer_to_texture(
+                    wgpu::TexelCopyBufferInfo {
+                        buffer: ring.buffer(),
+                        layout: wgpu::TexelCopyBufferLayout {
+                            offset,
+                            bytes_per_row: Some(padded),
+                            rows_per_image: Some(rows),
+                        },
+                    },
+                    wgpu::TexelCopyTextureInfo {
+                        texture: tex.texture(),
+                        mip_level: l as u32,
+                        origin: wgpu::Origin3d::ZERO,
+                        aspect: wgpu::TextureAspect::All,
+                    },
+                    size,
+                );
+            }
+            ctx.queue().submit([enc.finish()]);
+            ring.buffer()
+                .slice(..)
+                .map_async(wgpu::MapMode::Write, |r| r.unwrap());
             ctx.wait_idle().unwrap();
         })
     });

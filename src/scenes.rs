@@ -262,6 +262,26 @@ pub fn hall_length(count: usize) -> f32 {
 /// panels on the left wall, odd on the right, larger textures on larger panels. Lets a caller add
 /// panels one at a time (the demo adds them as they finish cooking) with the same layout.
 pub fn hall_panel_transform(i: usize, size: u32) -> Mat4 {
+    hall_panel_transform_with_aspect(i, size, 1.0)
+}
+
+/// [`hall_panel_transform`] for an image of this aspect (width over height): the panel keeps the
+/// same largest side and the image's shape.
+pub fn hall_panel_transform_with_aspect(i: usize, size: u32, aspect: f32) -> Mat4 {
+    let aspect = if aspect.is_finite() && aspect > 0.0 {
+        aspect.clamp(1.0 / 8.0, 8.0)
+    } else {
+        1.0
+    };
+    let shape = if aspect >= 1.0 {
+        Vec3::new(1.0, 1.0 / aspect, 1.0)
+    } else {
+        Vec3::new(aspect, 1.0, 1.0)
+    };
+    hall_panel_square(i, size) * Mat4::from_scale(shape)
+}
+
+fn hall_panel_square(i: usize, size: u32) -> Mat4 {
     let side = if i.is_multiple_of(2) { -1.0 } else { 1.0 };
     let row = (i / 2) as f32;
     let extent = 1.0 + (size as f32 / 1024.0).min(2.0) * 0.8;
@@ -294,8 +314,13 @@ pub fn build_hall(r: &mut Renderer, textures: &[(TextureHandle, u32)]) -> Result
     let panel_mesh = r.add_mesh(&pv, &pi)?;
     let length = hall_length(textures.len());
     for (i, &(tex, size)) in textures.iter().enumerate() {
+        let aspect = r.streamer().texture_aspect(tex).unwrap_or(1.0);
         let mat = r.add_material(MaterialDesc::new(tex))?;
-        r.add_instance(panel_mesh, mat, hall_panel_transform(i, size))?;
+        r.add_instance(
+            panel_mesh,
+            mat,
+            hall_panel_transform_with_aspect(i, size, aspect),
+        )?;
     }
     if let Some(&(floor_tex, _)) = textures.first() {
         let (fv, fi) = crate::render::quad_xz();

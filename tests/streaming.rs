@@ -700,15 +700,15 @@ fn large_levels_upload_in_bands_within_the_cap_and_arrive_intact() {
         // The cap holds every frame: bands, not whole levels.
         assert!(h.streamer.frame_stats().uploaded_bytes <= 64 << 10);
         peak_staging = peak_staging.max(h.ctx.ledger().bytes(Category::Staging));
+        // Let the GPU finish, so the next frame releases this frame's staging: what staging
+        // is held at once then depends on the bands only, not on how busy the machine is.
+        h.ctx.wait_idle().unwrap();
         frames += 1;
     }
     assert!(h.all_at(0), "not converged after {frames} frames");
     // 2 x 1.33 MiB at 64 KiB a frame: at least 42 frames.
     assert!(frames >= 42, "{frames} frames");
-    assert!(
-        peak_staging <= 2 * (64 << 10),
-        "staging peaked at {peak_staging}"
-    );
+    assert!(peak_staging <= 64 << 10, "staging peaked at {peak_staging}");
     // Every level on the GPU is the file's, byte for byte.
     for (f, hd) in files.iter().zip(&handles) {
         let info = mipflow::ktx2::read_info(f, &Default::default()).unwrap();

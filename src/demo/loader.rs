@@ -268,8 +268,10 @@ impl Loader {
     fn place(&mut self, r: &mut Renderer, i: usize, src: TextureSource) -> Result<()> {
         let tex = r.add_texture(src, TextureOptions::default())?;
         let size = r.streamer().texture_width(tex).unwrap_or(1024);
+        let aspect = r.streamer().texture_aspect(tex).unwrap_or(1.0);
         let mat = r.add_material(MaterialDesc::new(tex))?;
-        r.add_instance(self.panel_mesh, mat, scenes::hall_panel_transform(i, size))?;
+        let t = scenes::hall_panel_transform_with_aspect(i, size, aspect);
+        r.add_instance(self.panel_mesh, mat, t)?;
         if !self.floor_done {
             // The floor shows the first texture that arrives, tiled along the hall.
             self.floor_done = true;

@@ -538,6 +538,20 @@ impl Streamer {
         self.slot(h).map(|s| s.info.width)
     }
 
+    /// Width over height of the image a live texture shows: its `mipflowSourceSize` (the size
+    /// before `mipflow cook --resize` resampled it) when it has one, else its own size.
+    pub fn texture_aspect(&self, h: TextureHandle) -> Option<f32> {
+        let info = &self.slot(h)?.info;
+        let source = info.key_value_str("mipflowSourceSize").and_then(|v| {
+            let (w, h) = v.trim_end_matches('\0').split_once('x')?;
+            Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?))
+        });
+        let (w, h) = source
+            .filter(|&(w, h)| w > 0 && h > 0)
+            .unwrap_or((info.width, info.height));
+        Some(w as f32 / h.max(1) as f32)
+    }
+
     /// Whether the handle still names a live texture.
     pub fn contains(&self, h: TextureHandle) -> bool {
         self.slot(h).is_some()
