@@ -452,8 +452,10 @@ enum Mode {
     Free,
     /// Busy, inputs unchanged: pinned at its in-flight level.
     Busy,
-    /// Busy, but its inputs moved since the grow was decided: planned again; the grow stays in
-    /// flight if the new plan wants the same level, otherwise it is cancelled.
+    /// Busy, but its inputs moved since the grow was decided, or the budget changed: planned
+    /// again; the grow stays in flight if the new plan wants the same level, otherwise it is
+    /// cancelled (a grow decided for a smaller budget would otherwise complete into a hold and
+    /// keep the texture below what the new budget allows).
     Stale,
     /// Busy, cancelled because the budget no longer holds it: may keep or drop levels, not grow.
     Released,
@@ -862,7 +864,11 @@ impl Planner {
             if resident != h.level {
                 h.level = resident;
                 h.changed_at = if h.exempt { NEVER } else { frame };
-                h.exempt = false;
+                // A grow built in steps (one level at a time) changes the level several times:
+                // an exemption lasts until the last step.
+                if !t.busy {
+                    h.exempt = false;
+                }
                 h.resident_bytes = t.bytes_from(resident);
             }
             let w = &mut self.work[i];
@@ -926,7 +932,7 @@ impl Planner {
                     // A grow the planner did not order: trust the caller and hold it.
                     h.decided = Some(now);
                     Mode::Busy
-                } else if same_view {
+                } else if same_view && !new_epoch {
                     Mode::Busy
                 } else {
                     Mode::Stale

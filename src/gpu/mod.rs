@@ -8,6 +8,7 @@
 //! [`Ledger`].
 
 mod readback;
+pub mod staging;
 mod tracked;
 pub mod upload;
 

@@ -22,6 +22,7 @@ use crate::budget::planner::{
     TransitionKind,
 };
 use crate::budget::size;
+use crate::gpu::staging::StagingRing;
 use crate::gpu::{GpuContext, TrackedTexture, upload};
 use crate::ktx2::{Ktx2Info, ReadLimits};
 use crate::render::TexturedPass;
@@ -267,6 +268,11 @@ pub struct Streamer {
     /// The grow step whose upload is under way (one at a time: the planner counts one old-and-new
     /// pair alive at once).
     step: Option<Step>,
+    /// Persistently mapped staging for the IO levels' uploads (sized from the headroom).
+    ring: StagingRing,
+    /// Textures replaced or dropped while the ring's encoder may still copy into or out of them:
+    /// destroyed once it is submitted.
+    retired: Vec<TrackedTexture>,
     fallback: Option<(TrackedTexture, wgpu::BindGroup)>,
     /// Reads queued and not yet answered.
     outstanding: usize,
@@ -315,6 +321,8 @@ impl Streamer {
             last_oom_frame: 0,
             plan_budget: u64::MAX,
             step: None,
+            ring: StagingRing::default(),
+            retired: Vec::new(),
             fallback: None,
             outstanding: 0,
             frame: 0,
@@ -677,9 +685,19 @@ impl Streamer {
     /// workers' finished reads (never blocks).
     pub fn begin_frame(&mut self, ctx: &GpuContext) {
         self.frame_stats = StreamFrameStats::default();
-        let _ = ctx.device().poll(wgpu::PollType::Poll);
+        if self.config.deterministic && self.ring.busy() {
+            // Staging chunks come back when the GPU is done with them: waiting for it keeps the
+            // upload pace the same on every run (deterministic mode blocks on IO anyway).
+            let _ = ctx.wait_idle();
+        } else {
+            let _ = ctx.device().poll(wgpu::PollType::Poll);
+        }
         let done = self.completed_frame.load(Ordering::Acquire);
         self.staging.retain(|(f, _)| *f > done);
+        self.ring.recycle(done);
+        if self.config.deterministic && self.ring.busy() {
+            let _ = ctx.wait_idle(); // the chunks' mapping completes
+        }
         loop {
             let r = if self.config.deterministic && self.outstanding > 0 {
                 self.io.wait_result()
@@ -755,6 +773,10 @@ impl Streamer {
         }
         let budget = self.effective_budget(budget);
         self.plan_budget = budget;
+        // The staging ring lives in the headroom: four chunks of a quarter of it (64 KiB to
+        // 4 MiB each), so uploads can go on while earlier chunks are in the GPU's hands.
+        self.ring
+            .set_size((headroom / 4).clamp(64 << 10, 4 << 20), 4);
         let t0 = Instant::now();
         for (s, p) in self.slots.iter().zip(self.plan_tex.iter_mut()) {
             if s.backoff_until > frame {
@@ -966,11 +988,27 @@ impl Streamer {
         limit: u64,
         budget: u64,
     ) {
-        let budget = self.effective_budget(budget);
         let t0 = Instant::now();
+        self.build_steps(ctx, pass, frame, limit, budget, t0);
+        // The bands recorded this frame go to the GPU before the frame's draw; what they read or
+        // wrote may be destroyed after that.
+        self.ring.submit(ctx, frame);
+        self.retired.clear();
+        self.frame_stats.upload_ms = t0.elapsed().as_secs_f32() * 1e3;
+    }
+
+    fn build_steps(
+        &mut self,
+        ctx: &GpuContext,
+        pass: &TexturedPass,
+        frame: u64,
+        limit: u64,
+        budget: u64,
+        t0: Instant,
+    ) {
+        let budget = self.effective_budget(budget);
         // The step under way goes first; while it uploads, no other starts.
-        if self.step.is_some() && !self.continue_step(ctx, pass, frame, budget, t0) {
-            self.frame_stats.upload_ms = t0.elapsed().as_secs_f32() * 1e3;
+        if self.step.is_some() && !self.continue_step(ctx, pass, budget, t0) {
             return;
         }
         // Drop requests whose texture changed under them; the planner will ask again.
@@ -1047,7 +1085,7 @@ impl Streamer {
                 match self.begin_step(ctx, i, next, from, frame) {
                     Ok(()) => {
                         self.frame_stats.uploaded_bytes += floor_upload;
-                        if !self.continue_step(ctx, pass, frame, budget, t0) {
+                        if !self.continue_step(ctx, pass, budget, t0) {
                             // Still uploading: nothing else starts this frame.
                             break 'passes;
                         }
@@ -1069,7 +1107,6 @@ impl Streamer {
                 }
             }
         }
-        self.frame_stats.upload_ms = t0.elapsed().as_secs_f32() * 1e3;
     }
 
     /// Ends texture `i`'s grow (done, or failed): it leaves the ready list and is no longer busy.
@@ -1126,41 +1163,38 @@ impl Streamer {
         let tex = ctx.create_texture(&desc, Category::Textures)?;
         let format = slot.info.format;
         let (w0, h0) = (slot.info.width, slot.info.height);
-        let mut enc = ctx
-            .device()
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("stream grow step"),
-            });
+        // The floor tail first (it can fail: then nothing refers to the new texture yet).
         let mut staged = 0u64;
-        for level in to..count {
-            let dst_mip = u32::from(level - to);
-            if level >= old_first {
-                if let Some(old) = &slot.gpu {
-                    enc.copy_texture_to_texture(
-                        wgpu::TexelCopyTextureInfo {
-                            texture: old.tex.texture(),
-                            mip_level: u32::from(level - old_first),
-                            origin: wgpu::Origin3d::ZERO,
-                            aspect: wgpu::TextureAspect::All,
-                        },
-                        wgpu::TexelCopyTextureInfo {
-                            texture: tex.texture(),
-                            mip_level: dst_mip,
-                            origin: wgpu::Origin3d::ZERO,
-                            aspect: wgpu::TextureAspect::All,
-                        },
-                        mip_size(format, w0, h0, level),
-                    );
-                }
-            } else if level >= floor {
-                let Some(data) = slot.floor_data.get(usize::from(level - floor)) else {
-                    return Err(Error::InvalidResource {
-                        label: slot.label.clone(),
-                        reason: format!("floor level {level} has no data"),
-                    });
-                };
-                upload::write_level(ctx, tex.texture(), dst_mip, data)?;
-                staged += data.len() as u64;
+        for level in to.max(floor)..old_first.min(count) {
+            let Some(data) = slot.floor_data.get(usize::from(level - floor)) else {
+                return Err(Error::InvalidResource {
+                    label: slot.label.clone(),
+                    reason: format!("floor level {level} has no data"),
+                });
+            };
+            upload::write_level(ctx, tex.texture(), u32::from(level - to), data)?;
+            staged += data.len() as u64;
+        }
+        // The resident levels are copied in the ring's encoder: ordered after the bands of an
+        // earlier step of the same texture (recorded there this frame), before this one's.
+        if let Some(old) = &slot.gpu {
+            let enc = self.ring.encoder(ctx);
+            for level in old_first.max(to)..count {
+                enc.copy_texture_to_texture(
+                    wgpu::TexelCopyTextureInfo {
+                        texture: old.tex.texture(),
+                        mip_level: u32::from(level - old_first),
+                        origin: wgpu::Origin3d::ZERO,
+                        aspect: wgpu::TextureAspect::All,
+                    },
+                    wgpu::TexelCopyTextureInfo {
+                        texture: tex.texture(),
+                        mip_level: u32::from(level - to),
+                        origin: wgpu::Origin3d::ZERO,
+                        aspect: wgpu::TextureAspect::All,
+                    },
+                    mip_size(format, w0, h0, level),
+                );
             }
         }
         if staged > 0 {
@@ -1170,7 +1204,6 @@ impl Streamer {
                 .charge(Category::Staging, staged, "texture upload staging");
             self.staging.push((frame, charge));
         }
-        ctx.queue().submit([enc.finish()]);
         let data = self.slots[i]
             .inflight
             .as_mut()
@@ -1195,7 +1228,6 @@ impl Streamer {
         &mut self,
         ctx: &GpuContext,
         pass: &TexturedPass,
-        frame: u64,
         budget: u64,
         t0: Instant,
     ) -> bool {
@@ -1221,15 +1253,16 @@ impl Streamer {
             if over_time || uploaded >= self.config.upload_bytes_per_frame {
                 return false;
             }
-            // The band: what the frame's cap and the room under the budget allow (at least one
-            // row while the frame has uploaded nothing, so that a tiny cap still progresses).
+            // The band: what the frame's cap allows (at least one row while the frame has
+            // uploaded nothing, so that a tiny cap still progresses), as far as one staging
+            // chunk holds; a new chunk is made only within the room under the budget.
             let room = budget.saturating_sub(ctx.ledger().total_bytes());
-            let allowance = (self.config.upload_bytes_per_frame - uploaded).min(room);
+            let allowance = self.config.upload_bytes_per_frame - uploaded;
             let row_bytes64 = u64::from(row_bytes.max(1));
             let mut n = (allowance / row_bytes64).min(u64::from(rows - st.row)) as u32;
             if n == 0 {
-                if uploaded > 0 || room < row_bytes64 {
-                    return false; // no room for one row's staging: next frame
+                if uploaded > 0 {
+                    return false;
                 }
                 n = 1;
             }
@@ -1241,25 +1274,28 @@ impl Streamer {
             let start = st.row as usize * row_bytes as usize;
             let end = start + n as usize * row_bytes as usize;
             let result = match data.get(start..end) {
-                Some(band) => upload::write_rows(ctx, st.tex.texture(), mip, st.row, band),
+                Some(band) => self
+                    .ring
+                    .write_rows(ctx, st.tex.texture(), mip, st.row, band, room),
                 None => Err(Error::InvalidResource {
                     label: self.slots[i].label.clone(),
                     reason: format!("level {level} has {} bytes, too few", data.len()),
                 }),
             };
-            if let Err(e) = result {
-                self.step = None;
-                self.note_create_error(ctx, i, &e);
-                self.end_grow(i);
-                return true;
-            }
-            let bytes = (end - start) as u64;
-            st.row += n;
-            let charge = ctx
-                .ledger()
-                .charge(Category::Staging, bytes, "texture upload staging");
-            self.staging.push((frame, charge));
-            self.frame_stats.uploaded_bytes += bytes;
+            let written = match result {
+                Ok(0) => return false, // no staging chunk free or affordable: next frame
+                Ok(w) => w,
+                Err(e) => {
+                    if let Some(st) = self.step.take() {
+                        self.retired.push(st.tex);
+                    }
+                    self.note_create_error(ctx, i, &e);
+                    self.end_grow(i);
+                    return true;
+                }
+            };
+            st.row += written;
+            self.frame_stats.uploaded_bytes += u64::from(written) * row_bytes64;
         }
     }
 
@@ -1271,10 +1307,14 @@ impl Streamer {
         };
         let i = st.slot as usize;
         let bind_group = pass.material_bind_group(ctx, &self.slots[i].label, &st.tex.create_view());
-        self.slots[i].gpu = Some(Resident {
+        let old = self.slots[i].gpu.replace(Resident {
             tex: st.tex,
             bind_group,
         });
+        // The old texture's copies are recorded, not yet submitted: it goes after the submit.
+        if let Some(old) = old {
+            self.retired.push(old.tex);
+        }
         self.slots[i].error = None;
         self.plan_tex[i].resident_level = st.to;
         if st.to > self.plan_tex[i].in_flight_level {

@@ -1,0 +1,298 @@
+//! A ring of persistently mapped staging buffers for texture uploads.
+//!
+//! `queue.write_texture` allocates a fresh staging buffer for every call and copies into it; on
+//! lavapipe that costs 6.6x the time of copying into a buffer that stays allocated
+//! (`cargo bench --bench upload`: 4.65 ms against 0.70 ms for a 2048² BC7 chain), and on any GPU it
+//! churns the allocator. The ring keeps a few fixed-size chunks: a chunk is filled while mapped,
+//! unmapped and copied to the texture by the frame's upload submit, mapped again once the GPU has
+//! finished that frame, and reused. Chunks are charged to [`Category::Staging`] for as long as they
+//! exist; idle chunks are freed after a while, so a settled scene holds no staging.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use super::{GpuContext, TrackedBuffer, upload};
+use crate::budget::Category;
+use crate::{Error, Result};
+
+/// Frames a chunk may stay unused before it is freed.
+const IDLE_FRAMES: u32 = 120;
+
+/// Offsets of copies in a chunk are aligned to this (wgpu wants a multiple of the texel block
+/// size; 256 also keeps rows cache-line aligned).
+const ALIGN: u64 = wgpu::COPY_BYTES_PER_ROW_ALIGNMENT as u64;
+
+const MAPPED: u8 = 0;
+const IN_FLIGHT: u8 = 1;
+const MAPPING: u8 = 2;
+const FAILED: u8 = 3;
+
+struct Chunk {
+    buf: TrackedBuffer,
+    /// Bytes used this frame (while mapped).
+    used: u64,
+    /// MAPPED, IN_FLIGHT (submitted in `frame`), MAPPING (map requested), FAILED.
+    state: Arc<AtomicU8>,
+    frame: u64,
+    idle: u32,
+}
+
+/// The ring. Not `Sync`: the streamer owns it on the render thread.
+pub struct StagingRing {
+    chunks: Vec<Chunk>,
+    chunk_bytes: u64,
+    max_chunks: usize,
+    encoder: Option<wgpu::CommandEncoder>,
+    /// Bytes written since the last submit.
+    pending: u64,
+}
+
+impl std::fmt::Debug for StagingRing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StagingRing")
+            .field("chunks", &self.chunks.len())
+            .field("chunk_bytes", &self.chunk_bytes)
+            .finish()
+    }
+}
+
+impl Default for StagingRing {
+    fn default() -> Self {
+        Self::new(1 << 20, 4)
+    }
+}
+
+impl StagingRing {
+    /// A ring of at most `max_chunks` chunks of `chunk_bytes` (made when first needed).
+    pub fn new(chunk_bytes: u64, max_chunks: usize) -> Self {
+        Self {
+            chunks: Vec::new(),
+            chunk_bytes: chunk_bytes.max(ALIGN),
+            max_chunks: max_chunks.max(1),
+            encoder: None,
+            pending: 0,
+        }
+    }
+
+    /// Sets the chunk size and count for chunks made from now on (a free chunk of another size
+    /// is dropped). The ring then holds at most `chunk_bytes * max_chunks`.
+    pub fn set_size(&mut self, chunk_bytes: u64, max_chunks: usize) {
+        let chunk_bytes = chunk_bytes.max(ALIGN).div_ceil(ALIGN) * ALIGN;
+        self.max_chunks = max_chunks.max(1);
+        if chunk_bytes != self.chunk_bytes {
+            self.chunk_bytes = chunk_bytes;
+            self.chunks.retain(|c| {
+                c.buf.bytes() == chunk_bytes || c.state.load(Ordering::Acquire) != MAPPED
+            });
+        }
+    }
+
+    /// Bytes the ring's chunks hold on the GPU now.
+    pub fn bytes(&self) -> u64 {
+        self.chunks.iter().map(|c| c.buf.bytes()).sum()
+    }
+
+    /// The chunk size.
+    pub fn chunk_bytes(&self) -> u64 {
+        self.chunk_bytes
+    }
+
+    /// Copies rows `first..first + n` of blocks of `level` of `texture` from `data` (tightly
+    /// packed rows, as [`upload::write_rows`] takes them) into a mapped chunk, padding each row
+    /// to wgpu's 256-byte row alignment, and records the copy into the texture. Writes as many
+    /// whole rows as one chunk holds, and returns that count: 0 when no chunk has room and no new
+    /// one fits within `room` bytes (the caller retries next frame). A new chunk is charged to
+    /// [`Category::Staging`].
+    pub fn write_rows(
+        &mut self,
+        ctx: &GpuContext,
+        texture: &wgpu::Texture,
+        level: u32,
+        first: u32,
+        data: &[u8],
+        room: u64,
+    ) -> Result<u32> {
+        let (row_bytes, rows) = upload::level_rows(texture, level);
+        let row = u64::from(row_bytes);
+        if row == 0 || !(data.len() as u64).is_multiple_of(row) {
+            return Err(Error::InvalidResource {
+                label: "staged texture upload".into(),
+                reason: format!("{} bytes is not whole rows of {row}", data.len()),
+            });
+        }
+        let want = (data.len() as u64 / row) as u32;
+        if want == 0 || first + want > rows {
+            return Ok(0);
+        }
+        let padded = row.div_ceil(ALIGN) * ALIGN;
+        if padded > self.chunk_bytes {
+            return Err(Error::InvalidResource {
+                label: "staged texture upload".into(),
+                reason: format!(
+                    "a row of {padded} bytes exceeds the staging chunk ({} bytes)",
+                    self.chunk_bytes
+                ),
+            });
+        }
+        let Some(k) = self.chunk_with_room(ctx, padded, room)? else {
+            return Ok(0);
+        };
+        let c = &mut self.chunks[k];
+        let offset = c.used;
+        let fit = ((c.buf.bytes() - offset) / padded).min(u64::from(want)) as u32;
+        let span = u64::from(fit) * padded;
+        {
+            let mut view = c
+                .buf
+                .buffer()
+                .get_mapped_range_mut(offset..offset + span)
+                .map_err(|e| Error::Validation {
+                    context: "staging chunk".into(),
+                    message: e.to_string(),
+                })?;
+            for (r, src) in data
+                .chunks_exact(row as usize)
+                .take(fit as usize)
+                .enumerate()
+            {
+                let at = r * padded as usize;
+                view.slice(at..at + row as usize).copy_from_slice(src);
+            }
+        }
+        c.used = (offset + span).div_ceil(ALIGN) * ALIGN;
+        c.idle = 0;
+        let (bw, bh) = texture.format().block_dimensions();
+        let physical = texture
+            .size()
+            .mip_level_size(level, texture.dimension())
+            .physical_size(texture.format());
+        let buffer = c.buf.buffer().clone();
+        self.encoder(ctx).copy_buffer_to_texture(
+            wgpu::TexelCopyBufferInfo {
+                buffer: &buffer,
+                layout: wgpu::TexelCopyBufferLayout {
+                    offset,
+                    bytes_per_row: Some(padded as u32),
+                    rows_per_image: Some(fit),
+                },
+            },
+            wgpu::TexelCopyTextureInfo {
+                texture,
+                mip_level: level,
+                origin: wgpu::Origin3d {
+                    x: 0,
+                    y: first * bh,
+                    z: 0,
+                },
+                aspect: wgpu::TextureAspect::All,
+            },
+            wgpu::Extent3d {
+                width: physical.width / bw * bw,
+                height: fit * bh,
+                depth_or_array_layers: 1,
+            },
+        );
+        self.pending += span;
+        Ok(fit)
+    }
+
+    /// A mapped chunk with at least `need` bytes left, made when none has and the ring may grow
+    /// within `room`.
+    fn chunk_with_room(&mut self, ctx: &GpuContext, need: u64, room: u64) -> Result<Option<usize>> {
+        let found = self.chunks.iter().position(|c| {
+            c.state.load(Ordering::Acquire) == MAPPED
+                && c.buf.bytes() == self.chunk_bytes
+                && c.buf.bytes() - c.used >= need
+        });
+        if found.is_some() {
+            return Ok(found);
+        }
+        if self.chunks.len() >= self.max_chunks || self.chunk_bytes > room {
+            return Ok(None);
+        }
+        let buf = ctx.create_buffer(
+            &wgpu::BufferDescriptor {
+                label: Some("texture upload staging"),
+                size: self.chunk_bytes,
+                usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: true,
+            },
+            Category::Staging,
+        )?;
+        self.chunks.push(Chunk {
+            buf,
+            used: 0,
+            state: Arc::new(AtomicU8::new(MAPPED)),
+            frame: 0,
+            idle: 0,
+        });
+        Ok(Some(self.chunks.len() - 1))
+    }
+
+    /// The encoder the ring's copies are recorded in (made on first use): other copies that must
+    /// be ordered with them (a rebuild's copies of the old texture's levels) go here too.
+    pub fn encoder(&mut self, ctx: &GpuContext) -> &mut wgpu::CommandEncoder {
+        self.encoder.get_or_insert_with(|| {
+            ctx.device()
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("staged uploads"),
+                })
+        })
+    }
+
+    /// Submits the copies recorded since the last call (after unmapping the chunks they read),
+    /// tagged with `frame`. Call before the frame's draw is submitted, so it sees the uploads.
+    pub fn submit(&mut self, ctx: &GpuContext, frame: u64) {
+        let Some(encoder) = self.encoder.take() else {
+            return;
+        };
+        for c in &mut self.chunks {
+            if c.used > 0 && c.state.load(Ordering::Acquire) == MAPPED {
+                c.buf.buffer().unmap();
+                c.state.store(IN_FLIGHT, Ordering::Release);
+                c.frame = frame;
+                c.used = 0;
+            }
+        }
+        ctx.queue().submit([encoder.finish()]);
+        self.pending = 0;
+    }
+
+    /// Recycles chunks: those whose frame the GPU has finished (`completed`) are mapped again,
+    /// failed ones and long-idle ones are freed. Never blocks (mapping completes on a later
+    /// device poll).
+    pub fn recycle(&mut self, completed: u64) {
+        for c in &mut self.chunks {
+            match c.state.load(Ordering::Acquire) {
+                IN_FLIGHT if c.frame <= completed => {
+                    c.state.store(MAPPING, Ordering::Release);
+                    let state = c.state.clone();
+                    c.buf
+                        .buffer()
+                        .slice(..)
+                        .map_async(wgpu::MapMode::Write, move |r| {
+                            state.store(if r.is_ok() { MAPPED } else { FAILED }, Ordering::Release);
+                        });
+                }
+                MAPPED => c.idle += 1,
+                _ => {}
+            }
+        }
+        // Freed: failed chunks, long-idle ones, and free ones of a size no longer made (they
+        // would count against `max_chunks` without ever being used).
+        let size = self.chunk_bytes;
+        self.chunks.retain(|c| {
+            let s = c.state.load(Ordering::Acquire);
+            s != FAILED && !(s == MAPPED && (c.idle > IDLE_FRAMES || c.buf.bytes() != size))
+        });
+    }
+
+    /// Whether copies are recorded and not yet submitted, or chunks are still in the GPU's hands.
+    pub fn busy(&self) -> bool {
+        self.pending > 0
+            || self
+                .chunks
+                .iter()
+                .any(|c| c.state.load(Ordering::Acquire) != MAPPED)
+    }
+}
