@@ -1256,7 +1256,7 @@ pub fn upload_bench(ctx: &GpuContext, quick: bool) -> Result<UploadFigures> {
     )?;
     // The streamer's path: a persistently mapped staging chunk (rows padded to 256 bytes),
     // copy_buffer_to_texture, submit, wait, and the chunk mapped again for the next upload.
-    let mut ring = crate::gpu::staging::StagingRing::new(total * 2 + (1 << 20), 1);
+    let mut ring = crate::gpu::staging::StagingRing::new(total * 2 + (1 << 20), 1, 1);
     let mut upload_once = |rep: u64| -> Result<()> {
         for (l, data) in levels.iter().enumerate() {
             let (row, _) = crate::gpu::upload::level_rows(tex.texture(), l as u32);

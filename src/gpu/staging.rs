@@ -15,8 +15,11 @@ use super::{GpuContext, TrackedBuffer, upload};
 use crate::budget::Category;
 use crate::{Error, Result};
 
-/// Frames a chunk may stay unused before it is freed.
+/// Frames a base chunk may stay unused before it is freed.
 const IDLE_FRAMES: u32 = 120;
+
+/// Frames a burst chunk (beyond the base count) may stay unused before it is freed.
+const BURST_IDLE_FRAMES: u32 = 2;
 
 /// Offsets of copies in a chunk are aligned to this (wgpu wants a multiple of the texel block
 /// size; 256 also keeps rows cache-line aligned).
@@ -41,6 +44,10 @@ struct Chunk {
 pub struct StagingRing {
     chunks: Vec<Chunk>,
     chunk_bytes: u64,
+    /// Chunks kept while the ring is in use (they live in the caller's headroom).
+    base_chunks: usize,
+    /// Chunks at most: those beyond the base are made only when the caller's room allows and
+    /// freed as soon as a frame does not need them (a burst when the budget has room to spare).
     max_chunks: usize,
     encoder: Option<wgpu::CommandEncoder>,
     /// Bytes written since the last submit.
@@ -58,27 +65,31 @@ impl std::fmt::Debug for StagingRing {
 
 impl Default for StagingRing {
     fn default() -> Self {
-        Self::new(1 << 20, 4)
+        Self::new(1 << 20, 4, 4)
     }
 }
 
 impl StagingRing {
-    /// A ring of at most `max_chunks` chunks of `chunk_bytes` (made when first needed).
-    pub fn new(chunk_bytes: u64, max_chunks: usize) -> Self {
+    /// A ring of chunks of `chunk_bytes` (made when first needed): `base_chunks` kept while in
+    /// use, up to `max_chunks` in a burst.
+    pub fn new(chunk_bytes: u64, base_chunks: usize, max_chunks: usize) -> Self {
         Self {
             chunks: Vec::new(),
             chunk_bytes: chunk_bytes.max(ALIGN),
-            max_chunks: max_chunks.max(1),
+            base_chunks: base_chunks.max(1),
+            max_chunks: max_chunks.max(base_chunks).max(1),
             encoder: None,
             pending: 0,
         }
     }
 
-    /// Sets the chunk size and count for chunks made from now on (a free chunk of another size
-    /// is dropped). The ring then holds at most `chunk_bytes * max_chunks`.
-    pub fn set_size(&mut self, chunk_bytes: u64, max_chunks: usize) {
+    /// Sets the chunk size and counts for chunks made from now on (a free chunk of another size
+    /// is dropped). The ring keeps `chunk_bytes * base_chunks` while in use, and holds at most
+    /// `chunk_bytes * max_chunks`.
+    pub fn set_size(&mut self, chunk_bytes: u64, base_chunks: usize, max_chunks: usize) {
         let chunk_bytes = chunk_bytes.max(ALIGN).div_ceil(ALIGN) * ALIGN;
-        self.max_chunks = max_chunks.max(1);
+        self.base_chunks = base_chunks.max(1);
+        self.max_chunks = max_chunks.max(self.base_chunks);
         if chunk_bytes != self.chunk_bytes {
             self.chunk_bytes = chunk_bytes;
             self.chunks.retain(|c| {
@@ -278,12 +289,23 @@ impl StagingRing {
                 _ => {}
             }
         }
-        // Freed: failed chunks, long-idle ones, and free ones of a size no longer made (they
-        // would count against `max_chunks` without ever being used).
+        // Freed: failed chunks, idle ones (burst chunks after two frames, base ones after a
+        // while), and free ones of a size no longer made (they would count against the maximum
+        // without ever being used).
         let size = self.chunk_bytes;
+        let base = self.base_chunks;
+        let mut k = 0;
         self.chunks.retain(|c| {
             let s = c.state.load(Ordering::Acquire);
-            s != FAILED && !(s == MAPPED && (c.idle > IDLE_FRAMES || c.buf.bytes() != size))
+            let idle_limit = if k < base {
+                IDLE_FRAMES
+            } else {
+                BURST_IDLE_FRAMES
+            };
+            let keep =
+                s != FAILED && !(s == MAPPED && (c.idle > idle_limit || c.buf.bytes() != size));
+            k += usize::from(keep);
+            keep
         });
     }
 

@@ -774,9 +774,12 @@ impl Streamer {
         let budget = self.effective_budget(budget);
         self.plan_budget = budget;
         // The staging ring lives in the headroom: four chunks of a quarter of it (64 KiB to
-        // 4 MiB each), so uploads can go on while earlier chunks are in the GPU's hands.
-        self.ring
-            .set_size((headroom / 4).clamp(64 << 10, 4 << 20), 4);
+        // 4 MiB each), so uploads can go on while earlier chunks are in the GPU's hands. When
+        // the budget has room to spare (textures still coming in), more chunks, up to the
+        // frame's upload cap, freed as soon as a frame does not need them.
+        let chunk = (headroom / 4).clamp(64 << 10, 4 << 20);
+        let burst = (self.config.upload_bytes_per_frame * 2 / chunk).clamp(4, 256) as usize;
+        self.ring.set_size(chunk, 4, burst);
         let t0 = Instant::now();
         for (s, p) in self.slots.iter().zip(self.plan_tex.iter_mut()) {
             if s.backoff_until > frame {
@@ -1074,7 +1077,10 @@ impl Streamer {
                 } else {
                     0
                 };
-                let fits = total.saturating_add(new_bytes) <= limit
+                // The staging ring lives in the headroom, above the limit: it does not count
+                // against the limit, only against the budget.
+                let below_headroom = total.saturating_sub(self.ring.bytes());
+                let fits = below_headroom.saturating_add(new_bytes) <= limit
                     && total.saturating_add(new_bytes).saturating_add(floor_upload) <= budget;
                 if !fits {
                     tracing::debug!(texture = i, total, new_bytes, limit, budget, "grow waits");
