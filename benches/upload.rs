@@ -7,6 +7,7 @@
 //!   scope), one submit, and a wait until the GPU has finished;
 //! - `mapped_staging`: the same bytes copied into a persistent mapped staging buffer (rows padded
 //!   to 256 bytes), `copy_buffer_to_texture` per level, submit, wait, and the buffer mapped again;
+//! - `staging_ring`: the same through [`StagingRing`], the streamer's upload path;
 //! - `grow_step`: what the streamer does for a texture's last step, counted as the level-0 bytes
 //!   it uploads: a new texture, levels 1.. copied GPU-side from the old one, level 0 uploaded,
 //!   submit, wait.
@@ -17,6 +18,7 @@ use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use mipflow::budget::Category;
+use mipflow::gpu::staging::StagingRing;
 use mipflow::gpu::{GpuContext, GpuOptions, upload};
 
 const SIDE: u32 = 2048;
@@ -176,6 +178,31 @@ fn upload_bench(c: &mut Criterion) {
             ring.buffer()
                 .slice(..)
                 .map_async(wgpu::MapMode::Write, |r| r.unwrap());
+            ctx.wait_idle().unwrap();
+        })
+    });
+
+    // The streamer's own path: `StagingRing` (the same as above, through mipflow's API).
+    let mut ring = StagingRing::new(ring_size * 2, 1, 1);
+    let mut frame = 0u64;
+    g.bench_function("staging_ring", |b| {
+        b.iter(|| {
+            for (l, data) in levels.iter().enumerate() {
+                let (row, _) = upload::level_rows(tex.texture(), l as u32);
+                let mut first = 0u32;
+                while (first as usize) * (row as usize) < data.len() {
+                    let rest = &data[first as usize * row as usize..];
+                    let n = ring
+                        .write_rows(&ctx, tex.texture(), l as u32, first, rest, u64::MAX)
+                        .unwrap();
+                    assert!(n > 0);
+                    first += n;
+                }
+            }
+            frame += 1;
+            ring.submit(&ctx, frame);
+            ctx.wait_idle().unwrap();
+            ring.recycle(frame);
             ctx.wait_idle().unwrap();
         })
     });
