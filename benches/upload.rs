@@ -188,16 +188,8 @@ fn upload_bench(c: &mut Criterion) {
     g.bench_function("staging_ring", |b| {
         b.iter(|| {
             for (l, data) in levels.iter().enumerate() {
-                let (row, _) = upload::level_rows(tex.texture(), l as u32);
-                let mut first = 0u32;
-                while (first as usize) * (row as usize) < data.len() {
-                    let rest = &data[first as usize * row as usize..];
-                    let n = ring
-                        .write_rows(&ctx, tex.texture(), l as u32, first, rest, u64::MAX)
-                        .unwrap();
-                    assert!(n > 0);
-                    first += n;
-                }
+                ring.write_level(&ctx, tex.texture(), l as u32, data)
+                    .unwrap();
             }
             frame += 1;
             ring.submit(&ctx, frame);

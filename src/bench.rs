@@ -1259,19 +1259,7 @@ pub fn upload_bench(ctx: &GpuContext, quick: bool) -> Result<UploadFigures> {
     let mut ring = crate::gpu::staging::StagingRing::new(total * 2 + (1 << 20), 1, 1);
     let mut upload_once = |rep: u64| -> Result<()> {
         for (l, data) in levels.iter().enumerate() {
-            let (row, _) = crate::gpu::upload::level_rows(tex.texture(), l as u32);
-            let mut first = 0u32;
-            while (first as usize) * (row as usize) < data.len() {
-                let rest = &data[first as usize * row as usize..];
-                let n = ring.write_rows(ctx, tex.texture(), l as u32, first, rest, u64::MAX)?;
-                if n == 0 {
-                    return Err(Error::Validation {
-                        context: "upload bench".into(),
-                        message: "the staging chunk is too small".into(),
-                    });
-                }
-                first += n;
-            }
+            ring.write_level(ctx, tex.texture(), l as u32, data)?;
         }
         ring.submit(ctx, rep);
         ctx.wait_idle()?;

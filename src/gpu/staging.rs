@@ -207,6 +207,33 @@ impl StagingRing {
         Ok(fit)
     }
 
+    /// Writes a whole level through the ring, chunk after chunk, with no budget limit (tools and
+    /// benches: the streamer goes band by band within its caps). Fails when a chunk cannot hold
+    /// one row, or no chunk is free (submit and recycle between levels if the ring is small).
+    pub fn write_level(
+        &mut self,
+        ctx: &GpuContext,
+        texture: &wgpu::Texture,
+        level: u32,
+        data: &[u8],
+    ) -> Result<()> {
+        let (row, _) = upload::level_rows(texture, level);
+        let mut first = 0u32;
+        while (first as usize) * (row as usize) < data.len() {
+            let rest = &data[first as usize * row as usize..];
+            match self.write_rows(ctx, texture, level, first, rest, u64::MAX)? {
+                0 => {
+                    return Err(Error::InvalidResource {
+                        label: "staged texture upload".into(),
+                        reason: "no staging chunk is free".into(),
+                    });
+                }
+                n => first += n,
+            }
+        }
+        Ok(())
+    }
+
     /// A mapped chunk with at least `need` bytes left, made when none has and the ring may grow
     /// within `room`.
     fn chunk_with_room(&mut self, ctx: &GpuContext, need: u64, room: u64) -> Result<Option<usize>> {

@@ -79,64 +79,6 @@ pub fn level_rows(texture: &wgpu::Texture, level: u32) -> (u32, u32) {
     (physical.width / bw * block, physical.height / bh)
 }
 
-/// Writes rows `first..first + n` of blocks of `level` (2D, one layer) from `data`, the tightly
-/// packed bytes of exactly those rows: a large level can be uploaded in bands over several
-/// frames, so that its staging copy never needs more than a band. Out-of-memory and validation
-/// errors are returned as for [`write_level`].
-pub fn write_rows(
-    ctx: &GpuContext,
-    texture: &wgpu::Texture,
-    level: u32,
-    first: u32,
-    data: &[u8],
-) -> Result<()> {
-    let format = texture.format();
-    let (bw, bh) = format.block_dimensions();
-    let (row_bytes, rows) = level_rows(texture, level);
-    let n = (data.len() as u64 / u64::from(row_bytes.max(1))) as u32;
-    if row_bytes == 0
-        || data.len() as u64 != u64::from(n) * u64::from(row_bytes)
-        || first + n > rows
-    {
-        return Err(Error::InvalidResource {
-            label: "texture upload".into(),
-            reason: format!(
-                "{} bytes for rows {first}.. of level {level} ({rows} rows of {row_bytes} bytes)",
-                data.len()
-            ),
-        });
-    }
-    let physical = texture
-        .size()
-        .mip_level_size(level, texture.dimension())
-        .physical_size(format);
-    ctx.scoped("texture upload staging", data.len() as u64, || {
-        ctx.queue().write_texture(
-            wgpu::TexelCopyTextureInfo {
-                texture,
-                mip_level: level,
-                origin: wgpu::Origin3d {
-                    x: 0,
-                    y: first * bh,
-                    z: 0,
-                },
-                aspect: wgpu::TextureAspect::All,
-            },
-            data,
-            wgpu::TexelCopyBufferLayout {
-                offset: 0,
-                bytes_per_row: Some(row_bytes),
-                rows_per_image: Some(n),
-            },
-            wgpu::Extent3d {
-                width: physical.width / bw * bw,
-                height: n * bh,
-                depth_or_array_layers: 1,
-            },
-        );
-    })
-}
-
 fn write_level_unscoped(ctx: &GpuContext, texture: &wgpu::Texture, level: u32, data: &[u8]) {
     let format = texture.format();
     let (bw, bh) = format.block_dimensions();

@@ -805,29 +805,6 @@ impl Streamer {
         status
     }
 
-    /// The largest upload one build step can need: a texture's floor (built from nothing), or
-    /// the levels between two consecutive levels it may start at (one level, for a chain whose
-    /// sides are powers of two). Steps are uploaded in bands of rows, so the staging headroom
-    /// need not hold it; it says how many frames the largest step takes at a given cap.
-    pub fn max_upload_bytes(&self) -> u64 {
-        self.plan_tex
-            .iter()
-            .filter(|p| p.level_count > 0)
-            .map(|p| {
-                let mut largest = p.bytes_from(p.floor_level);
-                let mut prev = p.floor_level;
-                for l in (0..p.floor_level).rev() {
-                    if p.base_allowed(l) {
-                        largest = largest.max(p.bytes_from(l) - p.bytes_from(prev));
-                        prev = l;
-                    }
-                }
-                largest
-            })
-            .max()
-            .unwrap_or(0)
-    }
-
     /// The number of transitions in the last plan.
     pub fn transition_count(&self) -> usize {
         self.plan.transitions.len()
