@@ -109,6 +109,10 @@ pub struct BenchArgs {
     /// waits for the reads it issued before, so that every run streams the same way).
     #[arg(long)]
     pub async_io: bool,
+    /// Do not prefetch (c)'s first view before frame 0 (`Renderer::prefetch`, what a game does
+    /// behind its loading screen): frame 0 then shows only the floor tails.
+    #[arg(long)]
+    pub no_prefetch: bool,
     /// Textures in the planner measurement.
     #[arg(long, default_value_t = 10_000)]
     pub planner_textures: usize,
@@ -236,6 +240,8 @@ pub struct Ratios {
 pub struct ModeSummary {
     /// The mode.
     pub mode: Option<Mode>,
+    /// (c) only: the prefetch of the first view during set-up (its time is in `setup_ms`).
+    pub prefetch: Option<crate::Prefetch>,
     /// Column title.
     pub title: String,
     /// The ledger's peak total over the run (set-up included, the bench's own readback excluded).
@@ -459,6 +465,8 @@ pub struct BenchOptions {
     pub quality_every: u64,
     /// Deterministic streaming.
     pub deterministic: bool,
+    /// Prefetch (c)'s first view during its set-up.
+    pub prefetch: bool,
     /// Textures in the planner measurement.
     pub planner_textures: usize,
     /// Short micro-benchmarks.
@@ -571,6 +579,7 @@ impl BenchOptions {
             budget,
             quality_every: args.quality_every,
             deterministic: !args.async_io,
+            prefetch: !args.no_prefetch,
             planner_textures: args.planner_textures,
             quick: args.quick,
             cache: Some(scenes::cache_dir()),
@@ -929,18 +938,7 @@ pub fn run(opts: &BenchOptions, progress: &dyn Fn(&str)) -> Result<BenchReport> 
             )
         }
     };
-    progress("set-up: (c) mipflow");
-    let (c, _) = ModeRun::new(Mode::Mipflow, opts, budget_at(0), &scene)?;
-    let textures = c.r.streamer().texture_count() as u64;
-    let machine = machine(a.r.context());
-    let mut runs = [a, b, c];
-
-    progress(&format!(
-        "rendering {} frames x 3 modes, interleaved",
-        sc.frames
-    ));
-    let mut last = Instant::now();
-    for frame in 0..sc.frames {
+    let camera_at = |frame: u64| {
         let (eye, target) = sc.camera_at(frame).unwrap_or_else(|| match kind {
             "grid" => (
                 glam::Vec3::new(
@@ -952,7 +950,31 @@ pub fn run(opts: &BenchOptions, progress: &dyn Fn(&str)) -> Result<BenchReport> 
             ),
             _ => scenes::tour(frame, sc.frames, length),
         });
-        let camera = Camera::look_at(eye, target);
+        Camera::look_at(eye, target)
+    };
+    progress("set-up: (c) mipflow");
+    let (mut c, _) = ModeRun::new(Mode::Mipflow, opts, budget_at(0), &scene)?;
+    if opts.prefetch {
+        // As a game behind its loading screen: the first view streamed before frame 0.
+        let p = c.r.prefetch(
+            (sc.size[0], sc.size[1]),
+            &camera_at(0),
+            std::time::Duration::from_secs(10),
+        )?;
+        c.summary.setup_ms += f64::from(p.ms);
+        c.summary.prefetch = Some(p);
+    }
+    let textures = c.r.streamer().texture_count() as u64;
+    let machine = machine(a.r.context());
+    let mut runs = [a, b, c];
+
+    progress(&format!(
+        "rendering {} frames x 3 modes, interleaved",
+        sc.frames
+    ));
+    let mut last = Instant::now();
+    for frame in 0..sc.frames {
+        let camera = camera_at(frame);
         for m in &mut runs {
             m.frame(frame, camera, budget_at(frame))?;
         }
@@ -2130,6 +2152,7 @@ mod tests {
             anisotropy: None,
             quality_every: 1,
             async_io: false,
+            no_prefetch: false,
             planner_textures: 10_000,
             quick: false,
         })

@@ -42,5 +42,5 @@ pub mod stream;
 
 pub use error::{Error, Result};
 pub use render::scene::{Camera, InstanceHandle, MaterialDesc, MaterialHandle, MeshHandle};
-pub use renderer::{FrameInput, FrameStats, Renderer, RendererConfig};
+pub use renderer::{FrameInput, FrameStats, Prefetch, Renderer, RendererConfig};
 pub use stream::{TextureHandle, TextureOptions, TextureSource};

@@ -84,6 +84,31 @@ pub struct FrameInput {
     pub debug_mips: bool,
 }
 
+/// What [`Renderer::prefetch`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Prefetch {
+    /// Every level the view wants is resident.
+    pub complete: bool,
+    /// Streaming rounds run (frames without drawing).
+    pub frames: u32,
+    /// Bytes uploaded.
+    pub uploaded_bytes: u64,
+    /// Bytes of the wanted levels that are resident, and of the wanted levels.
+    pub resident_mip_bytes: u64,
+    /// Bytes of the levels the view wants.
+    pub wanted_mip_bytes: u64,
+    /// Wall time spent (ms).
+    pub ms: f32,
+}
+
+/// The streaming half of a frame's outcome, for the drawing half and the stats.
+struct Streamed {
+    budget: u64,
+    status: PlanStatus,
+    bucket: Bucket,
+    mem_bucket: Bucket,
+}
+
 /// What one frame did, for the overlay, the reports and the caller's own checks.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FrameStats {
@@ -434,33 +459,20 @@ impl Renderer {
         Ok(())
     }
 
-    /// Renders one frame into `target` (a view of mip 0 of a texture in
-    /// [`RendererConfig::output_format`]; its size is the output size) and submits it.
-    ///
-    /// A 0x0 target (a minimised window) draws nothing and returns at once.
-    pub fn render(
+    /// The streaming and resolution half of a frame (no drawing): visibility, the plan and its
+    /// transitions, the render targets at the chosen scale, IO and uploads.
+    fn stream_frame(
         &mut self,
-        target: &wgpu::TextureView,
-        input: &FrameInput,
-    ) -> Result<&FrameStats> {
-        let out_tex = target.texture();
-        let output = (out_tex.width(), out_tex.height());
-        self.frame += 1;
-        let now = Instant::now();
-        let cpu_ms = self
-            .last_submit
-            .map_or(0.0, |t| now.duration_since(t).as_secs_f32() * 1e3);
-        if output.0 == 0 || output.1 == 0 {
-            self.stats.skipped = true;
-            self.stats.frame = self.frame;
-            return Ok(&self.stats);
-        }
+        output: (u32, u32),
+        camera: &Camera,
+        gpu_ms: Option<f32>,
+        cpu_ms: f32,
+    ) -> Result<Streamed> {
         let ledger = self.ctx.ledger().clone();
         self.refresh_buckets(output);
         self.streamer.ensure_fallback(&self.ctx, &self.pass)?;
         self.streamer.begin_frame(&self.ctx);
-        let gpu_ms = self.timer.as_mut().and_then(|t| t.poll(self.ctx.device()));
-        self.visibility(&input.camera, output);
+        self.visibility(camera, output);
 
         // Plan.
         let budget = self.config.budget.current_bytes();
@@ -531,6 +543,95 @@ impl Renderer {
         self.streamer.issue_io();
         self.streamer
             .build_ready(&self.ctx, &self.pass, self.frame, limit, budget);
+
+        Ok(Streamed {
+            budget,
+            status,
+            bucket,
+            mem_bucket,
+        })
+    }
+
+    /// Streams what `camera` sees at an `output` size before the first frame is drawn (a loading
+    /// screen): runs the streaming half of frames, without drawing, until every level the view
+    /// wants is resident, nothing more can come in (the budget is full, or reads failed), or
+    /// `timeout` has passed. IO never blocks longer than a millisecond at a time. The render
+    /// targets are made at the planned scale on the way.
+    pub fn prefetch(
+        &mut self,
+        output: (u32, u32),
+        camera: &Camera,
+        timeout: std::time::Duration,
+    ) -> Result<Prefetch> {
+        let start = Instant::now();
+        let mut result = Prefetch::default();
+        if output.0 == 0 || output.1 == 0 {
+            return Ok(result);
+        }
+        let mut quiet = 0u32;
+        loop {
+            self.frame += 1;
+            self.stream_frame(output, camera, None, 0.0)?;
+            self.streamer.end_frame(&self.ctx, self.frame);
+            self.ctx.ledger().take_window_peak();
+            result.frames += 1;
+            let st = *self.streamer.frame_stats();
+            result.uploaded_bytes += st.uploaded_bytes;
+            let (have, want) = self.streamer.wanted_bytes();
+            result.resident_mip_bytes = have;
+            result.wanted_mip_bytes = want;
+            if have >= want {
+                result.complete = true;
+                break;
+            }
+            if start.elapsed() >= timeout {
+                break;
+            }
+            let idle =
+                st.uploaded_bytes == 0 && st.pending == 0 && self.streamer.transition_count() == 0;
+            // Nothing in flight and nothing planned for a few rounds: the budget holds no more.
+            quiet = if idle { quiet + 1 } else { 0 };
+            if quiet >= 3 {
+                break;
+            }
+            if st.uploaded_bytes == 0 {
+                // Waiting for reads (or for staging the GPU still holds).
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        }
+        result.ms = start.elapsed().as_secs_f32() * 1e3;
+        Ok(result)
+    }
+
+    /// Renders one frame into `target` (a view of mip 0 of a texture in
+    /// [`RendererConfig::output_format`]; its size is the output size) and submits it.
+    ///
+    /// A 0x0 target (a minimised window) draws nothing and returns at once.
+    pub fn render(
+        &mut self,
+        target: &wgpu::TextureView,
+        input: &FrameInput,
+    ) -> Result<&FrameStats> {
+        let out_tex = target.texture();
+        let output = (out_tex.width(), out_tex.height());
+        self.frame += 1;
+        let now = Instant::now();
+        let cpu_ms = self
+            .last_submit
+            .map_or(0.0, |t| now.duration_since(t).as_secs_f32() * 1e3);
+        if output.0 == 0 || output.1 == 0 {
+            self.stats.skipped = true;
+            self.stats.frame = self.frame;
+            return Ok(&self.stats);
+        }
+        let gpu_ms = self.timer.as_mut().and_then(|t| t.poll(self.ctx.device()));
+        let Streamed {
+            budget,
+            status,
+            bucket,
+            mem_bucket,
+        } = self.stream_frame(output, &input.camera, gpu_ms, cpu_ms)?;
+        let ledger = self.ctx.ledger().clone();
 
         // Draw.
         let aspect = output.0 as f32 / output.1 as f32;

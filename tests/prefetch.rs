@@ -1,0 +1,112 @@
+//! `Renderer::prefetch`: the first view streamed before the first frame is drawn (a loading
+//! screen), in game mode (IO never blocks a frame).
+
+mod common;
+
+use std::time::Duration;
+
+use glam::{Mat4, Vec3};
+use mipflow::budget::{Budget, Category};
+use mipflow::cook::Quality;
+use mipflow::{
+    Camera, FrameInput, MaterialDesc, Renderer, RendererConfig, TextureOptions, TextureSource,
+};
+
+/// A renderer with eight 256² panels filling the view, and its output texture.
+fn scene(budget: u64) -> Option<(Renderer, mipflow::gpu::TrackedTexture, Camera)> {
+    let ctx = common::gpu()?;
+    let mut cfg = RendererConfig::default();
+    cfg.budget = Budget::bytes(budget);
+    let mut r = Renderer::with_context(ctx, cfg).unwrap();
+    let output = r
+        .context()
+        .create_texture(
+            &wgpu::TextureDescriptor {
+                label: Some("output"),
+                size: wgpu::Extent3d {
+                    width: 640,
+                    height: 360,
+                    depth_or_array_layers: 1,
+                },
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format: wgpu::TextureFormat::Rgba8UnormSrgb,
+                usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+                view_formats: &[],
+            },
+            Category::Other,
+        )
+        .unwrap();
+    let (pv, pi) = mipflow::scenes::panel(1.0, 1.0);
+    let mesh = r.add_mesh(&pv, &pi).unwrap();
+    for (i, spec) in mipflow::scenes::demo_specs(5, 8, 256)
+        .into_iter()
+        .enumerate()
+    {
+        let spec = mipflow::scenes::TextureSpec { size: 256, ..spec };
+        let bytes = mipflow::scenes::cook_procedural(&spec, Quality::Fast).unwrap();
+        let tex = r
+            .add_texture(
+                TextureSource::Bytes(bytes.into()),
+                TextureOptions::default(),
+            )
+            .unwrap();
+        let mat = r.add_material(MaterialDesc::new(tex)).unwrap();
+        let (x, y) = ((i % 4) as f32 - 1.5, (i / 4) as f32 - 0.5);
+        r.add_instance(mesh, mat, Mat4::from_translation(Vec3::new(x, y, 0.0)))
+            .unwrap();
+    }
+    let camera = Camera::look_at(Vec3::new(0.0, 0.0, 1.6), Vec3::ZERO);
+    Some((r, output, camera))
+}
+
+#[test]
+fn prefetch_brings_the_first_view_in_before_frame_one() {
+    let Some((mut r, output, camera)) = scene(64 << 20) else {
+        return;
+    };
+    let p = r
+        .prefetch((640, 360), &camera, Duration::from_secs(30))
+        .unwrap();
+    assert!(p.complete, "{p:?}");
+    assert!(p.wanted_mip_bytes > 8 * 1392, "{p:?}");
+    assert_eq!(p.resident_mip_bytes, p.wanted_mip_bytes, "{p:?}");
+    assert!(p.uploaded_bytes > 0 && p.frames >= 2, "{p:?}");
+    // The first frame drawn has every wanted level and streams nothing more.
+    let view = output.create_view();
+    let stats = *r
+        .render(
+            &view,
+            &FrameInput {
+                camera,
+                debug_mips: false,
+            },
+        )
+        .unwrap();
+    assert_eq!(
+        stats.resident_mip_bytes, stats.wanted_mip_bytes,
+        "{stats:?}"
+    );
+    assert_eq!(stats.stream.uploaded_bytes, 0, "{stats:?}");
+    assert!(stats.frame_peak_bytes <= 64 << 20);
+    assert!(r.context().take_uncaptured_errors().is_empty());
+}
+
+#[test]
+fn prefetch_stops_when_the_budget_is_full() {
+    // 3 MiB: the output, the render targets at the smallest scale and the floors fit, the
+    // wanted levels do not all.
+    let Some((mut r, _output, camera)) = scene(3 << 20) else {
+        return;
+    };
+    let p = r
+        .prefetch((640, 360), &camera, Duration::from_secs(30))
+        .unwrap();
+    assert!(!p.complete, "{p:?}");
+    assert!(p.resident_mip_bytes < p.wanted_mip_bytes, "{p:?}");
+    // It gave up because nothing more could come in, long before the timeout.
+    assert!(p.ms < 20_000.0 && p.frames < 500, "{p:?}");
+    let snap = r.context().ledger().snapshot();
+    assert!(snap.total_bytes <= 3 << 20, "{snap:?}");
+}
