@@ -58,6 +58,13 @@ pub struct RendererConfig {
     /// Anisotropic filtering of materials, 1 to 16 (default 8). Why configurable: on a software
     /// rasteriser (lavapipe) 8x costs about 5x the frame time of 1x.
     pub anisotropy: u16,
+    /// Streaming guard band: instances outside the view but inside a frustum whose vertical
+    /// field of view is this many times wider (default 2; 1 turns it off) also ask for their
+    /// levels, with a quarter of their pixels' weight. Why: a camera that turns brings them into
+    /// view before a read and an upload can complete; at a quarter weight they only take bytes
+    /// the visible ones do not need. Measured by `mipflow bench` (c): frames under 40 dB 20 of 120
+    /// without it, 8 at 1.5, 5 at 2.
+    pub guard_band: f32,
 }
 
 impl Default for RendererConfig {
@@ -71,6 +78,7 @@ impl Default for RendererConfig {
             target_frame_ms: None,
             clear_color: [0.02, 0.025, 0.035, 1.0],
             anisotropy: 8,
+            guard_band: 2.0,
         }
     }
 }
@@ -402,6 +410,11 @@ impl Renderer {
         }
         let aspect = output.0 as f32 / output.1 as f32;
         let vp = camera.projection(aspect) * camera.view;
+        let guard = self.config.guard_band;
+        let guard_vp = (guard.is_finite() && guard > 1.0).then(|| {
+            let fov = (camera.fov_y * guard).min(170f32.to_radians());
+            crate::render::perspective(fov, aspect.max(1e-3), camera.near, camera.far) * camera.view
+        });
         let eye = camera.position();
         let screen = (output.0 as f32) * (output.1 as f32);
         for inst in self.instances.iter() {
@@ -425,9 +438,14 @@ impl Renderer {
                 .max(inst.transform.z_axis.truncate().length());
             let center = inst.transform.transform_point3(mesh.center);
             let radius = mesh.radius * scale;
-            if !sphere_visible(&vp, center, radius) {
+            // In view: full weight; in the guard band only: a quarter (see `guard_band`).
+            let weight = if sphere_visible(&vp, center, radius) {
+                1.0
+            } else if guard_vp.is_some_and(|g| sphere_visible(&g, center, radius)) {
+                0.25
+            } else {
                 continue;
-            }
+            };
             let uv_per_unit = mesh.uv_density * mat.uv_scale / scale.max(1e-6);
             let (level, pixels) = instance_demand(
                 eye,
@@ -441,7 +459,7 @@ impl Renderer {
             );
             let p = &mut self.streamer.plan_textures_mut()[tex.index() as usize];
             p.wanted_level = p.wanted_level.min(level);
-            p.screen_pixels = (p.screen_pixels + pixels).min(screen);
+            p.screen_pixels = (p.screen_pixels + pixels * weight).min(screen);
         }
     }
 

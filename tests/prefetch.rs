@@ -110,3 +110,67 @@ fn prefetch_stops_when_the_budget_is_full() {
     let snap = r.context().ledger().snapshot();
     assert!(snap.total_bytes <= 3 << 20, "{snap:?}");
 }
+
+#[test]
+fn the_guard_band_asks_for_levels_just_outside_the_view() {
+    for guard in [1.0f32, 2.0] {
+        let Some(ctx) = common::gpu() else { return };
+        let mut cfg = RendererConfig::default();
+        cfg.budget = Budget::bytes(64 << 20);
+        cfg.guard_band = guard;
+        let mut r = Renderer::with_context(ctx, cfg).unwrap();
+        let (pv, pi) = mipflow::scenes::panel(1.0, 1.0);
+        let mesh = r.add_mesh(&pv, &pi).unwrap();
+        let mut textures = Vec::new();
+        // One panel in front of the camera, one just beyond the left edge, one behind it.
+        for (i, x) in [(0, 0.0f32), (1, -4.5), (2, 0.0)] {
+            let spec = mipflow::scenes::TextureSpec {
+                size: 256,
+                ..mipflow::scenes::demo_specs(9, 3, 256)[i].clone()
+            };
+            let bytes = mipflow::scenes::cook_procedural(&spec, Quality::Fast).unwrap();
+            let tex = r
+                .add_texture(
+                    TextureSource::Bytes(bytes.into()),
+                    TextureOptions::default(),
+                )
+                .unwrap();
+            let mat = r.add_material(MaterialDesc::new(tex)).unwrap();
+            let z = if i == 2 { 6.0 } else { 0.0 };
+            r.add_instance(mesh, mat, Mat4::from_translation(Vec3::new(x, 0.0, z)))
+                .unwrap();
+            textures.push(tex);
+        }
+        let camera = Camera::look_at(Vec3::new(0.0, 0.0, 3.0), Vec3::ZERO);
+        let p = r
+            .prefetch((640, 360), &camera, Duration::from_secs(30))
+            .unwrap();
+        assert!(p.complete, "{p:?}");
+        let plan = r.streamer().plan_textures();
+        let (front, side, back) = (
+            plan[textures[0].index() as usize],
+            plan[textures[1].index() as usize],
+            plan[textures[2].index() as usize],
+        );
+        assert!(front.wanted_level.is_finite() && front.screen_pixels > 0.0);
+        // Behind the camera: never asked for.
+        assert!(!back.wanted_level.is_finite(), "{back:?}");
+        if guard > 1.0 {
+            // Outside the view, in the guard band: asked for, at less weight than in view.
+            assert!(side.wanted_level.is_finite(), "{side:?}");
+            assert!(
+                side.screen_pixels < front.screen_pixels,
+                "{side:?} {front:?}"
+            );
+            // ...and streamed in before it comes into view.
+            assert_eq!(
+                side.resident_level,
+                side.wanted_level.max(0.0).floor() as u8,
+                "{side:?}"
+            );
+            assert!(side.resident_level < side.floor_level, "{side:?}");
+        } else {
+            assert!(!side.wanted_level.is_finite(), "{side:?}");
+        }
+    }
+}
