@@ -7,8 +7,8 @@
 //! ```
 
 use glam::{Mat4, Vec3};
+use mipflow::budget::Budget;
 use mipflow::budget::source::format_bytes;
-use mipflow::budget::{Budget, Category};
 use mipflow::cook::Quality;
 use mipflow::gpu::{GpuContext, GpuOptions};
 use mipflow::{
@@ -36,23 +36,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // The output image stands in for a window's surface texture.
     let (w, h) = (480, 270);
-    let output = r.context().create_texture(
-        &wgpu::TextureDescriptor {
-            label: Some("output"),
-            size: wgpu::Extent3d {
-                width: w,
-                height: h,
-                depth_or_array_layers: 1,
-            },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: wgpu::TextureFormat::Rgba8UnormSrgb,
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
-            view_formats: &[],
-        },
-        Category::Other,
-    )?;
+    let output = r.context().create_offscreen_target("output", w, h)?;
     let view = output.create_view();
 
     // Eight textures of 512² on panels filling the view, cooked in memory.

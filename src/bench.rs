@@ -697,23 +697,7 @@ impl ModeRun {
         let (w, h) = (sc.size[0], sc.size[1]);
         // The output stands in for a swapchain image: charged to `Other` (as in the headless
         // runner), the same in every mode, and counted by (c)'s planner as fixed bytes.
-        let output = r.context().create_texture(
-            &wgpu::TextureDescriptor {
-                label: Some("bench output"),
-                size: wgpu::Extent3d {
-                    width: w,
-                    height: h,
-                    depth_or_array_layers: 1,
-                },
-                mip_level_count: 1,
-                sample_count: 1,
-                dimension: wgpu::TextureDimension::D2,
-                format: wgpu::TextureFormat::Rgba8UnormSrgb,
-                usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
-                view_formats: &[],
-            },
-            Category::Other,
-        )?;
+        let output = r.context().create_offscreen_target("bench output", w, h)?;
         let view = output.create_view();
         let length = scene.build(&mut r)?;
         r.context().wait_idle()?;

@@ -9,7 +9,7 @@ mod common;
 use std::cell::Cell;
 
 use glam::{Mat4, Vec3};
-use mipflow::budget::{Budget, Category};
+use mipflow::budget::Budget;
 use mipflow::cook::Quality;
 use mipflow::{
     Camera, FrameInput, MaterialDesc, Renderer, RendererConfig, TextureOptions, TextureSource,
@@ -56,23 +56,7 @@ fn allocations_per_frame(instances: u32) -> Option<(u64, u64)> {
     let mut r = Renderer::with_context(ctx, cfg).unwrap();
     let output = r
         .context()
-        .create_texture(
-            &wgpu::TextureDescriptor {
-                label: Some("output"),
-                size: wgpu::Extent3d {
-                    width: 320,
-                    height: 180,
-                    depth_or_array_layers: 1,
-                },
-                mip_level_count: 1,
-                sample_count: 1,
-                dimension: wgpu::TextureDimension::D2,
-                format: wgpu::TextureFormat::Rgba8UnormSrgb,
-                usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
-                view_formats: &[],
-            },
-            Category::Other,
-        )
+        .create_offscreen_target("output", 320, 180)
         .unwrap();
     let view = output.create_view();
     let (pv, pi) = mipflow::scenes::panel(1.0, 1.0);

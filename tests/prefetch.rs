@@ -6,7 +6,7 @@ mod common;
 use std::time::Duration;
 
 use glam::{Mat4, Vec3};
-use mipflow::budget::{Budget, Category};
+use mipflow::budget::Budget;
 use mipflow::cook::Quality;
 use mipflow::{
     Camera, FrameInput, MaterialDesc, Renderer, RendererConfig, TextureOptions, TextureSource,
@@ -20,23 +20,7 @@ fn scene(budget: u64) -> Option<(Renderer, mipflow::gpu::TrackedTexture, Camera)
     let mut r = Renderer::with_context(ctx, cfg).unwrap();
     let output = r
         .context()
-        .create_texture(
-            &wgpu::TextureDescriptor {
-                label: Some("output"),
-                size: wgpu::Extent3d {
-                    width: 640,
-                    height: 360,
-                    depth_or_array_layers: 1,
-                },
-                mip_level_count: 1,
-                sample_count: 1,
-                dimension: wgpu::TextureDimension::D2,
-                format: wgpu::TextureFormat::Rgba8UnormSrgb,
-                usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
-                view_formats: &[],
-            },
-            Category::Other,
-        )
+        .create_offscreen_target("output", 640, 360)
         .unwrap();
     let (pv, pi) = mipflow::scenes::panel(1.0, 1.0);
     let mesh = r.add_mesh(&pv, &pi).unwrap();

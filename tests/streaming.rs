@@ -12,7 +12,7 @@ use mipflow::budget::planner::{PlanStatus, ScaleBucket, TransitionKind};
 use mipflow::gpu::GpuContext;
 use mipflow::ktx2::{EncodedTexture, write_ktx2};
 use mipflow::render::TexturedPass;
-use mipflow::stream::{StreamConfig, Streamer, TextureOptions, TextureSource};
+use mipflow::stream::{StreamConfig, Streamer, TextureHandle, TextureOptions, TextureSource};
 
 const MIB: u64 = 1 << 20;
 
@@ -62,6 +62,29 @@ struct Harness {
 }
 
 impl Harness {
+    fn new(ctx: GpuContext, config: StreamConfig) -> Self {
+        let pass = TexturedPass::new(&ctx, wgpu::TextureFormat::Rgba16Float, 1);
+        Self {
+            ctx,
+            pass,
+            streamer: Streamer::new(config),
+            frame: 0,
+        }
+    }
+
+    /// Registers the KTX2 file at `path`.
+    fn add(&mut self, path: PathBuf, opts: TextureOptions, budget: u64) -> TextureHandle {
+        self.streamer
+            .add_texture(
+                &self.ctx,
+                &self.pass,
+                TextureSource::Path(Arc::new(path)),
+                opts,
+                budget,
+            )
+            .unwrap()
+    }
+
     /// One frame of the streaming loop, as the renderer runs it (without drawing): every texture
     /// wants level `wanted`. Returns the ledger's peak inside the frame and the plan status.
     fn frame(&mut self, budget: u64, wanted: f32) -> (u64, PlanStatus) {
@@ -137,17 +160,7 @@ fn gallery_holds_budget_through_256_48_256_and_unloads_to_baseline() {
     };
     let mut handles = Vec::new();
     for f in &files {
-        let handle = h
-            .streamer
-            .add_texture(
-                &h.ctx,
-                &h.pass,
-                TextureSource::Path(Arc::new(f.clone())),
-                TextureOptions::default(),
-                256 * MIB,
-            )
-            .unwrap();
-        handles.push(handle);
+        handles.push(h.add(f.clone(), TextureOptions::default(), 256 * MIB));
     }
     // Floors (32x32 down) resident at once: 64 x 1,392 bytes (the 32, 16, 8, 4, 2, 1 levels).
     assert_eq!(
@@ -267,23 +280,9 @@ fn corrupt_level_keeps_the_texture_and_is_reported() {
         *b = 0xA5;
     }
     std::fs::write(f, bytes).unwrap();
-    let pass = TexturedPass::new(&ctx, wgpu::TextureFormat::Rgba16Float, 1);
-    let mut h = Harness {
-        ctx,
-        pass,
-        streamer: Streamer::new(StreamConfig::default().with_deterministic(true)),
-        frame: 0,
-    };
+    let mut h = Harness::new(ctx, StreamConfig::default().with_deterministic(true));
     for f in &files {
-        h.streamer
-            .add_texture(
-                &h.ctx,
-                &h.pass,
-                TextureSource::Path(Arc::new(f.clone())),
-                TextureOptions::default(),
-                64 * MIB,
-            )
-            .unwrap();
+        h.add(f.clone(), TextureOptions::default(), 64 * MIB);
     }
     let mut errors = 0;
     for _ in 0..20 {
@@ -314,13 +313,7 @@ fn npot_textures_start_only_at_block_aligned_levels() {
     let Some(ctx) = common::gpu() else { return };
     let dir = std::env::temp_dir().join(format!("mipflow-npot-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let pass = TexturedPass::new(&ctx, wgpu::TextureFormat::Rgba16Float, 1);
-    let mut h = Harness {
-        ctx,
-        pass,
-        streamer: Streamer::new(StreamConfig::default().with_deterministic(true)),
-        frame: 0,
-    };
+    let mut h = Harness::new(ctx, StreamConfig::default().with_deterministic(true));
     // (size, the floor the streamer must pick): 960x540 can only start at level 0 (480x270 is
     // not a multiple of 4), 200x120 at 0 or 1, 100x100 at 0 or 3 (12x12), 256x256 anywhere.
     let cases = [
@@ -332,15 +325,7 @@ fn npot_textures_start_only_at_block_aligned_levels() {
     for (i, ((w, hh), floor)) in cases.into_iter().enumerate() {
         let path = dir.join(format!("npot{i}.ktx2"));
         write_texture(&path, w, hh, i as u32, None);
-        h.streamer
-            .add_texture(
-                &h.ctx,
-                &h.pass,
-                TextureSource::Path(Arc::new(path)),
-                TextureOptions::default(),
-                64 * MIB,
-            )
-            .unwrap();
+        h.add(path, TextureOptions::default(), 64 * MIB);
         let p = h.streamer.plan_textures()[i];
         assert_eq!(
             (p.floor_level, p.resident_level),
@@ -453,25 +438,11 @@ fn oom_child() {
     const GIB: u64 = 1 << 30;
     let dir = std::env::temp_dir().join(format!("mipflow-oom-{}", std::process::id()));
     let files = write_gallery(&dir, 48, 1024, 0);
-    let pass = TexturedPass::new(&ctx, wgpu::TextureFormat::Rgba16Float, 1);
     let mut config = StreamConfig::default().with_deterministic(true);
     config.oom_probe_frames = 40;
-    let mut h = Harness {
-        ctx,
-        pass,
-        streamer: Streamer::new(config),
-        frame: 0,
-    };
+    let mut h = Harness::new(ctx, config);
     for f in &files {
-        h.streamer
-            .add_texture(
-                &h.ctx,
-                &h.pass,
-                TextureSource::Path(Arc::new(f.clone())),
-                TextureOptions::default(),
-                GIB,
-            )
-            .unwrap();
+        h.add(f.clone(), TextureOptions::default(), GIB);
     }
     let _ = h.frame(GIB, f32::INFINITY);
     let base = h.ctx.ledger().total_bytes();
@@ -591,15 +562,9 @@ fn grows_go_one_level_at_a_time_smallest_first_by_deficit_and_priority() {
     let dir = std::env::temp_dir().join(format!("mipflow-order-{}", std::process::id()));
     // 8 textures of 512²: levels of 256, 64, 16 and 4 KiB above the 32² floor.
     let files = write_gallery(&dir, 8, 512, 0);
-    let pass = TexturedPass::new(&ctx, wgpu::TextureFormat::Rgba16Float, 1);
     let mut config = StreamConfig::default().with_deterministic(true);
     config.upload_bytes_per_frame = 48 << 10;
-    let mut h = Harness {
-        ctx,
-        pass,
-        streamer: Streamer::new(config),
-        frame: 0,
-    };
+    let mut h = Harness::new(ctx, config);
     for (i, f) in files.iter().enumerate() {
         // Texture 0 is the hero: its blur weighs four times as much.
         let opts = if i == 0 {
@@ -607,15 +572,7 @@ fn grows_go_one_level_at_a_time_smallest_first_by_deficit_and_priority() {
         } else {
             TextureOptions::default()
         };
-        h.streamer
-            .add_texture(
-                &h.ctx,
-                &h.pass,
-                TextureSource::Path(Arc::new(f.clone())),
-                opts,
-                256 * MIB,
-            )
-            .unwrap();
+        h.add(f.clone(), opts, 256 * MIB);
     }
     let mut history = Vec::new();
     let mut steps = 0;
@@ -669,28 +626,12 @@ fn large_levels_upload_in_bands_within_the_cap_and_arrive_intact() {
     let dir = std::env::temp_dir().join(format!("mipflow-bands-{}", std::process::id()));
     // 1024²: level 0 is 1 MiB, 16 times the 64 KiB cap; one file zstd, one not.
     let files = write_gallery(&dir, 2, 1024, 2);
-    let pass = TexturedPass::new(&ctx, wgpu::TextureFormat::Rgba16Float, 1);
     let mut config = StreamConfig::default().with_deterministic(true);
     config.upload_bytes_per_frame = 64 << 10;
-    let mut h = Harness {
-        ctx,
-        pass,
-        streamer: Streamer::new(config),
-        frame: 0,
-    };
+    let mut h = Harness::new(ctx, config);
     let handles: Vec<_> = files
         .iter()
-        .map(|f| {
-            h.streamer
-                .add_texture(
-                    &h.ctx,
-                    &h.pass,
-                    TextureSource::Path(Arc::new(f.clone())),
-                    TextureOptions::default(),
-                    64 * MIB,
-                )
-                .unwrap()
-        })
+        .map(|f| h.add(f.clone(), TextureOptions::default(), 64 * MIB))
         .collect();
     let mut frames = 0;
     let mut peak_staging = 0;

@@ -374,6 +374,34 @@ impl GpuContext {
         Ok(TrackedBuffer::new(buffer, charge))
     }
 
+    /// An offscreen colour target of `width x height` in `Rgba8UnormSrgb` (one mip; render
+    /// attachment and copy source), charged to [`Category::Other`]: what a window's swapchain
+    /// image is, for headless runs, benches and tests, so the planner counts it as fixed bytes.
+    pub fn create_offscreen_target(
+        &self,
+        label: &str,
+        width: u32,
+        height: u32,
+    ) -> Result<TrackedTexture> {
+        self.create_texture(
+            &wgpu::TextureDescriptor {
+                label: Some(label),
+                size: wgpu::Extent3d {
+                    width,
+                    height,
+                    depth_or_array_layers: 1,
+                },
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format: wgpu::TextureFormat::Rgba8UnormSrgb,
+                usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+                view_formats: &[],
+            },
+            Category::Other,
+        )
+    }
+
     /// Creates a buffer holding `contents`, charged to `category`.
     pub fn create_buffer_init(
         &self,

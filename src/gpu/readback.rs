@@ -23,60 +23,7 @@ pub fn read_texture_rgba8(ctx: &GpuContext, texture: &wgpu::Texture) -> Result<V
             "readback supports RGBA8/BGRA8 targets, not {format:?}"
         )));
     }
-    let (w, h) = (texture.width(), texture.height());
-    let unpadded = w * 4;
-    let padded =
-        unpadded.div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
-    let staging = ctx.create_buffer(
-        &wgpu::BufferDescriptor {
-            label: Some("readback staging"),
-            size: u64::from(padded) * u64::from(h),
-            usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
-            mapped_at_creation: false,
-        },
-        Category::Staging,
-    )?;
-    let mut enc = ctx
-        .device()
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("readback"),
-        });
-    enc.copy_texture_to_buffer(
-        texture.as_image_copy(),
-        wgpu::TexelCopyBufferInfo {
-            buffer: staging.buffer(),
-            layout: wgpu::TexelCopyBufferLayout {
-                offset: 0,
-                bytes_per_row: Some(padded),
-                rows_per_image: Some(h),
-            },
-        },
-        wgpu::Extent3d {
-            width: w,
-            height: h,
-            depth_or_array_layers: 1,
-        },
-    );
-    ctx.queue().submit([enc.finish()]);
-    let slice = staging.buffer().slice(..);
-    let (tx, rx) = std::sync::mpsc::channel();
-    slice.map_async(wgpu::MapMode::Read, move |r| {
-        let _ = tx.send(r);
-    });
-    ctx.wait_idle()?;
-    rx.recv()
-        .map_err(|_| Error::Readback("the map callback never ran".into()))?
-        .map_err(|e| Error::Readback(e.to_string()))?;
-    let mut out = Vec::with_capacity((unpadded * h) as usize);
-    {
-        let data = slice
-            .get_mapped_range()
-            .map_err(|e| Error::Readback(e.to_string()))?;
-        for row in data.chunks_exact(padded as usize) {
-            out.extend_from_slice(&row[..unpadded as usize]);
-        }
-    }
-    staging.buffer().unmap();
+    let mut out = read_level(ctx, texture, 0)?;
     if bgra {
         for px in out.chunks_exact_mut(4) {
             px.swap(0, 2);

@@ -85,23 +85,9 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
     let mut r = Renderer::with_context(ctx, config)?;
     let (w, h) = (sc.size[0], sc.size[1]);
     // The output image stands in for a swapchain: charged to `Other`, so the planner counts it.
-    let output = r.context().create_texture(
-        &wgpu::TextureDescriptor {
-            label: Some("headless output"),
-            size: wgpu::Extent3d {
-                width: w,
-                height: h,
-                depth_or_array_layers: 1,
-            },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: wgpu::TextureFormat::Rgba8UnormSrgb,
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
-            view_formats: &[],
-        },
-        Category::Other,
-    )?;
+    let output = r
+        .context()
+        .create_offscreen_target("headless output", w, h)?;
     let view = output.create_view();
 
     let cache = opts.cache.as_deref();
