@@ -33,7 +33,6 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::budget::ledger::ByCategory;
-use crate::budget::planner::{Plan, PlanInput, PlanTexture, Planner, ScaleBucket, SimExecutor};
 use crate::budget::{Budget, Category};
 use crate::cook::{CookOptions, Quality};
 use crate::gpu::{GpuContext, GpuOptions, TrackedTexture};
@@ -1062,7 +1061,7 @@ fn machine(ctx: &GpuContext) -> Machine {
     }
 }
 
-/// A deterministic generator (splitmix64) for the planner scene.
+/// A deterministic generator (splitmix64) for the upload bench's bytes.
 struct Rng(u64);
 
 impl Rng {
@@ -1073,28 +1072,6 @@ impl Rng {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     }
-
-    fn unit(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 24) as f32
-    }
-}
-
-/// A BC7 chain for `side x side` with its floor at the first level no larger than 32x32.
-fn bc7_chain(side: u32) -> PlanTexture {
-    let mut levels = Vec::new();
-    let mut s = side;
-    let mut floor = 0;
-    loop {
-        if s > 32 {
-            floor += 1;
-        }
-        levels.push(u64::from(s.div_ceil(4)).pow(2) * 16);
-        if s == 1 {
-            break;
-        }
-        s /= 2;
-    }
-    PlanTexture::new(&levels, floor)
 }
 
 /// Planner time per frame on the scene of `benches/planner.rs`: `n` random BC7 textures of 16² to
@@ -1102,107 +1079,24 @@ fn bc7_chain(side: u32) -> PlanTexture {
 /// 1080p; run to convergence (plans executed by [`SimExecutor`], grows built at once) and then
 /// timed for `frames` frames of a steady view and of a moving one.
 pub fn planner_bench(n: usize, frames: u64) -> PlannerFigures {
-    const OUTPUT_PIXELS: u64 = 1920 * 1080;
-    let mut rng = Rng(n as u64);
-    let mut textures = Vec::with_capacity(n);
-    let mut demand = 0u64;
-    for _ in 0..n {
-        let side = 1u32 << (4 + rng.next() % 10);
-        let mut t = bc7_chain(side);
-        if rng.unit() < 0.5 {
-            let extent = 4.0 * 512f32.powf(rng.unit());
-            t.wanted_level = (side as f32 / extent).log2();
-            t.screen_pixels = extent * extent * 0.5;
-            let level = (t.wanted_level.max(0.0) as u8).min(t.floor_level);
-            demand += t.bytes_from(level);
-        } else {
-            demand += t.bytes_from(t.floor_level);
-        }
-        textures.push(t);
-    }
-    let buckets: Vec<ScaleBucket> = (8..=16)
-        .map(|k| {
-            let s = k as f32 / 16.0;
-            ScaleBucket {
-                scale: s,
-                bytes: (OUTPUT_PIXELS as f64 * f64::from(s * s) * 16.0) as u64,
-            }
-        })
-        .collect();
-    let budget = demand / 2 + OUTPUT_PIXELS * 16;
-    fn input<'a>(
-        textures: &'a [PlanTexture],
-        buckets: &'a [ScaleBucket],
-        budget: u64,
-        frame: u64,
-        bucket: usize,
-    ) -> PlanInput<'a> {
-        PlanInput {
-            frame,
-            budget,
-            fixed_bytes: 4 << 20,
-            headroom: budget / 50,
-            output_pixels: OUTPUT_PIXELS,
-            buckets,
-            current_bucket: bucket,
-            textures,
-        }
-    }
-    let mut planner = Planner::default();
-    let mut plan = Plan::default();
-    let mut bucket = buckets.len() - 1;
-    let mut frame = 0u64;
-    let mut quiet = 0;
-    let mut note = None;
-    // Converge: plan and execute until nothing changed for 250 frames (past every hold).
-    while quiet < 250 {
-        if frame > 20_000 {
-            note = Some("did not converge in 20000 frames".to_owned());
-            break;
-        }
-        let snapshot = textures.clone();
-        let inp = input(&snapshot, &buckets, budget, frame, bucket);
-        let _ = planner.plan(&inp, &mut plan);
-        let mut exec = SimExecutor::new(&inp);
-        if let Err(e) = exec.apply(&plan, &buckets, &mut textures) {
-            note = Some(format!("contract violation while converging: {e}"));
-            break;
-        }
-        for i in 0..textures.len() {
-            if textures[i].busy && exec.build(i as u32, &mut textures).is_err() {
-                textures[i].busy = false;
-            }
-        }
-        bucket = exec.bucket();
-        quiet = if plan.transitions.is_empty() {
-            quiet + 1
-        } else {
-            0
-        };
-        frame += 1;
-    }
-    let converge_frames = frame;
+    let mut scene = crate::budget::planner::fixture::BenchScene::new(n);
+    let (converge_frames, note) = match scene.converge(20_000) {
+        Ok(f) => (f, None),
+        Err(e) => (scene.frame, Some(e)),
+    };
     let mut steady = Vec::with_capacity(frames as usize);
     for _ in 0..frames {
-        frame += 1;
-        let inp = input(&textures, &buckets, budget, frame, bucket);
         let t0 = Instant::now();
-        let _ = black_box(planner.plan(&inp, &mut plan));
+        black_box(scene.plan_frame());
         steady.push(t0.elapsed().as_secs_f64() * 1e6);
     }
     let mut moving = Vec::with_capacity(frames as usize);
     let mut sign = 1.0;
     for _ in 0..frames {
         sign = -sign;
-        for t in &mut textures {
-            if t.wanted_level.is_finite() {
-                t.wanted_level += 0.01 * sign;
-            }
-        }
-        frame += 1;
-        let inp = input(&textures, &buckets, budget, frame, bucket);
+        scene.move_view(0.01 * sign);
         let t0 = Instant::now();
-        let _ = black_box(planner.plan(&inp, &mut plan));
+        black_box(scene.plan_frame());
         moving.push(t0.elapsed().as_secs_f64() * 1e6);
     }
     let s = Percentiles::of(&steady);

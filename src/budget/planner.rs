@@ -86,6 +86,7 @@
 //! (`to == level_count`), and the total stays within the budget. It never panics.
 
 mod exec;
+pub mod fixture;
 #[cfg(test)]
 mod tests;
 
