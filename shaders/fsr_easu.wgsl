@@ -24,40 +24,8 @@
 //       w(x) = (1 - x/4)^2 * (1 - x) * lobe   for 1 <= x < 4 (the negative lobe, zero at d = 2).
 // 5. Clamp the result to the range of the 2x2 centre texels: no ringing beyond what is there.
 
-struct Params {
-    src_size: vec2<f32>,
-    out_size: vec2<f32>,
-    exposure: f32,
-    tone_map: u32,
-    encode_srgb: u32,
-    sharpness: f32,
-};
-
-@group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var hdr: texture_2d<f32>;
 @group(0) @binding(2) var hdr_sampler: sampler;
-
-struct VsOut {
-    @builtin(position) pos: vec4<f32>,
-};
-
-@vertex
-fn vs_fullscreen(@builtin(vertex_index) i: u32) -> VsOut {
-    let x = f32((i << 1u) & 2u) * 2.0 - 1.0;
-    let y = f32(i & 2u) * 2.0 - 1.0;
-    var o: VsOut;
-    o.pos = vec4<f32>(x, y, 0.0, 1.0);
-    return o;
-}
-
-fn tone_map(c: vec3<f32>) -> vec3<f32> {
-    let x = max(c * p.exposure, vec3<f32>(0.0));
-    if (p.tone_map == 1u) {
-        let l = dot(x, vec3<f32>(0.2126, 0.7152, 0.0722));
-        return clamp(x / (1.0 + l), vec3<f32>(0.0), vec3<f32>(1.0));
-    }
-    return clamp(x, vec3<f32>(0.0), vec3<f32>(1.0));
-}
 
 // One source texel, clamped to the image (`last` = the last texel), tone-mapped and gamma-2
 // encoded.

@@ -8,36 +8,7 @@
 // `k` is small, so there is no halo; where detail is faint it sharpens fully. One `k` for all
 // three channels, not a clamp per channel, so sharpening never shifts the hue.
 
-struct Params {
-    src_size: vec2<f32>,
-    out_size: vec2<f32>,
-    exposure: f32,
-    tone_map: u32,
-    encode_srgb: u32,
-    sharpness: f32,
-};
-
-@group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var easu: texture_2d<f32>;
-
-struct VsOut {
-    @builtin(position) pos: vec4<f32>,
-};
-
-@vertex
-fn vs_fullscreen(@builtin(vertex_index) i: u32) -> VsOut {
-    let x = f32((i << 1u) & 2u) * 2.0 - 1.0;
-    let y = f32(i & 2u) * 2.0 - 1.0;
-    var o: VsOut;
-    o.pos = vec4<f32>(x, y, 0.0, 1.0);
-    return o;
-}
-
-fn srgb_encode(c: vec3<f32>) -> vec3<f32> {
-    let lo = c * 12.92;
-    let hi = 1.055 * pow(c, vec3<f32>(1.0 / 2.4)) - 0.055;
-    return select(hi, lo, c <= vec3<f32>(0.0031308));
-}
 
 fn load(q: vec2<i32>) -> vec3<f32> {
     let hi = vec2<i32>(textureDimensions(easu, 0)) - vec2<i32>(1);

@@ -7,19 +7,33 @@ pub const ALL: &[(&str, &str)] = &[
     ("upscale_bilinear.wgsl", UPSCALE_BILINEAR),
     ("fsr_easu.wgsl", FSR_EASU),
     ("fsr_rcas.wgsl", FSR_RCAS),
+    ("upscale_common.wgsl", UPSCALE_COMMON),
 ];
 
 /// The material pass: a textured, lit mesh with a mip bias and a colour-by-mip debug view.
 pub const TEXTURED: &str = include_str!("../shaders/textured.wgsl");
 
 /// The bilinear upscale with the display transform (`resolution::UpscalePass`).
-pub const UPSCALE_BILINEAR: &str = include_str!("../shaders/upscale_bilinear.wgsl");
+pub const UPSCALE_BILINEAR: &str = concat!(
+    include_str!("../shaders/upscale_common.wgsl"),
+    include_str!("../shaders/upscale_bilinear.wgsl")
+);
 
 /// Edge-adaptive upsampling, the first half of the FSR 1-class upscale (`resolution::UpscalePass`).
-pub const FSR_EASU: &str = include_str!("../shaders/fsr_easu.wgsl");
+pub const FSR_EASU: &str = concat!(
+    include_str!("../shaders/upscale_common.wgsl"),
+    include_str!("../shaders/fsr_easu.wgsl")
+);
 
 /// Contrast-adaptive sharpening, the second half of the FSR 1-class upscale.
-pub const FSR_RCAS: &str = include_str!("../shaders/fsr_rcas.wgsl");
+pub const FSR_RCAS: &str = concat!(
+    include_str!("../shaders/upscale_common.wgsl"),
+    include_str!("../shaders/fsr_rcas.wgsl")
+);
+
+/// What the upscale passes share (the uniform parameters, the full-screen triangle, the tone map,
+/// the sRGB encoding): WGSL has no include, so the registry puts it in front of each of them.
+pub const UPSCALE_COMMON: &str = include_str!("../shaders/upscale_common.wgsl");
 
 /// Creates a shader module from one of [`ALL`], labelled with its file name.
 pub fn create_module(device: &wgpu::Device, name: &str, source: &str) -> wgpu::ShaderModule {
