@@ -6,38 +6,17 @@
 //!
 //! `MIPFLOW_MUTATION_CASES` sets the number of cases (default 200000).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+mod common;
+
+#[global_allocator]
+static ALLOC: common::alloc::Counting = common::alloc::Counting;
+
 use std::io::Cursor;
 
 use mipflow::ktx2::{
     EncodedTexture, Ktx2Info, ReadLimits, bc7_level_size, full_level_count, level_dims, read_level,
     validate, write_ktx2,
 };
-
-/// Records the largest single allocation made by the current thread.
-struct Tracking;
-
-thread_local! {
-    static LARGEST: Cell<usize> = const { Cell::new(0) };
-}
-
-unsafe impl GlobalAlloc for Tracking {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = LARGEST.try_with(|m| m.set(m.get().max(layout.size())));
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let _ = LARGEST.try_with(|m| m.set(m.get().max(new_size)));
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Tracking = Tracking;
 
 struct Rng(u64);
 
@@ -222,9 +201,9 @@ fn mutated_files_never_panic_or_over_allocate() {
     for case in 0..cases {
         let mut bytes = bases[case % bases.len()].clone();
         mutate(&mut rng, &mut bytes, &bases);
-        LARGEST.with(|m| m.set(0));
+        common::alloc::take_largest();
         let ok = exercise(&bytes);
-        let largest = LARGEST.with(|m| m.get());
+        let largest = common::alloc::take_largest();
         // Allowance: the file itself twice over, plus 1 MiB for zstd's decoder context.
         let allowed = 2 * bytes.len() + (1 << 20);
         assert!(

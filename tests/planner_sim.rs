@@ -31,6 +31,8 @@
 //! `PLANNER_SIM_RUNS=n` runs the first `n` seeds, `PLANNER_SIM_SEED=s` one seed, and
 //! `PLANNER_SIM_TRACE=1` prints every frame's transitions.
 
+mod common;
+
 use std::time::Instant;
 
 use mipflow::budget::planner::{
@@ -667,32 +669,6 @@ fn planner_simulation() {
 
 /// Counts this thread's allocations, so that the test below is not disturbed by the simulation
 /// running on other threads of the same binary.
-struct CountingAlloc;
-
-thread_local! {
-    static ALLOCATIONS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-}
-
-// SAFETY: forwards to the system allocator unchanged; only counts calls.
-unsafe impl std::alloc::GlobalAlloc for CountingAlloc {
-    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-        // SAFETY: same contract as the caller's.
-        unsafe { std::alloc::System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { std::alloc::System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, size: usize) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-        // SAFETY: same contract as the caller's.
-        unsafe { std::alloc::System.realloc(ptr, layout, size) }
-    }
-}
-
-#[global_allocator]
-static ALLOC: CountingAlloc = CountingAlloc;
 
 #[test]
 fn no_allocation_per_frame_after_warm_up() {
@@ -732,9 +708,9 @@ fn no_allocation_per_frame_after_warm_up() {
             current_bucket: *bucket,
             textures: &snapshot,
         };
-        let before = ALLOCATIONS.with(|c| c.get());
+        let before = common::alloc::allocations();
         let _ = planner.plan(&inp, plan);
-        let allocations = ALLOCATIONS.with(|c| c.get()) - before;
+        let allocations = common::alloc::allocations() - before;
         if execute {
             let mut exec = SimExecutor::new(&inp);
             exec.apply(plan, &buckets, textures).unwrap();
@@ -868,3 +844,6 @@ fn gallery_256_48_256_mib() {
         }
     }
 }
+
+#[global_allocator]
+static ALLOC: common::alloc::Counting = common::alloc::Counting;

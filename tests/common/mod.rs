@@ -1,6 +1,8 @@
 //! Shared set-up of the GPU tests.
 #![allow(dead_code)]
 
+pub mod alloc;
+
 use mipflow::gpu::{GpuContext, GpuOptions};
 
 /// A headless context, or `None` when this machine has no adapter at all. That case is announced
