@@ -302,6 +302,36 @@ fn mip_size(format: wgpu::TextureFormat, w: u32, h: u32, level: u8) -> wgpu::Ext
     .physical_size(format)
 }
 
+/// Records GPU copies of every level both textures hold, from `old` (whose mip 0 is chain level
+/// `old_first`) into `new` (mip 0 = level `new_first`).
+fn copy_levels(
+    enc: &mut wgpu::CommandEncoder,
+    info: &Ktx2Info,
+    old: &wgpu::Texture,
+    old_first: u8,
+    new: &wgpu::Texture,
+    new_first: u8,
+) {
+    let count = old_first.saturating_add(old.mip_level_count() as u8);
+    for level in old_first.max(new_first)..count {
+        enc.copy_texture_to_texture(
+            wgpu::TexelCopyTextureInfo {
+                texture: old,
+                mip_level: u32::from(level - old_first),
+                origin: wgpu::Origin3d::ZERO,
+                aspect: wgpu::TextureAspect::All,
+            },
+            wgpu::TexelCopyTextureInfo {
+                texture: new,
+                mip_level: u32::from(level - new_first),
+                origin: wgpu::Origin3d::ZERO,
+                aspect: wgpu::TextureAspect::All,
+            },
+            mip_size(info.format, info.width, info.height, level),
+        );
+    }
+}
+
 impl Streamer {
     /// A streamer with no textures.
     pub fn new(config: StreamConfig) -> Self {
@@ -1144,8 +1174,6 @@ impl Streamer {
         }
         let desc = Self::texture_desc(&slot.info, to, count, &slot.label);
         let tex = ctx.create_texture(&desc, Category::Textures)?;
-        let format = slot.info.format;
-        let (w0, h0) = (slot.info.width, slot.info.height);
         // The floor tail first (it can fail: then nothing refers to the new texture yet).
         let mut staged = 0u64;
         for level in to.max(floor)..old_first.min(count) {
@@ -1162,23 +1190,14 @@ impl Streamer {
         // earlier step of the same texture (recorded there this frame), before this one's.
         if let Some(old) = &slot.gpu {
             let enc = self.ring.encoder(ctx);
-            for level in old_first.max(to)..count {
-                enc.copy_texture_to_texture(
-                    wgpu::TexelCopyTextureInfo {
-                        texture: old.tex.texture(),
-                        mip_level: u32::from(level - old_first),
-                        origin: wgpu::Origin3d::ZERO,
-                        aspect: wgpu::TextureAspect::All,
-                    },
-                    wgpu::TexelCopyTextureInfo {
-                        texture: tex.texture(),
-                        mip_level: u32::from(level - to),
-                        origin: wgpu::Origin3d::ZERO,
-                        aspect: wgpu::TextureAspect::All,
-                    },
-                    mip_size(format, w0, h0, level),
-                );
-            }
+            copy_levels(
+                enc,
+                &slot.info,
+                old.tex.texture(),
+                old_first,
+                tex.texture(),
+                to,
+            );
         }
         if staged > 0 {
             // queue.write_texture holds a staging copy until the GPU has consumed it.
@@ -1443,23 +1462,14 @@ impl Streamer {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("stream shrink"),
             });
-        for level in to..count {
-            enc.copy_texture_to_texture(
-                wgpu::TexelCopyTextureInfo {
-                    texture: old.tex.texture(),
-                    mip_level: u32::from(level - from),
-                    origin: wgpu::Origin3d::ZERO,
-                    aspect: wgpu::TextureAspect::All,
-                },
-                wgpu::TexelCopyTextureInfo {
-                    texture: tex.texture(),
-                    mip_level: u32::from(level - to),
-                    origin: wgpu::Origin3d::ZERO,
-                    aspect: wgpu::TextureAspect::All,
-                },
-                mip_size(slot.info.format, slot.info.width, slot.info.height, level),
-            );
-        }
+        copy_levels(
+            &mut enc,
+            &slot.info,
+            old.tex.texture(),
+            from,
+            tex.texture(),
+            to,
+        );
         ctx.queue().submit([enc.finish()]);
         let bind_group = pass.material_bind_group(ctx, &slot.label, &tex.create_view());
         // Old texture destroyed now that the copy is submitted (wgpu frees it when the GPU is done).
