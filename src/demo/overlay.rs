@@ -460,6 +460,16 @@ impl Panels {
             input.renderer.budget().source().describe(),
             input.budget_origin
         ));
+        if let Some(cap) = stats.oom_cap_bytes {
+            ui.colored_label(
+                Color32::from_rgb(255, 170, 60),
+                format!(
+                    "the driver ran out of memory: effective budget {:.1} MiB (raised again \
+                     after a quiet spell)",
+                    mib(cap)
+                ),
+            );
+        }
         if stats.budget_too_small {
             ui.colored_label(
                 Color32::from_rgb(255, 90, 90),

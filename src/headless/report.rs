@@ -35,6 +35,13 @@ pub struct FrameRecord {
     /// Microseconds the planner took.
     #[serde(default)]
     pub planner_us: f64,
+    /// When the driver ran out of memory below the budget: the effective budget it set (what the
+    /// driver really gave); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oom_cap_bytes: Option<u64>,
+    /// Out-of-memory errors from the driver this frame.
+    #[serde(default)]
+    pub oom_events: u32,
 }
 
 /// A whole run.
