@@ -92,6 +92,9 @@ pub struct FrameInput {
     pub debug_mips: bool,
 }
 
+/// Frames the streaming look-ahead extrapolates the camera's motion by (see `visibility`).
+const LOOK_AHEAD: u32 = 12;
+
 /// What [`Renderer::prefetch`] did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Prefetch {
@@ -177,6 +180,8 @@ pub struct Renderer {
     mem_index: usize,
     frame: u64,
     last_submit: Option<Instant>,
+    /// The camera's view matrix at the previous frame (for the look-ahead).
+    last_view: Option<Mat4>,
     stats: FrameStats,
     /// Last: fields drop in order, and the context's leak report must see everything else gone.
     ctx: GpuContext,
@@ -228,6 +233,7 @@ impl Renderer {
             buckets_for: (0, 0),
             frame: 0,
             last_submit: None,
+            last_view: None,
             stats: FrameStats::default(),
             config,
         })
@@ -415,6 +421,25 @@ impl Renderer {
             let fov = (camera.fov_y * guard).min(170f32.to_radians());
             crate::render::perspective(fov, aspect.max(1e-3), camera.near, camera.far) * camera.view
         });
+        // Look-ahead: where the camera will look in LOOK_AHEAD frames if it keeps turning and
+        // moving as it did since the last frame. Why: a turn brings panels into view before
+        // their reads and uploads complete; the guard band covers a slow turn all around, this
+        // covers a fast one on the side it turns to. A jump (a cut, a teleport) predicts nothing.
+        let ahead_vp = self.last_view.and_then(|prev| {
+            let motion = camera.view * prev.inverse();
+            let (_, rot, shift) = motion.to_scale_rotation_translation();
+            let (axis, angle) = rot.to_axis_angle();
+            let moving = angle > 1e-4 || shift.length_squared() > 1e-8;
+            (moving && angle < 0.5 && angle.is_finite()).then(|| {
+                let k = LOOK_AHEAD as f32;
+                let ahead = Mat4::from_rotation_translation(
+                    glam::Quat::from_axis_angle(axis, (angle * k).min(std::f32::consts::PI)),
+                    shift * k,
+                );
+                camera.projection(aspect) * ahead * camera.view
+            })
+        });
+        self.last_view = Some(camera.view);
         let eye = camera.position();
         let screen = (output.0 as f32) * (output.1 as f32);
         for inst in self.instances.iter() {
@@ -441,6 +466,8 @@ impl Renderer {
             // In view: full weight; in the guard band only: a quarter (see `guard_band`).
             let weight = if sphere_visible(&vp, center, radius) {
                 1.0
+            } else if ahead_vp.is_some_and(|a| sphere_visible(&a, center, radius)) {
+                0.5
             } else if guard_vp.is_some_and(|g| sphere_visible(&g, center, radius)) {
                 0.25
             } else {

@@ -158,3 +158,69 @@ fn the_guard_band_asks_for_levels_just_outside_the_view() {
         }
     }
 }
+
+#[test]
+fn a_turning_camera_asks_for_what_it_turns_towards() {
+    // Guard band off: only the look-ahead can ask for the panel left of the view.
+    for turning in [false, true] {
+        let Some(ctx) = common::gpu() else { return };
+        let mut cfg = RendererConfig::default();
+        cfg.budget = Budget::bytes(64 << 20);
+        cfg.guard_band = 1.0;
+        cfg.stream = cfg.stream.with_deterministic(true);
+        let mut r = Renderer::with_context(ctx, cfg).unwrap();
+        let output = r
+            .context()
+            .create_offscreen_target("output", 320, 180)
+            .unwrap();
+        let view = output.create_view();
+        let (pv, pi) = mipflow::scenes::panel(1.0, 1.0);
+        let mesh = r.add_mesh(&pv, &pi).unwrap();
+        let spec = mipflow::scenes::TextureSpec {
+            size: 256,
+            ..mipflow::scenes::demo_specs(13, 1, 256)[0].clone()
+        };
+        let bytes = mipflow::scenes::cook_procedural(&spec, Quality::Fast).unwrap();
+        let tex = r
+            .add_texture(
+                TextureSource::Bytes(bytes.into()),
+                TextureOptions::default(),
+            )
+            .unwrap();
+        let mat = r.add_material(MaterialDesc::new(tex)).unwrap();
+        // 70 degrees to the left of the initial view direction (-z), 4 units away: outside a
+        // 16:9 view with a 60-degree vertical field (about 58 degrees to each side).
+        let a = 70f32.to_radians();
+        r.add_instance(
+            mesh,
+            mat,
+            Mat4::from_translation(Vec3::new(-4.0 * a.sin(), 0.0, -4.0 * a.cos())),
+        )
+        .unwrap();
+        // Two frames; when turning, 2 degrees left per frame (12 frames ahead: 24 more).
+        let mut wanted = f32::INFINITY;
+        for f in 0..2 {
+            let yaw = if turning {
+                (2.0 * f as f32).to_radians()
+            } else {
+                0.0
+            };
+            let dir = Vec3::new(-yaw.sin(), 0.0, -yaw.cos());
+            let camera = Camera::look_at(Vec3::ZERO, dir);
+            r.render(
+                &view,
+                &FrameInput {
+                    camera,
+                    debug_mips: false,
+                },
+            )
+            .unwrap();
+            wanted = r.streamer().plan_textures()[tex.index() as usize].wanted_level;
+        }
+        assert_eq!(
+            wanted.is_finite(),
+            turning,
+            "turning {turning}: wanted {wanted}"
+        );
+    }
+}
