@@ -1076,7 +1076,7 @@ impl Rng {
 
 /// Planner time per frame on the scene of `benches/planner.rs`: `n` random BC7 textures of 16² to
 /// 8192², about half in view, a budget of about half the demand, nine render-scale buckets at
-/// 1080p; run to convergence (plans executed by [`SimExecutor`], grows built at once) and then
+/// 1080p; run to convergence (plans executed by `SimExecutor`, grows built at once) and then
 /// timed for `frames` frames of a steady view and of a moving one.
 pub fn planner_bench(n: usize, frames: u64) -> PlannerFigures {
     let mut scene = crate::budget::planner::fixture::BenchScene::new(n);

@@ -109,8 +109,8 @@ impl StagingRing {
     }
 
     /// Copies rows `first..first + n` of blocks of `level` of `texture` from `data` (tightly
-    /// packed rows, as [`upload::write_rows`] takes them) into a mapped chunk, padding each row
-    /// to wgpu's 256-byte row alignment, and records the copy into the texture. Writes as many
+    /// packed rows of blocks) into a mapped chunk, padding each row to wgpu's 256-byte row
+    /// alignment, and records the copy into the texture. Writes as many
     /// whole rows as one chunk holds, and returns that count: 0 when no chunk has room and no new
     /// one fits within `room` bytes (the caller retries next frame). A new chunk is charged to
     /// [`Category::Staging`].

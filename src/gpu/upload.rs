@@ -67,7 +67,8 @@ pub fn write_level(
 }
 
 /// The bytes of one row of blocks of `level` of `texture` (a row of texels for uncompressed
-/// formats), and the number of such rows: the unit [`write_rows`] works in.
+/// formats), and the number of such rows: the unit staged uploads work in
+/// ([`super::staging::StagingRing::write_rows`]).
 pub fn level_rows(texture: &wgpu::Texture, level: u32) -> (u32, u32) {
     let format = texture.format();
     let (bw, bh) = format.block_dimensions();
