@@ -807,7 +807,10 @@ impl Streamer {
         // 4 MiB each), so uploads can go on while earlier chunks are in the GPU's hands. When
         // the budget has room to spare (textures still coming in), more chunks, up to the
         // frame's upload cap, freed as soon as a frame does not need them.
+        // A power of two: a budget that moves a little every frame (a driver's memory-budget
+        // figure) must not change the chunk size, which would drop and remake the chunks.
         let chunk = (headroom / 4).clamp(64 << 10, 4 << 20);
+        let chunk = 1u64 << (63 - chunk.leading_zeros());
         let burst = (self.config.upload_bytes_per_frame * 2 / chunk).clamp(4, 256) as usize;
         self.ring.set_size(chunk, 4, burst);
         let t0 = Instant::now();
