@@ -2,12 +2,23 @@
 //! scheduler, executing the [`crate::budget::planner`]'s plans under its executor contract.
 //!
 //! A streamed texture is one GPU texture holding a contiguous range of its mip chain,
-//! `resident_level..level_count`. Changing the range builds a new texture (wgpu has no sparse
-//! textures): levels already resident are copied GPU-side, new ones are uploaded, the bind group is
-//! swapped, and the old texture is destroyed once the commands that read it are submitted (wgpu
-//! frees its memory when the GPU is done). Each rebuild is submitted on its own before the next
-//! starts, so that at most one old-and-new pair is alive at a time, as the planner's contract
-//! assumes.
+//! `resident_level..level_count`, starting at a level whose size is a multiple of the format's
+//! block. Changing the range builds a new texture (wgpu has no sparse textures): levels already
+//! resident are copied GPU-side, new ones are uploaded, the bind group is swapped, and the old
+//! texture is destroyed once the commands that read it are submitted (wgpu frees its memory when
+//! the GPU is done).
+//!
+//! - Shrinks are submitted on their own, one at a time, in the plan's order; one whose transient
+//!   copy would pass the budget (earlier staging still held) waits a frame.
+//! - Grows are built one level at a time, smallest first, textures in order of quality deficit.
+//!   A step's copies and its uploads (bands of block rows through the [`StagingRing`], within the
+//!   frame's byte and time caps) are recorded in one encoder, submitted before the frame's draw;
+//!   one step at a time is under way, and a level larger than a frame's cap spans frames. Every
+//!   step starts only when the new texture fits under the planner's limit *as the ledger counts
+//!   it* (replaced textures waiting for the submit included), so the budget holds whatever is
+//!   alive.
+//! - A driver out-of-memory lowers an effective budget to what the driver gave (see
+//!   [`Streamer::oom_cap`]).
 
 pub mod io;
 
