@@ -13,10 +13,7 @@ static ALLOC: common::alloc::Counting = common::alloc::Counting;
 
 use glam::{Mat4, Vec3};
 use mipflow::budget::Budget;
-use mipflow::cook::Quality;
-use mipflow::{
-    Camera, FrameInput, MaterialDesc, Renderer, RendererConfig, TextureOptions, TextureSource,
-};
+use mipflow::{Camera, FrameInput, Renderer, RendererConfig};
 
 /// Allocations per steady frame (min, max over 20 frames) with `instances` panels sharing 8
 /// streamed textures, after the streaming has settled.
@@ -34,16 +31,8 @@ fn allocations_per_frame(instances: u32) -> Option<(u64, u64)> {
     let (pv, pi) = mipflow::scenes::panel(1.0, 1.0);
     let mesh = r.add_mesh(&pv, &pi).unwrap();
     let mut materials = Vec::new();
-    for spec in mipflow::scenes::demo_specs(11, 8, 128) {
-        let spec = mipflow::scenes::TextureSpec { size: 128, ..spec };
-        let bytes = mipflow::scenes::cook_procedural(&spec, Quality::Fast).unwrap();
-        let tex = r
-            .add_texture(
-                TextureSource::Bytes(bytes.into()),
-                TextureOptions::default(),
-            )
-            .unwrap();
-        materials.push(r.add_material(MaterialDesc::new(tex)).unwrap());
+    for i in 0..8 {
+        materials.push(common::procedural_material(&mut r, 11, i, 128).1);
     }
     // A 32-wide grid of small panels, all in view.
     for i in 0..instances {

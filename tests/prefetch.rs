@@ -7,10 +7,7 @@ use std::time::Duration;
 
 use glam::{Mat4, Vec3};
 use mipflow::budget::Budget;
-use mipflow::cook::Quality;
-use mipflow::{
-    Camera, FrameInput, MaterialDesc, Renderer, RendererConfig, TextureOptions, TextureSource,
-};
+use mipflow::{Camera, FrameInput, Renderer, RendererConfig};
 
 /// A renderer with eight 256² panels filling the view, and its output texture.
 fn scene(budget: u64) -> Option<(Renderer, mipflow::gpu::TrackedTexture, Camera)> {
@@ -24,19 +21,8 @@ fn scene(budget: u64) -> Option<(Renderer, mipflow::gpu::TrackedTexture, Camera)
         .unwrap();
     let (pv, pi) = mipflow::scenes::panel(1.0, 1.0);
     let mesh = r.add_mesh(&pv, &pi).unwrap();
-    for (i, spec) in mipflow::scenes::demo_specs(5, 8, 256)
-        .into_iter()
-        .enumerate()
-    {
-        let spec = mipflow::scenes::TextureSpec { size: 256, ..spec };
-        let bytes = mipflow::scenes::cook_procedural(&spec, Quality::Fast).unwrap();
-        let tex = r
-            .add_texture(
-                TextureSource::Bytes(bytes.into()),
-                TextureOptions::default(),
-            )
-            .unwrap();
-        let mat = r.add_material(MaterialDesc::new(tex)).unwrap();
+    for i in 0..8u32 {
+        let (_, mat) = common::procedural_material(&mut r, 5, i, 256);
         let (x, y) = ((i % 4) as f32 - 1.5, (i / 4) as f32 - 0.5);
         r.add_instance(mesh, mat, Mat4::from_translation(Vec3::new(x, y, 0.0)))
             .unwrap();
@@ -108,18 +94,7 @@ fn the_guard_band_asks_for_levels_just_outside_the_view() {
         let mut textures = Vec::new();
         // One panel in front of the camera, one just beyond the left edge, one behind it.
         for (i, x) in [(0, 0.0f32), (1, -4.5), (2, 0.0)] {
-            let spec = mipflow::scenes::TextureSpec {
-                size: 256,
-                ..mipflow::scenes::demo_specs(9, 3, 256)[i].clone()
-            };
-            let bytes = mipflow::scenes::cook_procedural(&spec, Quality::Fast).unwrap();
-            let tex = r
-                .add_texture(
-                    TextureSource::Bytes(bytes.into()),
-                    TextureOptions::default(),
-                )
-                .unwrap();
-            let mat = r.add_material(MaterialDesc::new(tex)).unwrap();
+            let (tex, mat) = common::procedural_material(&mut r, 9, i, 256);
             let z = if i == 2 { 6.0 } else { 0.0 };
             r.add_instance(mesh, mat, Mat4::from_translation(Vec3::new(x, 0.0, z)))
                 .unwrap();
@@ -176,18 +151,7 @@ fn a_turning_camera_asks_for_what_it_turns_towards() {
         let view = output.create_view();
         let (pv, pi) = mipflow::scenes::panel(1.0, 1.0);
         let mesh = r.add_mesh(&pv, &pi).unwrap();
-        let spec = mipflow::scenes::TextureSpec {
-            size: 256,
-            ..mipflow::scenes::demo_specs(13, 1, 256)[0].clone()
-        };
-        let bytes = mipflow::scenes::cook_procedural(&spec, Quality::Fast).unwrap();
-        let tex = r
-            .add_texture(
-                TextureSource::Bytes(bytes.into()),
-                TextureOptions::default(),
-            )
-            .unwrap();
-        let mat = r.add_material(MaterialDesc::new(tex)).unwrap();
+        let (tex, mat) = common::procedural_material(&mut r, 13, 0, 256);
         // 70 degrees to the left of the initial view direction (-z), 4 units away: outside a
         // 16:9 view with a 60-degree vertical field (about 58 degrees to each side).
         let a = 70f32.to_radians();

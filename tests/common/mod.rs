@@ -31,3 +31,26 @@ pub fn gpu() -> Option<GpuContext> {
 pub fn reference_dir() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference")
 }
+
+/// Procedural texture `i` of the demo set with `seed`, cooked at `size`² (fast BC7) and added to
+/// `r` as a streamed texture with a material: (texture, material).
+pub fn procedural_material(
+    r: &mut mipflow::Renderer,
+    seed: u64,
+    i: u32,
+    size: u32,
+) -> (mipflow::TextureHandle, mipflow::MaterialHandle) {
+    let spec = mipflow::scenes::TextureSpec {
+        size,
+        ..mipflow::scenes::demo_specs(seed, i + 1, size)[i as usize].clone()
+    };
+    let bytes = mipflow::scenes::cook_procedural(&spec, mipflow::cook::Quality::Fast).unwrap();
+    let tex = r
+        .add_texture(
+            mipflow::TextureSource::Bytes(bytes.into()),
+            mipflow::TextureOptions::default(),
+        )
+        .unwrap();
+    let mat = r.add_material(mipflow::MaterialDesc::new(tex)).unwrap();
+    (tex, mat)
+}
