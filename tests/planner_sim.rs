@@ -818,7 +818,10 @@ fn gallery_256_48_256_mib() {
         assert!(exec.total() <= budget, "frame {frame}");
         for tr in &plan.transitions {
             match tr.kind {
-                TransitionKind::Grow => in_flight.push((tr.texture, frame + 3)),
+                TransitionKind::Grow => {
+                    in_flight.retain(|&(i, _)| i != tr.texture);
+                    in_flight.push((tr.texture, frame + 3));
+                }
                 TransitionKind::Cancel => in_flight.retain(|&(i, _)| i != tr.texture),
                 _ => {}
             }

@@ -133,6 +133,26 @@ impl Harness {
         (self.ctx.ledger().take_window_peak(), status)
     }
 
+    /// Every texture holds its whole chain, each level the file's, byte for byte.
+    fn assert_whole_and_intact(&self, files: &[PathBuf], handles: &[TextureHandle]) {
+        for (f, hd) in files.iter().zip(handles) {
+            let info = mipflow::ktx2::read_info(f, &Default::default()).unwrap();
+            let levels = TextureSource::Path(Arc::new(f.clone()))
+                .read_levels(
+                    &info,
+                    0..info.levels.len() as u8,
+                    &std::sync::atomic::AtomicBool::new(false),
+                )
+                .unwrap();
+            let tex = self.streamer.resident_texture(*hd).unwrap();
+            assert_eq!(tex.mip_level_count() as usize, levels.len());
+            for (l, want) in levels.iter().enumerate() {
+                let got = mipflow::gpu::read_level(&self.ctx, tex, l as u32).unwrap();
+                assert!(got == *want, "{}: level {l} differs", f.display());
+            }
+        }
+    }
+
     fn all_at(&self, level: u8) -> bool {
         self.streamer
             .plan_textures()
@@ -653,23 +673,7 @@ fn large_levels_upload_in_bands_within_the_cap_and_arrive_intact() {
         peak_staging <= 64 * MIB / 16,
         "staging peaked at {peak_staging}"
     );
-    // Every level on the GPU is the file's, byte for byte.
-    for (f, hd) in files.iter().zip(&handles) {
-        let info = mipflow::ktx2::read_info(f, &Default::default()).unwrap();
-        let levels = TextureSource::Path(Arc::new(f.clone()))
-            .read_levels(
-                &info,
-                0..info.levels.len() as u8,
-                &std::sync::atomic::AtomicBool::new(false),
-            )
-            .unwrap();
-        let tex = h.streamer.resident_texture(*hd).unwrap();
-        assert_eq!(tex.mip_level_count() as usize, levels.len());
-        for (l, want) in levels.iter().enumerate() {
-            let got = mipflow::gpu::read_level(&h.ctx, tex, l as u32).unwrap();
-            assert!(got == *want, "{}: level {l} differs", f.display());
-        }
-    }
+    h.assert_whole_and_intact(&files, &handles);
     // Streaming done: the staging ring's chunks are freed after a while without uploads, so a
     // settled scene holds no staging.
     assert!(h.ctx.ledger().bytes(Category::Staging) > 0);
@@ -678,6 +682,56 @@ fn large_levels_upload_in_bands_within_the_cap_and_arrive_intact() {
         assert_eq!(h.streamer.frame_stats().uploaded_bytes, 0);
     }
     assert_eq!(h.ctx.ledger().bytes(Category::Staging), 0);
+    assert!(h.ctx.take_uncaptured_errors().is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_grow_whose_view_wants_more_is_retargeted_and_nothing_is_uploaded_twice() {
+    let Some(ctx) = common::gpu() else { return };
+    let dir = std::env::temp_dir().join(format!("mipflow-retarget-{}", std::process::id()));
+    // 1024²: level 2 is 64 KiB, so with a 32 KiB cap its upload spans frames.
+    let files = write_gallery(&dir, 1, 1024, 1);
+    let mut config = StreamConfig::default().with_deterministic(true);
+    config.upload_bytes_per_frame = 32 << 10;
+    let mut h = Harness::new(ctx, config);
+    let handles = vec![h.add(files[0].clone(), TextureOptions::default(), 64 * MIB)];
+    let p = h.streamer.plan_textures()[0];
+    // Only the levels finer than the floor come by IO and upload.
+    let io_bytes = p.bytes_from(0) - p.bytes_from(p.floor_level);
+    let (mut uploaded, mut cancels, mut retargets, mut frames) = (0u64, 0, 0, 0);
+    let mut tally = |h: &Harness| {
+        let s = h.streamer.frame_stats();
+        uploaded += s.uploaded_bytes;
+        cancels += s.cancels;
+        retargets += s.retargets;
+    };
+    // The camera far away: level 2 is wanted; run until its upload is under way.
+    loop {
+        let (peak, status) = h.frame(64 * MIB, 2.0);
+        assert!(peak <= 64 * MIB && status == PlanStatus::Ok);
+        tally(&h);
+        frames += 1;
+        let p = h.streamer.plan_textures()[0];
+        if p.resident_level <= 3 {
+            assert!(p.busy && p.in_flight_level == 2, "{p:?}");
+            break;
+        }
+        assert!(frames < 20, "the grow to level 2 did not start");
+    }
+    // The camera comes close: level 0 is wanted while level 2 is still uploading.
+    while !h.all_at(0) && frames < 200 {
+        let (peak, status) = h.frame(64 * MIB, 0.0);
+        assert!(peak <= 64 * MIB && status == PlanStatus::Ok);
+        tally(&h);
+        frames += 1;
+    }
+    assert!(h.all_at(0), "not converged after {frames} frames");
+    assert!(retargets >= 1, "the grow was not retargeted");
+    assert_eq!(cancels, 0, "the grow was cancelled");
+    // Every IO level uploaded exactly once: nothing read or uploaded was thrown away.
+    assert_eq!(uploaded, io_bytes);
+    h.assert_whole_and_intact(&files, &handles);
     assert!(h.ctx.take_uncaptured_errors().is_empty());
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -35,8 +35,8 @@
 //!
 //! A texture whose level changed stays put for [`PlannerConfig::min_frames_between_changes`]
 //! frames while its own view (wanted level, pixels, priority) and the budget stay the same, so
-//! that nothing flips back and forth; a grow in flight whose view moved is planned again (and
-//! cancelled if no longer wanted as it is). The scale is evaluated only when a view or the budget
+//! that nothing flips back and forth; a grow in flight whose view moved is planned again (kept,
+//! or retargeted to a finer level, or cancelled if it would now hold more than planned). The scale is evaluated only when a view or the budget
 //! changed, at most once per [`PlannerConfig::min_frames_between_rescales`] frames.
 //!
 //! When nothing changed since the previous call, the previous plan is returned at the cost of one
@@ -52,7 +52,8 @@
 //!    one at a time, each finished (its old resource destroyed and released from the ledger)
 //!    before the next starts:
 //!    - [`TransitionKind::Cancel`]: abandon the texture's in-flight grow; nothing is allocated and
-//!      the texture is no longer busy. A busy texture gets no other transition without one first.
+//!      the texture is no longer busy. A busy texture gets no other transition without one first,
+//!      except a `Grow` to a finer level than its in-flight one (see below).
 //!    - [`TransitionKind::Evict`]: destroy the texture first, then create levels `to..` from the
 //!      CPU-held floor data (nothing when `to == level_count`). It never raises the total.
 //!    - [`TransitionKind::Shrink`]: create the texture with levels `to..`, copy them GPU-side,
@@ -60,7 +61,9 @@
 //!      `bytes_from(to)`.
 //!    - [`TransitionKind::Rescale`]: destroy the render targets, then create them at bucket `to`.
 //!    - [`TransitionKind::Grow`]: request levels `to..from` and mark the texture busy with
-//!      `in_flight_level = to`. Nothing is allocated yet.
+//!      `in_flight_level = to`. Nothing is allocated yet. On a texture already busy (its
+//!      `to` then finer than its `in_flight_level`), it retargets the grow in flight: what was
+//!      read or built for it stays, and the finer levels are requested too.
 //! 2. **Build each requested grow when its data is ready** (this frame or a later one), one at a
 //!    time: create the texture with levels `to..`, copy the resident levels GPU-side, upload the
 //!    new ones, swap, destroy the old one, then clear `busy`. From `level_count` (nothing resident)
@@ -493,6 +496,16 @@ struct Work {
 }
 
 impl Work {
+    /// Whether a busy texture planned again keeps its grow in flight: when the new plan still
+    /// grows it, to the in-flight level or finer (then a `Grow` without a `Cancel` retargets
+    /// it). Why: in a moving view every grow's inputs move each frame; cancelling a grow for a
+    /// finer target threw away its reads and a partly uploaded level, so a large level could
+    /// never land while the camera moved. A coarser target is cancelled: the flight's bytes
+    /// are more than the plan counted.
+    fn keeps_flight(&self) -> bool {
+        self.mode == Mode::Stale && self.target <= self.flight && self.flight < self.resident
+    }
+
     /// Bytes of `t` from `level` on, from the sizes already known where possible (levels above
     /// the floor are few).
     fn bytes_at(&self, t: &PlanTexture, level: u8) -> u64 {
@@ -1428,10 +1441,7 @@ impl Planner {
         list.clear();
         // Cancels first: they free nothing but must precede any other transition of the texture.
         for (i, w) in self.work.iter().enumerate() {
-            // A busy texture planned again keeps its grow in flight only when the new plan grows
-            // it to the same level.
-            let kept = w.mode == Mode::Busy
-                || (w.mode == Mode::Stale && w.target == w.flight && w.target < w.resident);
+            let kept = w.mode == Mode::Busy || w.keeps_flight();
             let cancel = w.busy && !kept;
             if cancel {
                 list.push(Transition {
@@ -1483,7 +1493,7 @@ impl Planner {
             }
             pending = true;
             margin = margin.max(w.resident_bytes);
-            if w.mode == Mode::Stale && w.target == w.flight {
+            if w.keeps_flight() && w.target == w.flight {
                 continue; // still wanted: stays in flight
             }
             list.push(Transition {

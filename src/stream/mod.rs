@@ -172,6 +172,9 @@ pub struct StreamFrameStats {
     pub evictions: u32,
     /// In-flight grows cancelled this frame.
     pub cancels: u32,
+    /// In-flight grows retargeted to a finer level this frame (what they had read or built
+    /// was kept).
+    pub retargets: u32,
     /// Reads requested from the IO workers this frame.
     pub io_requests: u32,
     /// Reads that failed (IO error, corrupt level) this frame; the texture keeps what it had.
@@ -867,6 +870,9 @@ impl Streamer {
         if i >= self.slots.len() || !self.slots[i].alive {
             return;
         }
+        if t.kind == TransitionKind::Grow && self.retarget(i, t.to) {
+            return;
+        }
         if t.kind != TransitionKind::Rescale && self.abort_step(i) {
             // The plan changed the texture while a step of its grow was uploading: that step is
             // dropped (its new texture destroyed), and so is the grow.
@@ -961,6 +967,26 @@ impl Streamer {
                 p.in_flight_level = t.to;
             }
         }
+    }
+
+    /// A `Grow` on a busy texture: its grow goes on to the finer level `to`. What it has read, and
+    /// a step under way, stay; the finer levels are read with the others if their read was not
+    /// queued yet, else once the levels in flight have landed (see `finish_step`). Returns
+    /// false when the texture has no such grow (the `Grow` then starts afresh).
+    fn retarget(&mut self, i: usize, to: u8) -> bool {
+        let p = &mut self.plan_tex[i];
+        let Some(f) = self.slots[i].inflight.as_mut() else {
+            return false;
+        };
+        if !p.busy || to >= p.in_flight_level || f.from != p.resident_level {
+            return false;
+        }
+        p.in_flight_level = to;
+        if !f.queued && f.data.is_none() {
+            f.to = to;
+        }
+        self.frame_stats.retargets += 1;
+        true
     }
 
     /// Queues the reads of every grow still waiting for data (never blocks: a full queue is
@@ -1078,7 +1104,12 @@ impl Streamer {
             while k < self.ready.len() {
                 let i = self.ready[k] as usize;
                 let p = self.plan_tex[i];
-                let (to, from) = (p.in_flight_level, p.resident_level);
+                // Towards the levels read (a retargeted grow reads its finer levels later).
+                let to = self.slots[i]
+                    .inflight
+                    .as_ref()
+                    .map_or(p.in_flight_level, |f| f.to);
+                let from = p.resident_level;
                 let next = Self::next_step(&p, from, to);
                 let new_bytes = p.bytes_from(next);
                 let elapsed_ms = t0.elapsed().as_secs_f32() * 1e3;
@@ -1333,11 +1364,29 @@ impl Streamer {
         }
         self.slots[i].error = None;
         self.plan_tex[i].resident_level = st.to;
-        if st.to > self.plan_tex[i].in_flight_level {
+        let target = self.plan_tex[i].in_flight_level;
+        let floor = self.plan_tex[i].floor_level;
+        let read_to = self.slots[i].inflight.as_ref().map_or(target, |f| f.to);
+        if st.to > read_to {
+            // More steps of the levels read.
             self.frame_stats.steps += 1;
             if let Some(f) = self.slots[i].inflight.as_mut() {
                 f.from = st.to;
                 f.data = Some(st.data);
+            }
+        } else if st.to > target {
+            // Retargeted: the levels read have landed; the finer ones are read now (the read
+            // before has completed, so its cancel flag can serve the next one).
+            self.frame_stats.steps += 1;
+            let from_cpu = target >= st.to.min(floor);
+            if let Some(f) = self.slots[i].inflight.as_mut() {
+                f.to = target;
+                f.from = st.to;
+                f.queued = false;
+                f.data = from_cpu.then(Vec::new);
+            }
+            if !from_cpu {
+                self.ready.retain(|&r| r as usize != i);
             }
         } else {
             self.frame_stats.grows += 1;

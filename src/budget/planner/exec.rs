@@ -168,7 +168,12 @@ impl SimExecutor {
         if matches!(tr.kind, TransitionKind::Grow | TransitionKind::Shrink) && !base_ok(t, tr.to) {
             return Err(unknown);
         }
-        if tr.from != t.resident_level || t.busy != (tr.kind == TransitionKind::Cancel) {
+        // A grow on a busy texture retargets it to a finer level; anything else on a busy
+        // texture needs a cancel first.
+        let retarget = tr.kind == TransitionKind::Grow && t.busy && tr.to < t.in_flight_level;
+        if tr.from != t.resident_level
+            || (t.busy != (tr.kind == TransitionKind::Cancel) && !retarget)
+        {
             return Err(stale);
         }
         let old = t.bytes_from(tr.from);

@@ -243,6 +243,41 @@ fn busy_grows_are_held_and_cancelled_when_their_view_moves() {
 }
 
 #[test]
+fn a_busy_grow_whose_view_wants_more_is_retargeted_not_cancelled() {
+    let mut textures = [tex(2, 1.0, 1000.0)];
+    let mut planner = Planner::default();
+    let inp = input(0, 1000, &textures);
+    let mut plan = Plan::default();
+    let _ = planner.plan(&inp, &mut plan);
+    assert_eq!(plan.transitions, [tr(0, 2, 1, TransitionKind::Grow)]);
+    let mut exec = SimExecutor::new(&inp);
+    exec.apply(&plan, &[], &mut textures).unwrap();
+    // The camera comes closer while level 1 is in flight: the grow goes on to level 0, with
+    // no cancel (what it read stays), and the plan counts the whole chain for it.
+    textures[0].wanted_level = 0.0;
+    let _ = planner.plan(&input(1, 1000, &textures), &mut plan);
+    assert_eq!(plan.transitions, [tr(0, 2, 0, TransitionKind::Grow)]);
+    assert_eq!(plan.steady_bytes, 340);
+    exec.apply(&plan, &[], &mut textures).unwrap();
+    assert!(textures[0].busy);
+    assert_eq!(textures[0].in_flight_level, 0);
+    // It moves away again: level 0 in flight is more than the plan wants, so that grow is
+    // cancelled and level 1 asked for afresh.
+    textures[0].wanted_level = 1.0;
+    let _ = planner.plan(&input(2, 1000, &textures), &mut plan);
+    assert_eq!(
+        plan.transitions,
+        [
+            tr(0, 2, 2, TransitionKind::Cancel),
+            tr(0, 2, 1, TransitionKind::Grow)
+        ]
+    );
+    exec.apply(&plan, &[], &mut textures).unwrap();
+    exec.build(0, &mut textures).unwrap();
+    assert_eq!((textures[0].resident_level, textures[0].busy), (1, false));
+}
+
+#[test]
 fn a_budget_below_the_in_flight_grows_cancels_them() {
     let mut textures = [tex(2, 0.0, 1000.0), tex(2, 0.0, 500.0)];
     let mut planner = Planner::default();
