@@ -9,8 +9,8 @@
 //!   to 256 bytes), `copy_buffer_to_texture` per level, submit, wait, and the buffer mapped again;
 //! - `staging_ring`: the same through [`StagingRing`], the streamer's upload path;
 //! - `grow_step`: what the streamer does for a texture's last step, counted as the level-0 bytes
-//!   it uploads: a new texture, levels 1.. copied GPU-side from the old one, level 0 uploaded,
-//!   submit, wait.
+//!   it uploads: a new texture, levels 1.. copied GPU-side from the old one, level 0 uploaded
+//!   through the ring, submit, wait.
 //!
 //! `cargo bench --bench upload`. Without a GPU adapter it says so and measures only `memcpy`.
 
@@ -214,9 +214,9 @@ fn upload_bench(c: &mut Criterion) {
             let new = ctx
                 .create_texture(&desc(format, 0), Category::Other)
                 .unwrap();
-            let mut enc = ctx
-                .device()
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
+            // As the streamer does: the copies of the resident levels in the ring's encoder,
+            // ordered before the new level's upload through the ring.
+            let enc = ring.encoder(&ctx);
             for l in 1..levels.len() as u32 {
                 let size = wgpu::Extent3d {
                     width: (SIDE >> l).max(1),
@@ -240,8 +240,12 @@ fn upload_bench(c: &mut Criterion) {
                     size,
                 );
             }
-            upload::write_level(&ctx, new.texture(), 0, &levels[0]).unwrap();
-            ctx.queue().submit([enc.finish()]);
+            ring.write_level(&ctx, new.texture(), 0, &levels[0])
+                .unwrap();
+            frame += 1;
+            ring.submit(&ctx, frame);
+            ctx.wait_idle().unwrap();
+            ring.recycle(frame);
             ctx.wait_idle().unwrap();
             black_box(new);
         })
