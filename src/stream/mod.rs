@@ -1081,13 +1081,17 @@ impl Streamer {
         }
         // Why this order: the deficit is the planner's own measure of blur, so the frame's upload
         // goes where it removes the most; between equals, the cheaper step shows sooner.
-        let plan_tex = &self.plan_tex;
+        let (plan_tex, slots) = (&self.plan_tex, &self.slots);
         let key = |i: u32| {
             let p = &plan_tex[i as usize];
             let deficit =
                 (f32::from(p.resident_level.min(p.floor_level)) - p.wanted_level.max(0.0)).max(0.0);
             let weight = p.screen_pixels.max(0.0) * p.priority.max(0.0) * deficit;
-            let next = Self::next_step(p, p.resident_level, p.in_flight_level);
+            let to = slots[i as usize]
+                .inflight
+                .as_ref()
+                .map_or(p.in_flight_level, |f| f.to);
+            let next = Self::next_step(p, p.resident_level, to);
             let step = p.bytes_from(next) - p.bytes_from(p.resident_level);
             (weight, step)
         };
@@ -1375,8 +1379,8 @@ impl Streamer {
                 f.data = Some(st.data);
             }
         } else if st.to > target {
-            // Retargeted: the levels read have landed; the finer ones are read now (the read
-            // before has completed, so its cancel flag can serve the next one).
+            // Retargeted: the levels read have landed; the finer ones are requested by the next
+            // `issue_io` (the read before has completed, so its cancel flag serves the next).
             self.frame_stats.steps += 1;
             let from_cpu = target >= st.to.min(floor);
             if let Some(f) = self.slots[i].inflight.as_mut() {
