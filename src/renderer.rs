@@ -25,7 +25,7 @@ use crate::budget::{Budget, Category, LedgerSnapshot};
 use crate::gpu::{GpuContext, GpuOptions, TrackedBuffer};
 use crate::render::scene::{
     Camera, Instance, InstanceHandle, MaterialDesc, MaterialHandle, Mesh, MeshHandle, Slab,
-    instance_demand, sphere_visible,
+    extrapolate_view, instance_demand, sphere_visible,
 };
 use crate::render::{DrawUniforms, GpuMesh, TexturedPass, Vertex};
 use crate::resolution::{
@@ -426,18 +426,8 @@ impl Renderer {
         // their reads and uploads complete; the guard band covers a slow turn all around, this
         // covers a fast one on the side it turns to. A jump (a cut, a teleport) predicts nothing.
         let ahead_vp = self.last_view.and_then(|prev| {
-            let motion = camera.view * prev.inverse();
-            let (_, rot, shift) = motion.to_scale_rotation_translation();
-            let (axis, angle) = rot.to_axis_angle();
-            let moving = angle > 1e-4 || shift.length_squared() > 1e-8;
-            (moving && angle < 0.5 && angle.is_finite()).then(|| {
-                let k = LOOK_AHEAD as f32;
-                let ahead = Mat4::from_rotation_translation(
-                    glam::Quat::from_axis_angle(axis, (angle * k).min(std::f32::consts::PI)),
-                    shift * k,
-                );
-                camera.projection(aspect) * ahead * camera.view
-            })
+            extrapolate_view(prev, camera.view, LOOK_AHEAD)
+                .map(|ahead| camera.projection(aspect) * ahead)
         });
         self.last_view = Some(camera.view);
         let eye = camera.position();
