@@ -259,6 +259,14 @@ struct Slot {
     backoff_until: u64,
 }
 
+impl Slot {
+    /// The level its grow's steps go towards now: the finest level read, which is short of the
+    /// plan's `in_flight_level` while a retargeted grow waits for its finer levels.
+    fn step_target(&self, p: &PlanTexture) -> u8 {
+        self.inflight.as_ref().map_or(p.in_flight_level, |f| f.to)
+    }
+}
+
 /// The streamer: every streamed texture, the IO pool, the planner and the upload scheduler.
 pub struct Streamer {
     config: StreamConfig,
@@ -1087,10 +1095,7 @@ impl Streamer {
             let deficit =
                 (f32::from(p.resident_level.min(p.floor_level)) - p.wanted_level.max(0.0)).max(0.0);
             let weight = p.screen_pixels.max(0.0) * p.priority.max(0.0) * deficit;
-            let to = slots[i as usize]
-                .inflight
-                .as_ref()
-                .map_or(p.in_flight_level, |f| f.to);
+            let to = slots[i as usize].step_target(p);
             let next = Self::next_step(p, p.resident_level, to);
             let step = p.bytes_from(next) - p.bytes_from(p.resident_level);
             (weight, step)
@@ -1108,11 +1113,7 @@ impl Streamer {
             while k < self.ready.len() {
                 let i = self.ready[k] as usize;
                 let p = self.plan_tex[i];
-                // Towards the levels read (a retargeted grow reads its finer levels later).
-                let to = self.slots[i]
-                    .inflight
-                    .as_ref()
-                    .map_or(p.in_flight_level, |f| f.to);
+                let to = self.slots[i].step_target(&p);
                 let from = p.resident_level;
                 let next = Self::next_step(&p, from, to);
                 let new_bytes = p.bytes_from(next);
@@ -1370,7 +1371,7 @@ impl Streamer {
         self.plan_tex[i].resident_level = st.to;
         let target = self.plan_tex[i].in_flight_level;
         let floor = self.plan_tex[i].floor_level;
-        let read_to = self.slots[i].inflight.as_ref().map_or(target, |f| f.to);
+        let read_to = self.slots[i].step_target(&self.plan_tex[i]);
         if st.to > read_to {
             // More steps of the levels read.
             self.frame_stats.steps += 1;
