@@ -765,8 +765,8 @@ fn streaming(ui: &mut Ui, input: &OverlayInput<'_>) {
         row(
             "this frame",
             format!(
-                "{} grows, {} shrinks, {} evictions, {} cancels",
-                s.grows, s.shrinks, s.evictions, s.cancels
+                "{} grows, {} shrinks, {} evictions, {} cancels, {} retargets",
+                s.grows, s.shrinks, s.evictions, s.cancels, s.retargets
             ),
         );
         row(
