@@ -765,9 +765,13 @@ fn streaming(ui: &mut Ui, input: &OverlayInput<'_>) {
         row(
             "this frame",
             format!(
-                "{} grows, {} shrinks, {} evictions, {} cancels, {} retargets",
-                s.grows, s.shrinks, s.evictions, s.cancels, s.retargets
+                "{} grows, {} shrinks, {} evictions",
+                s.grows, s.shrinks, s.evictions
             ),
+        );
+        row(
+            "grows in flight",
+            format!("{} cancelled, {} retargeted", s.cancels, s.retargets),
         );
         row(
             "wanted resident",
