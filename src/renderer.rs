@@ -494,6 +494,39 @@ impl Renderer {
         Ok(())
     }
 
+    /// The render targets at `bucket`, or, when the driver is out of memory for them, at the
+    /// largest smaller bucket it can give: a frame at a lower resolution rather than no frame.
+    /// The effective budget is then capped at what the driver gave (with those smaller targets
+    /// in it), so the next plans keep the scale, and the textures, within it. Returns the
+    /// bucket made.
+    fn set_targets_within_memory(&mut self, output: (u32, u32), bucket: Bucket) -> Result<Bucket> {
+        let oom = match self.set_targets(output, bucket) {
+            Err(e @ Error::OutOfMemory { .. }) => e,
+            other => return other.map(|()| bucket),
+        };
+        // Targets released this frame stay alive in the driver until the GPU has finished the
+        // frames that used them: wait for it (only on this error path), then try again before
+        // giving up any scale.
+        let _ = self.ctx.wait_idle();
+        match self.set_targets(output, bucket) {
+            Err(Error::OutOfMemory { .. }) => {}
+            other => return other.map(|()| bucket),
+        }
+        for lower in self.range.iter().rev().filter(|&b| b < bucket) {
+            match self.set_targets(output, lower) {
+                Ok(()) => {
+                    self.streamer.note_out_of_memory(&self.ctx, &oom);
+                    self.mem_index = self.range.index_of(lower);
+                    return Ok(lower);
+                }
+                Err(Error::OutOfMemory { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.streamer.note_out_of_memory(&self.ctx, &oom);
+        Err(oom)
+    }
+
     /// The streaming and resolution half of a frame (no drawing): visibility, the plan and its
     /// transitions, the render targets at the chosen scale, IO and uploads.
     fn stream_frame(
@@ -545,7 +578,7 @@ impl Renderer {
                     .current()
                     .is_some_and(|c| c.bucket() > mem_bucket)
                 {
-                    self.set_targets(output, mem_bucket)?;
+                    self.set_targets_within_memory(output, mem_bucket)?;
                 }
             } else {
                 self.streamer.apply(&self.ctx, &self.pass, t);
@@ -572,7 +605,7 @@ impl Renderer {
             target_frame_ms: self.config.target_frame_ms,
         });
         let bucket = bucket.min(mem_bucket);
-        self.set_targets(output, bucket)?;
+        let bucket = self.set_targets_within_memory(output, bucket)?;
 
         // Grows whose data arrived, within the caps and the limit.
         self.streamer.issue_io();

@@ -405,24 +405,40 @@ fn npot_textures_start_only_at_block_aligned_levels() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Set in the child process of the out-of-memory test.
+/// Set in the child process of the out-of-memory tests.
 #[cfg(target_os = "linux")]
 const OOM_CHILD: &str = "MIPFLOW_OOM_CHILD";
 
-/// A real out-of-memory from the driver, through the streamer. The test re-runs this binary on
-/// `oom_child` alone: the child limits its own address space (`setrlimit(RLIMIT_AS)`, what
-/// `ulimit -v` does) once set up, so lavapipe's memory allocations fail with
-/// `VK_ERROR_OUT_OF_DEVICE_MEMORY` while the budget still says 1 GiB. A crash of any kind
-/// (panic, abort) fails the child and so this test.
+/// The address space this process maps now (`VmSize`).
 #[cfg(target_os = "linux")]
-#[test]
-fn driver_out_of_memory_lowers_the_effective_budget_and_recovers() {
-    if std::env::var_os(OOM_CHILD).is_some() {
-        return;
-    }
+fn mapped_bytes() -> u64 {
+    let kib: u64 = std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmSize:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    kib * 1024
+}
+
+/// `setrlimit(RLIMIT_AS)`, what `ulimit -v` does: allocations past it fail, the driver's too.
+#[cfg(target_os = "linux")]
+fn set_address_space_limit(bytes: u64) {
+    let lim = libc::rlimit {
+        rlim_cur: bytes,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    // SAFETY: setrlimit reads the struct we pass; no memory is shared.
+    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_AS, &lim) }, 0);
+}
+
+/// Runs this test binary on the test `child` alone with [`OOM_CHILD`] set, and returns the
+/// text after `oom-result: ` in its output; fails when the child fails (a panic, an abort).
+#[cfg(target_os = "linux")]
+fn run_oom_child(child: &str) -> String {
     let exe = std::env::current_exe().unwrap();
     let out = std::process::Command::new(exe)
-        .args(["--exact", "oom_child", "--nocapture", "--test-threads=1"])
+        .args(["--exact", child, "--nocapture", "--test-threads=1"])
         .env(OOM_CHILD, "1")
         .output()
         .unwrap();
@@ -438,10 +454,25 @@ fn driver_out_of_memory_lowers_the_effective_budget_and_recovers() {
         .find_map(|l| l.split_once("oom-result: ").map(|(_, r)| r))
         .unwrap_or_else(|| panic!("no result from the child:\n{stdout}\n{stderr}"));
     eprintln!("child: {line}");
-    // The child asserted everything; its exit status said it passed.
     if line == "skipped" {
         eprintln!("no GPU: the out-of-memory test did not run");
     }
+    line.to_string()
+}
+
+/// A real out-of-memory from the driver, through the streamer. The test re-runs this binary on
+/// `oom_child` alone: the child limits its own address space (`setrlimit(RLIMIT_AS)`, what
+/// `ulimit -v` does) once set up, so lavapipe's memory allocations fail with
+/// `VK_ERROR_OUT_OF_DEVICE_MEMORY` while the budget still says 1 GiB. A crash of any kind
+/// (panic, abort) fails the child and so this test.
+#[cfg(target_os = "linux")]
+#[test]
+fn driver_out_of_memory_lowers_the_effective_budget_and_recovers() {
+    if std::env::var_os(OOM_CHILD).is_some() {
+        return;
+    }
+    // The child asserted everything; its exit status said it passed.
+    run_oom_child("oom_child");
 }
 
 /// The child of the out-of-memory test (does nothing in a normal run).
@@ -468,21 +499,7 @@ fn oom_child() {
     let base = h.ctx.ledger().total_bytes();
 
     // What the process maps now, plus 40 MiB: the 48 textures' full chains need 64 MiB.
-    let vm_kib: u64 = std::fs::read_to_string("/proc/self/status")
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmSize:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap();
-    let set_limit = |bytes: u64| {
-        let lim = libc::rlimit {
-            rlim_cur: bytes,
-            rlim_max: libc::RLIM_INFINITY,
-        };
-        // SAFETY: setrlimit reads the struct we pass; no memory is shared.
-        assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_AS, &lim) }, 0);
-    };
-    set_limit(vm_kib * 1024 + 40 * MIB);
+    set_address_space_limit(mapped_bytes() + 40 * MIB);
 
     let mut ooms = 0u32;
     let mut first_oom = None;
@@ -529,7 +546,7 @@ fn oom_child() {
         .filter(|p| p.level_count > 0 && p.resident_level <= p.floor_level)
         .count();
     let total = h.ctx.ledger().total_bytes();
-    set_limit(libc::RLIM_INFINITY);
+    set_address_space_limit(libc::RLIM_INFINITY);
     let errors = h.ctx.take_uncaptured_errors();
     println!(
         "oom-result: out-of-memory errors {ooms} (first at frame {first_oom:?}), caps {caps:?}, \
@@ -734,4 +751,106 @@ fn a_grow_whose_view_wants_more_is_retargeted_and_nothing_is_uploaded_twice() {
     h.assert_whole_and_intact(&files, &handles);
     assert!(h.ctx.take_uncaptured_errors().is_empty());
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Render targets the driver has no memory for: the frame is made at a lower scale instead of
+/// failing, the effective budget is capped at what the driver gave, and the next frames keep
+/// within it. Real out-of-memory, as above: a child process limits its address space once set
+/// up, then asks for 3840x2160 targets that do not fit in what is left.
+#[cfg(target_os = "linux")]
+#[test]
+fn render_targets_out_of_memory_lower_the_scale_not_the_frame() {
+    if std::env::var_os(OOM_CHILD).is_some() {
+        return;
+    }
+    run_oom_child("render_targets_oom_child");
+}
+
+/// The child of the render-target out-of-memory test (does nothing in a normal run).
+#[cfg(target_os = "linux")]
+#[test]
+fn render_targets_oom_child() {
+    use glam::{Mat4, Vec3};
+    use mipflow::budget::Budget;
+    use mipflow::resolution::target_bytes;
+    use mipflow::{Camera, FrameInput, Renderer, RendererConfig};
+
+    if std::env::var_os(OOM_CHILD).is_none() {
+        return;
+    }
+    let Some(ctx) = common::gpu() else {
+        println!("oom-result: skipped");
+        return;
+    };
+    const GIB: u64 = 1 << 30;
+    let mut cfg = RendererConfig::default();
+    cfg.budget = Budget::bytes(GIB);
+    cfg.stream = cfg.stream.with_deterministic(true);
+    let upscaler = cfg.upscaler;
+    let mut r = Renderer::with_context(ctx, cfg).unwrap();
+    let (pv, pi) = mipflow::scenes::panel(1.0, 1.0);
+    let mesh = r.add_mesh(&pv, &pi).unwrap();
+    let (_, mat) = common::procedural_material(&mut r, 5, 0, 128);
+    r.add_instance(mesh, mat, Mat4::IDENTITY).unwrap();
+    let input = FrameInput {
+        camera: Camera::look_at(Vec3::new(0.0, 0.0, 3.0), Vec3::ZERO),
+        debug_mips: false,
+    };
+    let small = r
+        .context()
+        .create_offscreen_target("small", 320, 180)
+        .unwrap();
+    let large = r
+        .context()
+        .create_offscreen_target("large", 3840, 2160)
+        .unwrap();
+    let (small, large) = (small.create_view(), large.create_view());
+    // Warm up at a small size: pipelines built, shaders compiled, the texture streamed.
+    for _ in 0..10 {
+        r.render(&small, &input).unwrap();
+    }
+    r.context().wait_idle().unwrap();
+    // Room for 3840x2160 targets at 3/4 scale, not at full scale. The heap's free space counts
+    // too (the allocator serves from it without mapping more), so it goes back first.
+    let full = target_bytes((3840, 2160), 1.0, upscaler);
+    let room = target_bytes((3840, 2160), 0.75, upscaler);
+    // SAFETY: malloc_trim only returns free heap memory to the system.
+    unsafe { libc::malloc_trim(0) };
+    assert!(room < full);
+    set_address_space_limit(mapped_bytes() + room);
+    let mut scales = Vec::new();
+    let mut ooms = 0;
+    let mut result = Ok(());
+    for _ in 0..20 {
+        match r.render(&large, &input) {
+            Ok(st) => {
+                scales.push(st.render_scale);
+                ooms += st.stream.oom_events;
+                if st.instances_drawn == 0 {
+                    result = Err("nothing drawn".to_string());
+                }
+            }
+            Err(e) => {
+                result = Err(e.to_string());
+                break;
+            }
+        }
+    }
+    let cap = r.stats().oom_cap_bytes;
+    let total = r.context().ledger().total_bytes();
+    set_address_space_limit(libc::RLIM_INFINITY);
+    println!(
+        "oom-result: targets {full} bytes at full scale, room {room}; scales {scales:?}, \
+         out-of-memory errors {ooms}, cap {cap:?}, total {total}, result {result:?}"
+    );
+    result.unwrap();
+    assert_eq!(scales.len(), 20);
+    assert!(ooms >= 1, "the limit never failed an allocation");
+    // The first large frame already came out at a lower scale, and so did every later one.
+    assert!(scales.iter().all(|&s| s < 1.0), "{scales:?}");
+    // The cap is what the driver gave, and later frames stay within it without failing again.
+    let cap = cap.expect("an out-of-memory cap");
+    assert!(cap < GIB && total <= cap, "total {total}, cap {cap}");
+    assert!(ooms <= 2, "{ooms} out-of-memory errors in 20 frames");
+    assert!(r.context().take_uncaptured_errors().is_empty());
 }

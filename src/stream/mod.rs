@@ -1425,27 +1425,34 @@ impl Streamer {
     fn note_create_error(&mut self, ctx: &GpuContext, i: usize, e: &Error) {
         self.slots[i].error = Some(e.to_string());
         if let Error::OutOfMemory { .. } = e {
-            // The driver could not give what the ledger said fits: lower the effective budget to
-            // what it really gave, so the next plans stay below it. The next plan evicts down to
-            // the new limit (the cap less the staging headroom) and retries the texture if it
-            // is still worth its bytes: no back-off, the cap is what keeps it from failing again.
-            let cap = ctx.ledger().total_bytes();
-            self.oom_cap = Some(self.oom_cap.map_or(cap, |c| c.min(cap)));
-            self.last_oom_frame = self.frame;
-            tracing::warn!(
-                texture = %self.slots[i].label,
-                error = %e,
-                cap,
-                "out of GPU memory: effective budget lowered to what the driver gave"
-            );
-            self.frame_stats.oom_events += 1;
-            self.planner.invalidate();
+            // The next plan evicts down to the new limit (the cap less the staging headroom)
+            // and retries the texture if it is still worth its bytes: no back-off, the cap is
+            // what keeps it from failing again.
+            self.note_out_of_memory(ctx, e);
             return;
         }
         tracing::warn!(texture = %self.slots[i].label, error = %e, "texture transition failed");
         // Same back-off as a failed read: a transition that failed for another reason (a driver
         // refusing a size) would fail again if retried every frame.
         self.slots[i].backoff_until = self.frame + READ_RETRY_FRAMES;
+    }
+
+    /// The driver could not give what the ledger said fits (`e`, an out-of-memory error from a
+    /// creation by this streamer or by its caller, such as the render targets): the effective
+    /// budget is lowered to what the driver really gave, the ledger's total now, so the next
+    /// plans stay below it; counted in [`StreamFrameStats::oom_events`]. After
+    /// [`StreamConfig::oom_probe_frames`] quiet frames the cap is raised again by an eighth.
+    pub fn note_out_of_memory(&mut self, ctx: &GpuContext, e: &Error) {
+        let cap = ctx.ledger().total_bytes();
+        self.oom_cap = Some(self.oom_cap.map_or(cap, |c| c.min(cap)));
+        self.last_oom_frame = self.frame;
+        tracing::warn!(
+            error = %e,
+            cap,
+            "out of GPU memory: effective budget lowered to what the driver gave"
+        );
+        self.frame_stats.oom_events += 1;
+        self.planner.invalidate();
     }
 
     /// Forgets the out-of-memory cap (the caller knows memory was freed, or set a new budget).
