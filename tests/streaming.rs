@@ -432,10 +432,26 @@ fn set_address_space_limit(bytes: u64) {
     assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_AS, &lim) }, 0);
 }
 
-/// Runs this test binary on the test `child` alone with [`OOM_CHILD`] set, and returns the
-/// text after `oom-result: ` in its output; fails when the child fails (a panic, an abort).
+/// In the child of an out-of-memory test, the GPU to run it on; None in a normal run, or with
+/// no GPU (then the child says it skipped).
 #[cfg(target_os = "linux")]
-fn run_oom_child(child: &str) -> String {
+fn oom_child_gpu() -> Option<GpuContext> {
+    std::env::var_os(OOM_CHILD)?;
+    let ctx = common::gpu();
+    if ctx.is_none() {
+        println!("oom-result: skipped");
+    }
+    ctx
+}
+
+/// Runs this test binary on the test `child` alone with [`OOM_CHILD`] set and prints the text
+/// after `oom-result: ` in its output; fails when the child fails (a panic, an abort). Does
+/// nothing inside a child.
+#[cfg(target_os = "linux")]
+fn run_oom_child(child: &str) {
+    if std::env::var_os(OOM_CHILD).is_some() {
+        return;
+    }
     let exe = std::env::current_exe().unwrap();
     let out = std::process::Command::new(exe)
         .args(["--exact", child, "--nocapture", "--test-threads=1"])
@@ -457,7 +473,6 @@ fn run_oom_child(child: &str) -> String {
     if line == "skipped" {
         eprintln!("no GPU: the out-of-memory test did not run");
     }
-    line.to_string()
 }
 
 /// A real out-of-memory from the driver, through the streamer. The test re-runs this binary on
@@ -468,9 +483,6 @@ fn run_oom_child(child: &str) -> String {
 #[cfg(target_os = "linux")]
 #[test]
 fn driver_out_of_memory_lowers_the_effective_budget_and_recovers() {
-    if std::env::var_os(OOM_CHILD).is_some() {
-        return;
-    }
     // The child asserted everything; its exit status said it passed.
     run_oom_child("oom_child");
 }
@@ -479,13 +491,7 @@ fn driver_out_of_memory_lowers_the_effective_budget_and_recovers() {
 #[cfg(target_os = "linux")]
 #[test]
 fn oom_child() {
-    if std::env::var_os(OOM_CHILD).is_none() {
-        return;
-    }
-    let Some(ctx) = common::gpu() else {
-        println!("oom-result: skipped");
-        return;
-    };
+    let Some(ctx) = oom_child_gpu() else { return };
     const GIB: u64 = 1 << 30;
     let dir = std::env::temp_dir().join(format!("mipflow-oom-{}", std::process::id()));
     let files = write_gallery(&dir, 48, 1024, 0);
@@ -760,9 +766,6 @@ fn a_grow_whose_view_wants_more_is_retargeted_and_nothing_is_uploaded_twice() {
 #[cfg(target_os = "linux")]
 #[test]
 fn render_targets_out_of_memory_lower_the_scale_not_the_frame() {
-    if std::env::var_os(OOM_CHILD).is_some() {
-        return;
-    }
     run_oom_child("render_targets_oom_child");
 }
 
@@ -775,13 +778,7 @@ fn render_targets_oom_child() {
     use mipflow::resolution::target_bytes;
     use mipflow::{Camera, FrameInput, Renderer, RendererConfig};
 
-    if std::env::var_os(OOM_CHILD).is_none() {
-        return;
-    }
-    let Some(ctx) = common::gpu() else {
-        println!("oom-result: skipped");
-        return;
-    };
+    let Some(ctx) = oom_child_gpu() else { return };
     const GIB: u64 = 1 << 30;
     let mut cfg = RendererConfig::default();
     cfg.budget = Budget::bytes(GIB);
