@@ -1,7 +1,7 @@
 //! Planner time per frame at 1k and 10k textures (issue 4; goal: at most 50 µs at 10k in a
 //! steady view).
 //!
-//! The scene (`mipflow::budget::planner::fixture`, shared with `mipflow bench`) is random BC7
+//! The scene (`mipflow::testing::planner_fixture`, shared with `mipflow bench`) is random BC7
 //! textures of 16² to 8192², about half of them in view, a budget of
 //! about half the demand and nine render-scale buckets. It is first run to convergence (plans
 //! executed through `SimExecutor`, grows built at once) and past every hold. Then:
@@ -14,7 +14,7 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use mipflow::budget::planner::fixture::BenchScene;
+use mipflow::testing::planner_fixture::BenchScene;
 
 fn planner(c: &mut Criterion) {
     let mut group = c.benchmark_group("planner");

@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use glam::{Mat4, Quat, Vec3};
 use mipflow::budget::Budget;
-use mipflow::cook::Quality;
+use mipflow_cook::Quality;
 use mipflow::render::Vertex;
 use mipflow::{
     Camera, FrameInput, MaterialDesc, Renderer, RendererConfig, TextureOptions, TextureSource,
@@ -165,11 +165,11 @@ impl Game {
         // cooked in memory so the example needs no assets.
         let (qv, qi) = quad();
         let mesh = mipflow.add_mesh(&qv, &qi).map_err(|e| e.to_string())?;
-        let specs = mipflow::scenes::demo_specs(7, 6, 512);
+        let specs = mipflow_cook::procedural::demo_specs(7, 6, 512);
         let mut panels = Vec::new();
         for (i, spec) in specs.iter().enumerate() {
             let bytes =
-                mipflow::scenes::cook_procedural(spec, Quality::Fast).map_err(|e| e.to_string())?;
+                mipflow_cook::procedural::cook_procedural(spec, Quality::Fast).map_err(|e| e.to_string())?;
             let tex = mipflow
                 .add_texture(
                     TextureSource::Bytes(bytes.into()),
@@ -236,10 +236,7 @@ impl Game {
             .mipflow
             .render(
                 &view,
-                &FrameInput {
-                    camera,
-                    debug_mips: false,
-                },
+                &FrameInput::new(camera),
             )
             .map_err(|e| e.to_string())?;
 

@@ -9,7 +9,7 @@
 use glam::{Mat4, Vec3};
 use mipflow::budget::Budget;
 use mipflow::budget::source::format_bytes;
-use mipflow::cook::Quality;
+use mipflow_cook::Quality;
 use mipflow::gpu::{GpuContext, GpuOptions};
 use mipflow::{
     Camera, FrameInput, MaterialDesc, Renderer, RendererConfig, TextureOptions, TextureSource,
@@ -40,14 +40,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let view = output.create_view();
 
     // Eight textures of 512² on panels filling the view, cooked in memory.
-    let (pv, pi) = mipflow::scenes::panel(1.0, 1.0);
+    let (pv, pi) = mipflow::render::panel(1.0, 1.0);
     let mesh = r.add_mesh(&pv, &pi)?;
-    for (i, spec) in mipflow::scenes::demo_specs(3, 8, 512)
+    for (i, spec) in mipflow_cook::procedural::demo_specs(3, 8, 512)
         .into_iter()
         .enumerate()
     {
-        let spec = mipflow::scenes::TextureSpec { size: 512, ..spec };
-        let bytes = mipflow::scenes::cook_procedural(&spec, Quality::Fast)?;
+        let spec = mipflow_cook::procedural::TextureSpec { size: 512, ..spec };
+        let bytes = mipflow_cook::procedural::cook_procedural(&spec, Quality::Fast)?;
         let tex = r.add_texture(
             TextureSource::Bytes(bytes.into()),
             TextureOptions::default(),
@@ -70,10 +70,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for _ in 0..20 {
             let s = *r.render(
                 &view,
-                &FrameInput {
-                    camera,
-                    debug_mips: false,
-                },
+                &FrameInput::new(camera),
             )?;
             peak = peak.max(s.frame_peak_bytes);
             last = Some(s);

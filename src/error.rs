@@ -55,9 +55,6 @@ pub enum Error {
         /// What is wrong with it.
         source: crate::ktx2::Ktx2Error,
     },
-    /// Cooking an image into KTX2 failed.
-    #[error(transparent)]
-    Cook(#[from] crate::cook::CookError),
     /// A size string such as `"256MiB"` could not be parsed.
     #[error("invalid size {input:?}: {reason}")]
     InvalidSize {
@@ -66,17 +63,6 @@ pub enum Error {
         /// Why it was refused.
         reason: String,
     },
-    /// An image could not be read or written.
-    #[error("image {path}: {source}")]
-    Image {
-        /// The file.
-        path: PathBuf,
-        /// What the image crate said.
-        source: image::ImageError,
-    },
-    /// A headless scenario is malformed.
-    #[error("scenario: {0}")]
-    Scenario(String),
     /// Plain IO, with the path it concerned.
     #[error("{path}: {source}")]
     Io {

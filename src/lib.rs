@@ -1,46 +1,95 @@
 //! # mipflow
 //!
-//! A real-time renderer on [wgpu] that streams BC7-compressed KTX2 textures with mip chains through
-//! one **VRAM budget** shared with dynamically-scaled render targets.
+//! A VRAM budget manager for [wgpu]: it streams block-compressed KTX2 mip chains and scales the
+//! render targets under **one budget**. Every byte placed on the GPU is charged to a
+//! [`budget::Ledger`] per [`budget::Category`]; one planner spends the budget on whatever buys
+//! the most image quality, texture mips or render-target resolution, and the total never passes
+//! the budget, not even for one frame.
 //!
-//! The heart of the crate is [`budget::Ledger`]: every texture and buffer mipflow creates goes
-//! through [`gpu::GpuContext`]'s tracked constructors, which charge its exact byte size to a
-//! [`budget::Category`] and return it when the resource is dropped or destroyed. Anything still
-//! alive when the context goes away is reported by label (the leak report).
+//! ## Two ways in
 //!
-//! Modules:
-//! - [`gpu`]: device set-up (headless, for a window, or adopted from the caller), tracked resources,
-//!   readback.
-//! - [`budget`]: the ledger, exact size math, budget sources and the planner.
-//! - [`ktx2`] and [`cook`]: reading (hardened against hostile files) and writing BC7 KTX2 files.
-//! - [`render`]: the passes (currently the textured-quad pass used by the first image test).
+//! **1. The [`Renderer`]: mipflow draws.** Give it your device and queue, add meshes, streamed
+//! textures, materials and instances, and render each frame into your own target view (a surface
+//! texture or an offscreen texture). It runs the budget loop for you.
+//!
+//! ```no_run
+//! use mipflow::{Budget, Camera, FrameInput, MaterialDesc, Renderer, RendererConfig, TextureOptions,
+//!               TextureSource};
+//! # fn frame(device: wgpu::Device, queue: wgpu::Queue, target: &wgpu::TextureView) -> mipflow::Result<()> {
+//! let mut config = RendererConfig::default();
+//! config.budget = Budget::bytes(256 << 20);
+//! let mut renderer = Renderer::new(device, queue, config)?;
+//! let (vertices, indices) = mipflow::render::panel(2.0, 2.0);
+//! let mesh = renderer.add_mesh(&vertices, &indices)?;
+//! let texture = renderer.add_texture(TextureSource::path("wall.ktx2"), TextureOptions::default())?;
+//! let material = renderer.add_material(MaterialDesc::new(texture))?;
+//! renderer.add_instance(mesh, material, glam::Mat4::IDENTITY)?;
+//! let camera = Camera::look_at(glam::vec3(0.0, 0.0, 3.0), glam::Vec3::ZERO);
+//! let stats = renderer.render(target, &FrameInput::new(camera))?;
+//! println!("{} MiB of {}", stats.ledger.total_bytes >> 20, stats.budget_bytes >> 20);
+//! # Ok(()) }
+//! ```
+//!
+//! **2. The [`BudgetManager`] under your own renderer.** Your pipelines, materials and passes;
+//! mipflow streams the textures, hands out their views (with a version that changes when a view
+//! changes, so you rebuild your bind groups only then), takes your per-frame demand, and keeps
+//! your render targets at the planned scale, all under the same budget.
+//!
+//! ```no_run
+//! use mipflow::{BudgetManager, ManagerConfig, TextureOptions, TextureSource};
+//! # fn frame(device: wgpu::Device, queue: wgpu::Queue) -> mipflow::Result<()> {
+//! let mut manager = BudgetManager::new(device, queue, ManagerConfig::default())?;
+//! let wall = manager.add_texture(TextureSource::path("wall.ktx2"), TextureOptions::default())?;
+//! // Each frame: say what the view needs (a wanted level and the pixels it covers)...
+//! manager.set_demand(wall, 0.0, 200_000.0);
+//! // ...plan and stream, at this output size...
+//! let plan = manager.frame((1280, 720))?;
+//! // ...then draw with the views (rebuild a bind group when the version changed).
+//! if let Some((view, version)) = manager.texture_view(wall) {
+//!     let _ = (view, version, plan.mip_bias);
+//! }
+//! manager.end_frame();
+//! # Ok(()) }
+//! ```
+//!
+//! ## Modules
+//! - [`budget`]: the ledger, exact size math, budget sources and the planner (pure CPU).
+//! - [`gpu`]: device set-up (headless, for a window, or adopted from the caller), tracked
+//!   creation, staging, readback.
+//! - [`ktx2`]: reading (hardened against hostile files, one level at a time) and writing.
+//! - [`stream`]: IO workers, residency transitions, the upload scheduler; hands out views.
+//! - [`resolution`]: scale buckets, the controller, render-target sets and the upscaler.
+//! - [`manager`]: the [`BudgetManager`], the one owner of the frame's budget loop.
+//! - [`render`]: the Renderer's scene types and its textured pass.
 //! - [`shaders`]: the WGSL registry.
-//! - [`compare`]: PSNR and SSIM image metrics shared by tests, the headless runner and the bench.
-//! - [`demo`]: the `mipflow` demo window (fly camera, tour, background cooking, screenshots) and,
-//!   with the `overlay` feature, its egui memory overlay.
 //!
-//! Cargo features:
-//! - `overlay` (default): the demo's egui memory overlay (egui, egui-wgpu, egui-winit, egui_plot).
+//! Cooking images into KTX2 is the `mipflow-cook` crate; egui memory panels are
+//! `mipflow-overlay`; the `mipflow` command (demo, cook, inspect, headless, bench) is
+//! `mipflow-cli`. None of them is compiled by a game that depends on `mipflow` alone.
+//!
+//! ## Cargo features
+//! - `testing`: helpers for the workspace's tests and tools ([`testing`]); not a stable API.
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
-pub mod bench;
 pub mod budget;
-pub mod compare;
-pub mod cook;
-pub mod demo;
 pub mod error;
 pub mod gpu;
-pub mod headless;
 pub mod ktx2;
+pub mod manager;
 pub mod render;
-pub mod renderer;
+mod renderer;
 pub mod resolution;
-pub mod scenes;
 pub mod shaders;
 pub mod stream;
+#[cfg(feature = "testing")]
+pub mod testing;
 
+pub use budget::{Budget, Category, LedgerSnapshot};
 pub use error::{Error, Result};
+pub use gpu::{GpuContext, GpuOptions};
+pub use manager::{BudgetManager, FramePlan, FrameTiming, ManagerConfig};
+pub use render::Vertex;
 pub use render::scene::{Camera, InstanceHandle, MaterialDesc, MaterialHandle, MeshHandle};
 pub use renderer::{FrameInput, FrameStats, Prefetch, Renderer, RendererConfig};
 pub use stream::{TextureHandle, TextureOptions, TextureSource};

@@ -89,7 +89,6 @@
 //! (`to == level_count`), and the total stays within the budget. It never panics.
 
 mod exec;
-pub mod fixture;
 #[cfg(test)]
 mod tests;
 

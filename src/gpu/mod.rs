@@ -12,6 +12,24 @@ pub mod staging;
 mod tracked;
 pub mod upload;
 
+/// The driver's own figures for the memory it holds, beside which the ledger's can be shown
+/// ([`GpuContext::driver_memory`]). Zero where the backend gives no allocator report.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DriverMemory {
+    /// Bytes the allocator handed out.
+    pub allocated: u64,
+    /// Bytes the allocator reserved from the driver (its blocks).
+    pub reserved: u64,
+    /// Memory blocks.
+    pub blocks: usize,
+    /// Live allocations.
+    pub allocations: usize,
+    /// wgpu's texture memory counter (feature `counters`).
+    pub texture_memory: i64,
+    /// wgpu's buffer memory counter.
+    pub buffer_memory: i64,
+}
+
 pub use readback::{read_level, read_texture_rgba8};
 pub use tracked::{TrackedBuffer, TrackedTexture};
 
@@ -269,6 +287,25 @@ impl GpuContext {
     /// The driver allocator's view, where the backend gives one (Vulkan, DX12).
     pub fn allocator_report(&self) -> Option<wgpu::AllocatorReport> {
         self.device.generate_allocator_report()
+    }
+
+    /// The driver's memory figures in one plain struct (for overlays and reports, to set beside
+    /// the ledger's): the allocator report where the backend gives one, and wgpu's counters.
+    /// Walks every allocation: call it a few times a second at most.
+    pub fn driver_memory(&self) -> DriverMemory {
+        let counters = self.device.get_internal_counters();
+        let mut m = DriverMemory {
+            texture_memory: counters.hal.texture_memory.read() as i64,
+            buffer_memory: counters.hal.buffer_memory.read() as i64,
+            ..DriverMemory::default()
+        };
+        if let Some(rep) = self.allocator_report() {
+            m.allocated = rep.total_allocated_bytes;
+            m.reserved = rep.total_reserved_bytes;
+            m.blocks = rep.blocks.len();
+            m.allocations = rep.allocations.len();
+        }
+        m
     }
 
     /// What the adapter says about its memory: the largest device-local heap and, where the driver

@@ -15,16 +15,11 @@
 //! `VK_FORMAT_BC7_SRGB_BLOCK`, no supercompression or Zstandard. Everything else is a typed
 //! [`Ktx2Error`], never a panic.
 
-mod inspect;
 mod reader;
 mod writer;
 
-use std::path::PathBuf;
 
-pub use inspect::{
-    InspectReport, KeyValueReport, LevelReport, inspect_file, report_text, run_inspect,
-};
-pub use reader::{RawHeader, Validation, read_info, read_level, validate};
+pub use reader::{HEADER_LEN, RawHeader, Validation, read_info, read_level, validate};
 pub use writer::write_ktx2;
 
 /// `VK_FORMAT_BC7_UNORM_BLOCK`.
@@ -384,6 +379,33 @@ impl Ktx2Info {
         }
     }
 
+    /// The description of a texture that comes from no file (one the caller made and made
+    /// resident): no levels to read, no metadata.
+    pub(crate) fn resident(format: wgpu::TextureFormat, width: u32, height: u32) -> Self {
+        let (bw, bh) = format.block_dimensions();
+        Self {
+            format,
+            width,
+            height,
+            levels: Vec::new(),
+            supercompression: Supercompression::None,
+            key_values: Vec::new(),
+            dfd: DfdSummary {
+                version: 0,
+                color_model: 0,
+                color_primaries: 0,
+                transfer_function: if format.is_srgb() { 2 } else { 1 },
+                premultiplied_alpha: false,
+                block_dimensions: [bw, bh, 1],
+                bytes_plane0: format.block_copy_size(None).unwrap_or(0) as u8,
+                samples: 0,
+                blocks: 0,
+            },
+            header_len: 0,
+            file_len: 0,
+        }
+    }
+
     /// Dimensions of `level` (each side halved per level, rounded down, at least 1). Levels past the
     /// end of the chain give `(1, 1)`.
     pub fn level_dims(&self, level: usize) -> (u32, u32) {
@@ -449,15 +471,4 @@ pub struct EncodedTexture {
     /// Extra key/value entries to store besides `KTXorientation`, `KTXwriter` and
     /// `KTXwriterScParams` (values as stored: add the terminating NUL for text).
     pub key_values: Vec<(String, Vec<u8>)>,
-}
-
-/// Arguments of `mipflow inspect`.
-#[derive(Debug, clap::Args)]
-pub struct InspectArgs {
-    /// KTX2 files to inspect.
-    #[arg(required = true)]
-    pub files: Vec<PathBuf>,
-    /// Print JSON instead of text.
-    #[arg(long)]
-    pub json: bool,
 }

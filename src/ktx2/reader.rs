@@ -21,7 +21,7 @@ pub(crate) const MAGIC: [u8; 12] = [
     0xAB, 0x4B, 0x54, 0x58, 0x20, 0x32, 0x30, 0xBB, 0x0D, 0x0A, 0x1A, 0x0A,
 ];
 /// Bytes in the fixed header.
-pub(crate) const HEADER_LEN: u64 = 80;
+pub const HEADER_LEN: u64 = 80;
 /// Bytes in one level index entry.
 pub(crate) const LEVEL_ENTRY_LEN: u64 = 24;
 /// Most levels any 2D texture with 32-bit dimensions can have.

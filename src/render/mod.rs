@@ -1,7 +1,6 @@
 //! Render passes. Currently the material pass ([`TexturedPass`]): a textured, lit mesh with a mip
 //! bias and a colour-by-mip debug view.
 
-pub mod first;
 pub mod scene;
 
 use bytemuck::{Pod, Zeroable};
@@ -63,6 +62,25 @@ pub fn quad_xz() -> ([Vertex; 4], [u32; 6]) {
             v(-0.5, 0.5, 0.0, 1.0),
         ],
         [0, 2, 1, 0, 3, 2],
+    )
+}
+
+/// A quad of `w x h` in the XY plane facing +Z, UVs 0..1.
+pub fn panel(w: f32, h: f32) -> ([Vertex; 4], [u32; 6]) {
+    let n = [0.0, 0.0, 1.0];
+    let v = |x: f32, y: f32, u: f32, t: f32| Vertex {
+        position: [x * w, y * h, 0.0],
+        normal: n,
+        uv: [u, t],
+    };
+    (
+        [
+            v(-0.5, -0.5, 0.0, 1.0),
+            v(0.5, -0.5, 1.0, 1.0),
+            v(0.5, 0.5, 1.0, 0.0),
+            v(-0.5, 0.5, 0.0, 0.0),
+        ],
+        [0, 1, 2, 0, 2, 3],
     )
 }
 

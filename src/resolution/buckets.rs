@@ -6,8 +6,7 @@
 //! 1/16 a change is worth its reallocation (at 0.5..1.0 one step is 6..12 % of the pixels), and the
 //! planner has a short list (9 entries by default) of sizes to trade against texture mips.
 
-use super::targets;
-use super::upscale::Upscaler;
+use super::target_set::{self, Upscaler};
 use crate::budget::planner::ScaleBucket;
 
 /// Number of steps between 0 and 1: a bucket is `n / STEPS` for `n` in `1..=STEPS`.
@@ -205,7 +204,7 @@ pub fn target_bytes(output: (u32, u32), scale: f32, upscaler: Upscaler) -> u64 {
         return 0;
     }
     let size = scaled_size(output, scale);
-    targets::target_descriptors(output, size, upscaler)
+    target_set::target_descriptors(output, size, upscaler)
         .iter()
         .flatten()
         .map(|d| crate::budget::size::texture_bytes(&d.desc()).unwrap_or(0))

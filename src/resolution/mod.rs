@@ -3,6 +3,7 @@
 //!
 //! - [`buckets`]: the scale steps (1/16 per axis, from a minimum such as 0.5 to 1.0) and the exact
 //!   bytes of the render targets at each, for the planner.
+//! - [`target_set`]: the upscaler choice and every target's descriptor at a scale (pure CPU).
 //! - [`targets`]: the render-target pool ([`RenderTargets`]): HDR colour, depth and the upscaler's
 //!   intermediate, charged to [`crate::budget::Category::RenderTargets`] and really freed when
 //!   the scale changes.
@@ -20,6 +21,7 @@
 
 pub mod buckets;
 pub mod controller;
+pub mod target_set;
 pub mod targets;
 pub mod timer;
 pub mod upscale;
@@ -34,4 +36,5 @@ pub use controller::{
 };
 pub use targets::{RenderTargets, Targets};
 pub use timer::GpuTimer;
-pub use upscale::{ToneMap, UpscalePass, UpscaleSettings, Upscaler};
+pub use target_set::{DEPTH_FORMAT, HDR_FORMAT, INTERMEDIATE_FORMAT, Upscaler};
+pub use upscale::{ToneMap, UpscalePass, UpscaleSettings};

@@ -20,22 +20,11 @@
 
 use bytemuck::{Pod, Zeroable};
 
-use super::targets::{HDR_FORMAT, INTERMEDIATE_FORMAT, Targets};
+use super::target_set::{HDR_FORMAT, INTERMEDIATE_FORMAT};
+use super::targets::Targets;
 use crate::budget::Category;
 use crate::gpu::{GpuContext, TrackedBuffer};
 use crate::{Error, Result, shaders};
-
-/// How the scaled image is brought to the output size.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Upscaler {
-    /// Bilinear filtering: one pass, no intermediate.
-    #[default]
-    Bilinear,
-    /// Edge-adaptive upsampling then contrast-adaptive sharpening (FSR 1 class). Needs an
-    /// Rgba8Unorm intermediate at the output size (4 bytes per output pixel, charged to the
-    /// render targets).
-    EasuRcas,
-}
 
 /// The HDR-to-display transform.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

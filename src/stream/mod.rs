@@ -1,10 +1,12 @@
 //! Texture streaming: residency of every streamed texture's mip chain, IO workers, and the upload
-//! scheduler, executing the [`crate::budget::planner`]'s plans under its executor contract.
+//! scheduler, executing the [`crate::budget::planner`]'s plans under its executor contract, and
+//! handing out each texture's current view.
 //!
 //! A streamed texture is one GPU texture holding a contiguous range of its mip chain,
 //! `resident_level..level_count`, starting at a level whose size is a multiple of the format's
 //! block. Changing the range builds a new texture (wgpu has no sparse textures): levels already
-//! resident are copied GPU-side, new ones are uploaded, the bind group is swapped, and the old
+//! resident are copied GPU-side, new ones are uploaded, the view is swapped (its version changes,
+//! see [`Streamer::texture_view`]; whoever draws owns the bind groups), and the old
 //! texture is destroyed once the commands that read it are submitted (wgpu frees its memory when
 //! the GPU is done).
 //!
@@ -17,8 +19,12 @@
 //!   step starts only when the new texture fits under the planner's limit *as the ledger counts
 //!   it* (replaced textures waiting for the submit included), so the budget holds whatever is
 //!   alive.
-//! - A driver out-of-memory lowers an effective budget to what the driver gave (see
-//!   [`Streamer::oom_cap`]).
+//! - A driver out-of-memory is reported to the owner of the budget loop
+//!   ([`Streamer::take_out_of_memory`]), which lowers the effective budget to what the driver
+//!   gave.
+//!
+//! The streamer executes plans; it does not make them: [`crate::BudgetManager`] owns the planner
+//! and the frame's budget loop.
 
 pub mod io;
 
@@ -28,15 +34,11 @@ use std::time::Instant;
 
 use crate::budget::Category;
 use crate::budget::ledger::Charge;
-use crate::budget::planner::{
-    Plan, PlanInput, PlanStatus, PlanTexture, Planner, PlannerConfig, ScaleBucket, Transition,
-    TransitionKind,
-};
+use crate::budget::planner::{PlanTexture, PlannerConfig, Transition, TransitionKind};
 use crate::budget::size;
 use crate::gpu::staging::StagingRing;
 use crate::gpu::{GpuContext, TrackedTexture, upload};
 use crate::ktx2::{Ktx2Info, ReadLimits};
-use crate::render::TexturedPass;
 use crate::{Error, Result};
 pub use io::TextureSource;
 use io::{IoPool, IoRequest};
@@ -77,21 +79,6 @@ impl TextureOptions {
     }
 }
 
-/// How textures are made resident. Only [`Residency::Streamed`] is mipflow; the others are the
-/// baselines `mipflow bench` compares it with.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Residency {
-    /// Mips streamed under the budget by the planner.
-    #[default]
-    Streamed,
-    /// Every level of every texture resident at registration, as BC7 (no streaming, no budget).
-    FullBc7,
-    /// Every level resident as uncompressed RGBA8 (BC7 decoded on the CPU at registration): the
-    /// naive baseline.
-    FullRgba8,
-}
-
 /// Streaming configuration. `Default` suits a desktop game; every field is documented with why.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
@@ -120,8 +107,6 @@ pub struct StreamConfig {
     /// ignores the millisecond cap, so that a run is the same every time. Off for games: it
     /// blocks the frame on IO.
     pub deterministic: bool,
-    /// Streamed (the default), or one of the fully resident baselines.
-    pub residency: Residency,
     /// Frames without an out-of-memory error after which the effective budget the driver's last
     /// out-of-memory set is raised by an eighth (default 1800, 30 s at 60 fps;
     /// 0 never raises it). Why: memory another application held may come back, and a game
@@ -148,7 +133,6 @@ impl Default for StreamConfig {
             read_limits: ReadLimits::default(),
             planner: PlannerConfig::default(),
             deterministic: false,
-            residency: Residency::Streamed,
             oom_probe_frames: 1800,
         }
     }
@@ -215,9 +199,23 @@ pub struct TextureInfo {
     pub error: Option<String>,
 }
 
+/// Versions of the views handed out: unique across every texture and rebuild (0 is the fallback).
+static NEXT_VIEW_VERSION: AtomicU64 = AtomicU64::new(1);
+
 struct Resident {
     tex: TrackedTexture,
-    bind_group: wgpu::BindGroup,
+    view: wgpu::TextureView,
+    version: u64,
+}
+
+impl Resident {
+    fn new(tex: TrackedTexture) -> Self {
+        Self {
+            view: tex.create_view(),
+            version: NEXT_VIEW_VERSION.fetch_add(1, Ordering::Relaxed),
+            tex,
+        }
+    }
 }
 
 struct InFlight {
@@ -267,24 +265,24 @@ impl Slot {
     }
 }
 
-/// The streamer: every streamed texture, the IO pool, the planner and the upload scheduler.
+/// The streamer: every streamed texture, the IO pool and the upload scheduler. It executes the
+/// plans of [`crate::BudgetManager`] (the planner's transitions) and hands out views.
 pub struct Streamer {
     config: StreamConfig,
     slots: Vec<Slot>,
     free: Vec<u32>,
     plan_tex: Vec<PlanTexture>,
-    planner: Planner,
-    plan: Plan,
+    /// Textures were added or removed since [`Streamer::take_changed`].
+    changed: bool,
+    /// The ledger's total at the out-of-memory errors not yet taken by the budget's owner (the
+    /// least of them): builds stay under it until the owner has lowered the budget.
+    oom_at: Option<u64>,
     io: IoPool,
     /// Slots whose grow data arrived, oldest first.
     ready: Vec<u32>,
     staging: Vec<(u64, Charge)>,
     completed_frame: Arc<AtomicU64>,
     frame_stats: StreamFrameStats,
-    /// Lowered to what the driver really gave when it reported out-of-memory.
-    oom_cap: Option<u64>,
-    /// The frame of the last out-of-memory error or cap raise.
-    last_oom_frame: u64,
     /// The effective budget of the last plan.
     plan_budget: u64,
     /// The grow step whose upload is under way (one at a time: the planner counts one old-and-new
@@ -295,7 +293,7 @@ pub struct Streamer {
     /// Textures replaced or dropped while the ring's encoder may still copy into or out of them:
     /// destroyed once it is submitted.
     retired: Vec<TrackedTexture>,
-    fallback: Option<(TrackedTexture, wgpu::BindGroup)>,
+    fallback: Option<(TrackedTexture, wgpu::TextureView)>,
     /// Reads queued and not yet answered.
     outstanding: usize,
     /// The frame of the last plan.
@@ -359,18 +357,16 @@ impl Streamer {
     pub fn new(config: StreamConfig) -> Self {
         Self {
             io: IoPool::new(config.io_threads, config.io_queue),
-            planner: Planner::new(config.planner.clone()),
+            changed: false,
+            oom_at: None,
             config,
             slots: Vec::new(),
             free: Vec::new(),
             plan_tex: Vec::new(),
-            plan: Plan::default(),
             ready: Default::default(),
             staging: Vec::new(),
             completed_frame: Arc::new(AtomicU64::new(0)),
             frame_stats: StreamFrameStats::default(),
-            oom_cap: None,
-            last_oom_frame: 0,
             plan_budget: u64::MAX,
             step: None,
             ring: StagingRing::default(),
@@ -387,7 +383,6 @@ impl Streamer {
     pub fn add_texture(
         &mut self,
         ctx: &GpuContext,
-        pass: &TexturedPass,
         source: TextureSource,
         opts: TextureOptions,
         budget: u64,
@@ -438,10 +433,6 @@ impl Streamer {
             count,
             bases,
         );
-        if self.config.residency == Residency::FullRgba8 {
-            // Decoded to RGBA8: any size can be a base.
-            return self.add_fully_resident(ctx, pass, source, Arc::new(info), label, count);
-        }
         let Some(floor_level) = floor else {
             return Err(Error::InvalidResource {
                 label,
@@ -452,7 +443,7 @@ impl Streamer {
                 ),
             });
         };
-        if self.config.residency == Residency::Streamed && floor_level == 0 && count > 1 {
+        if floor_level == 0 && count > 1 {
             tracing::info!(
                 texture = %label,
                 width = info.width,
@@ -462,9 +453,6 @@ impl Streamer {
             );
         }
         let info = Arc::new(info);
-        if self.config.residency != Residency::Streamed {
-            return self.add_fully_resident(ctx, pass, source, info, label, count);
-        }
         let floor_data = source
             .read_levels(&info, floor_level..count, &AtomicBool::new(false))
             .map_err(|reason| Error::InvalidResource {
@@ -496,7 +484,7 @@ impl Streamer {
             backoff_until: 0,
         };
         if ctx.ledger().total_bytes().saturating_add(floor_bytes) <= budget {
-            match self.create_from_cpu(ctx, pass, &slot, floor_level) {
+            match self.create_from_cpu(ctx, &slot, floor_level) {
                 Ok(r) => slot.gpu = Some(r),
                 Err(e) => {
                     tracing::warn!(texture = %slot.label, error = %e, "floor not made resident");
@@ -515,52 +503,18 @@ impl Streamer {
             self.slots[index as usize] = slot;
             self.plan_tex[index as usize] = pt;
         }
-        self.planner.invalidate();
+        self.changed = true;
         Ok(TextureHandle { index, generation })
     }
 
-    /// A baseline texture: every level read and uploaded now (decoded to RGBA8 for
-    /// [`Residency::FullRgba8`]); the planner does not see it (`level_count` 0).
-    fn add_fully_resident(
-        &mut self,
-        ctx: &GpuContext,
-        pass: &TexturedPass,
-        source: TextureSource,
-        info: Arc<Ktx2Info>,
-        label: String,
-        count: u8,
-    ) -> Result<TextureHandle> {
-        let levels = source
-            .read_levels(&info, 0..count, &AtomicBool::new(false))
-            .map_err(|reason| Error::InvalidResource {
-                label: label.clone(),
-                reason,
-            })?;
-        let (format, levels) = if self.config.residency == Residency::FullRgba8 {
-            let decoded = levels
-                .iter()
-                .enumerate()
-                .map(|(l, d)| {
-                    let (w, h) = info.level_dims(l);
-                    crate::cook::decode_bc7(d, w, h)
-                })
-                .collect();
-            let f = if info.format.is_srgb() {
-                wgpu::TextureFormat::Rgba8UnormSrgb
-            } else {
-                wgpu::TextureFormat::Rgba8Unorm
-            };
-            (f, decoded)
-        } else {
-            (info.format, levels)
-        };
-        let mut desc = Self::texture_desc(&info, 0, count, &label);
-        desc.format = format;
-        let refs: Vec<&[u8]> = levels.iter().map(Vec::as_slice).collect();
-        let tex = upload::create_texture_with_levels(ctx, &desc, &refs, Category::Textures)?;
-        let uploaded: u64 = levels.iter().map(|l| l.len() as u64).sum();
-        self.frame_stats.uploaded_bytes += uploaded;
-        let bind_group = pass.material_bind_group(ctx, &label, &tex.create_view());
+    /// Adds a texture the caller made and filled (fully resident, not streamed, not planned): a
+    /// UI atlas, a texture that must never blur, or a baseline to compare streaming with. It is
+    /// charged to the ledger as `tex` was created (use the tracked constructors of
+    /// [`GpuContext`]); the planner counts its bytes as fixed. Its view is handed out like any
+    /// other's.
+    pub fn add_resident(&mut self, tex: TrackedTexture, label: &str) -> TextureHandle {
+        let (w, h) = (tex.texture().width(), tex.texture().height());
+        let info = Ktx2Info::resident(tex.texture().format(), w, h);
         let (index, generation) = match self.free.pop() {
             Some(i) => (i, self.slots[i as usize].generation.wrapping_add(1)),
             None => (self.slots.len() as u32, 0),
@@ -568,11 +522,11 @@ impl Streamer {
         let slot = Slot {
             generation,
             alive: true,
-            label,
-            source,
-            info,
+            label: label.to_owned(),
+            source: TextureSource::Bytes(Arc::from(Vec::new())),
+            info: Arc::new(info),
             floor_data: Vec::new(),
-            gpu: Some(Resident { tex, bind_group }),
+            gpu: Some(Resident::new(tex)),
             inflight: None,
             error: None,
             backoff_until: 0,
@@ -584,7 +538,8 @@ impl Streamer {
             self.slots[index as usize] = slot;
             self.plan_tex[index as usize] = PlanTexture::default();
         }
-        Ok(TextureHandle { index, generation })
+        self.changed = true;
+        TextureHandle { index, generation }
     }
 
     fn slot(&self, h: TextureHandle) -> Option<&Slot> {
@@ -635,18 +590,30 @@ impl Streamer {
         self.plan_tex[i] = PlanTexture::default();
         self.ready.retain(|&r| r as usize != i);
         self.free.push(h.index);
-        self.planner.invalidate();
+        self.changed = true;
         true
     }
 
-    /// The bind group (texture + sampler) to draw a texture with: its resident mips, or a 1x1 grey
-    /// fallback while nothing is resident. `None` for a stale handle.
-    pub fn bind_group(&self, h: TextureHandle) -> Option<&wgpu::BindGroup> {
+    /// The view to draw a texture with, and its version: its resident levels
+    /// (`resident_level..`, as mips `0..`), or a 1x1 grey fallback (version 0) while nothing is
+    /// resident. The version changes whenever the view does (every residency change builds a new
+    /// texture): rebuild a bind group only when it differs from the one the group was made with.
+    /// `None` for a stale handle, or before [`Streamer::ensure_fallback`] for a texture with
+    /// nothing resident.
+    pub fn texture_view(&self, h: TextureHandle) -> Option<(&wgpu::TextureView, u64)> {
         let s = self.slot(h)?;
         match &s.gpu {
-            Some(r) => Some(&r.bind_group),
-            None => self.fallback.as_ref().map(|(_, bg)| bg),
+            Some(r) => Some((&r.view, r.version)),
+            None => self.fallback.as_ref().map(|(_, v)| (v, 0)),
         }
+    }
+
+    /// The first mip level of the chain a texture's view starts at (its finest resident level;
+    /// the level count when nothing is resident). A game's shader adds it to the level it
+    /// computes from its UVs when it samples with an explicit level.
+    pub fn resident_level(&self, h: TextureHandle) -> Option<u8> {
+        self.slot(h)?;
+        Some(self.plan_tex[h.index as usize].resident_level)
     }
 
     /// The GPU texture holding a live texture's resident levels (`resident_level..`, as its mips
@@ -666,21 +633,23 @@ impl Streamer {
         &self.plan_tex
     }
 
-    /// The last plan.
-    pub fn last_plan(&self) -> &Plan {
-        &self.plan
+    /// Whether textures were added or removed since the last call (the planner's cached state
+    /// is then stale).
+    pub(crate) fn take_changed(&mut self) -> bool {
+        std::mem::take(&mut self.changed)
     }
 
-    /// The bytes the driver really gave before its last out-of-memory error, if one happened: the
-    /// effective budget is lowered to it.
-    pub fn oom_cap(&self) -> Option<u64> {
-        self.oom_cap
+    /// After out-of-memory errors from the driver for the streamer's creations since the last
+    /// call: the ledger's total at them (what the driver really gave). The owner of the budget
+    /// lowers the effective budget to it.
+    pub(crate) fn take_out_of_memory(&mut self) -> Option<u64> {
+        self.oom_at.take()
     }
 
-    /// `budget`, lowered to the out-of-memory cap when there is one: what the staging headroom
-    /// and the build checks must be sized from.
-    pub fn effective_budget(&self, budget: u64) -> u64 {
-        self.oom_cap.map_or(budget, |c| c.min(budget))
+    /// Counts an out-of-memory error the budget's owner handled (render targets, say) in this
+    /// frame's [`StreamFrameStats::oom_events`].
+    pub(crate) fn count_out_of_memory(&mut self) {
+        self.frame_stats.oom_events += 1;
     }
 
     /// This frame's streaming figures.
@@ -797,33 +766,11 @@ impl Streamer {
         // The build order does not depend on the order reads finish in: `build_ready` sorts.
     }
 
-    /// Runs the planner over every texture (whose `wanted_level` and `screen_pixels` the caller
-    /// filled in) and keeps the plan; see [`Streamer::last_plan`].
-    #[allow(clippy::too_many_arguments)]
-    pub fn plan(
-        &mut self,
-        frame: u64,
-        budget: u64,
-        fixed_bytes: u64,
-        headroom: u64,
-        output_pixels: u64,
-        buckets: &[ScaleBucket],
-        current_bucket: usize,
-    ) -> PlanStatus {
+    /// Readies a plan at `frame` under the effective `budget` with `headroom` bytes for staging:
+    /// sizes the staging ring from the headroom and holds back textures that are backing off
+    /// after a failed read. The planner runs next, over [`Streamer::plan_textures`].
+    pub(crate) fn prepare_plan(&mut self, frame: u64, budget: u64, headroom: u64) {
         self.frame = frame;
-        if let Some(cap) = self.oom_cap {
-            // Memory the driver lacked may come back (another application let go of it): after
-            // a quiet spell, offer an eighth more (at least 1 MiB). If it is not there, the next
-            // out-of-memory lowers the cap again: at most one failed creation per spell.
-            let spell = u64::from(self.config.oom_probe_frames);
-            if spell > 0 && frame >= self.last_oom_frame.saturating_add(spell) {
-                self.last_oom_frame = frame;
-                let raised = cap.saturating_add((cap / 8).max(1 << 20));
-                self.oom_cap = (raised < budget).then_some(raised);
-                tracing::info!(cap = ?self.oom_cap, "out-of-memory cap raised after a quiet spell");
-            }
-        }
-        let budget = self.effective_budget(budget);
         self.plan_budget = budget;
         // The staging ring lives in the headroom: four chunks of a quarter of it (64 KiB to
         // 4 MiB each), so uploads can go on while earlier chunks are in the GPU's hands. When
@@ -835,45 +782,23 @@ impl Streamer {
         let chunk = 1u64 << (63 - chunk.leading_zeros());
         let burst = (self.config.upload_bytes_per_frame * 2 / chunk).clamp(4, 256) as usize;
         self.ring.set_size(chunk, 4, burst);
-        let t0 = Instant::now();
         for (s, p) in self.slots.iter().zip(self.plan_tex.iter_mut()) {
             if s.backoff_until > frame {
                 // Do not ask for levels finer than those it has while backing off.
                 p.wanted_level = p.wanted_level.max(f32::from(p.resident_level));
             }
         }
-        let input = PlanInput {
-            frame,
-            budget,
-            fixed_bytes,
-            headroom,
-            output_pixels,
-            buckets,
-            current_bucket,
-            textures: &self.plan_tex,
-        };
-        let status = self.planner.plan(&input, &mut self.plan);
-        if !self.plan.transitions.is_empty() {
-            tracing::debug!(frame, budget, transitions = ?self.plan.transitions, bucket = self.plan.bucket, "plan");
-        }
-        self.frame_stats.planner_us = t0.elapsed().as_secs_f32() * 1e6;
-        status
     }
 
-    /// The number of transitions in the last plan.
-    pub fn transition_count(&self) -> usize {
-        self.plan.transitions.len()
-    }
-
-    /// The `i`th transition of the last plan.
-    pub fn transition(&self, i: usize) -> Transition {
-        self.plan.transitions[i]
+    /// Counts the planner's time in this frame's figures.
+    pub(crate) fn note_planner_time(&mut self, us: f32) {
+        self.frame_stats.planner_us = us;
     }
 
     /// Executes one texture transition of the last plan (not a `Rescale`, which belongs to the
     /// render targets). Shrinks are submitted at once and the old texture destroyed, so that one
     /// old-and-new pair at most is alive. A failure leaves the texture as it was.
-    pub fn apply(&mut self, ctx: &GpuContext, pass: &TexturedPass, t: Transition) {
+    pub(crate) fn apply(&mut self, ctx: &GpuContext, t: Transition) {
         let i = t.texture as usize;
         if i >= self.slots.len() || !self.slots[i].alive {
             return;
@@ -912,7 +837,7 @@ impl Streamer {
                 let to = if t.to >= count { count } else { floor };
                 let mut resident = count;
                 if to < count {
-                    match self.create_from_cpu(ctx, pass, &self.slots[i], to) {
+                    match self.create_from_cpu(ctx, &self.slots[i], to) {
                         Ok(r) => {
                             self.slots[i].gpu = Some(r);
                             resident = to;
@@ -940,7 +865,7 @@ impl Streamer {
                     self.frame_stats.deferred += 1;
                     return;
                 }
-                match self.rebuild(ctx, pass, i, t.to, from) {
+                match self.rebuild(ctx, i, t.to, from) {
                     Ok(()) => self.frame_stats.shrinks += 1,
                     Err(e) => self.note_create_error(ctx, i, &e),
                 }
@@ -1041,13 +966,12 @@ impl Streamer {
     pub fn build_ready(
         &mut self,
         ctx: &GpuContext,
-        pass: &TexturedPass,
         frame: u64,
         limit: u64,
         budget: u64,
     ) {
         let t0 = Instant::now();
-        self.build_steps(ctx, pass, frame, limit, budget, t0);
+        self.build_steps(ctx, frame, limit, budget, t0);
         // The bands recorded this frame go to the GPU before the frame's draw; what they read or
         // wrote may be destroyed after that.
         self.ring.submit(ctx, frame);
@@ -1058,15 +982,14 @@ impl Streamer {
     fn build_steps(
         &mut self,
         ctx: &GpuContext,
-        pass: &TexturedPass,
         frame: u64,
         limit: u64,
         budget: u64,
         t0: Instant,
     ) {
-        let budget = self.effective_budget(budget);
+        let budget = self.oom_at.map_or(budget, |c| c.min(budget));
         // The step under way goes first; while it uploads, no other starts.
-        if self.step.is_some() && !self.continue_step(ctx, pass, budget, t0) {
+        if self.step.is_some() && !self.continue_step(ctx, budget, t0) {
             return;
         }
         // Drop requests whose texture changed under them; the planner will ask again.
@@ -1148,7 +1071,7 @@ impl Streamer {
                 match self.begin_step(ctx, i, next, from, frame) {
                     Ok(()) => {
                         self.frame_stats.uploaded_bytes += floor_upload;
-                        if !self.continue_step(ctx, pass, budget, t0) {
+                        if !self.continue_step(ctx, budget, t0) {
                             // Still uploading: nothing else starts this frame.
                             break 'passes;
                         }
@@ -1279,7 +1202,6 @@ impl Streamer {
     fn continue_step(
         &mut self,
         ctx: &GpuContext,
-        pass: &TexturedPass,
         budget: u64,
         t0: Instant,
     ) -> bool {
@@ -1288,7 +1210,7 @@ impl Streamer {
                 return true;
             };
             if st.level < i16::from(st.to) {
-                self.finish_step(ctx, pass);
+                self.finish_step();
                 return true;
             }
             let level = st.level as u8;
@@ -1353,16 +1275,12 @@ impl Streamer {
 
     /// Binds the finished step's texture (the old one is destroyed now that its copies are
     /// submitted) and moves the grow on: done, or waiting for its next step.
-    fn finish_step(&mut self, ctx: &GpuContext, pass: &TexturedPass) {
+    fn finish_step(&mut self) {
         let Some(st) = self.step.take() else {
             return;
         };
         let i = st.slot as usize;
-        let bind_group = pass.material_bind_group(ctx, &self.slots[i].label, &st.tex.create_view());
-        let old = self.slots[i].gpu.replace(Resident {
-            tex: st.tex,
-            bind_group,
-        });
+        let old = self.slots[i].gpu.replace(Resident::new(st.tex));
         // The old texture's copies are recorded, not yet submitted: it goes after the submit.
         if let Some(old) = old {
             self.retired.push(old.tex);
@@ -1428,38 +1346,16 @@ impl Streamer {
             // The next plan evicts down to the new limit (the cap less the staging headroom)
             // and retries the texture if it is still worth its bytes: no back-off, the cap is
             // what keeps it from failing again.
-            self.note_out_of_memory(ctx, e);
+            tracing::warn!(texture = %self.slots[i].label, error = %e, "out of GPU memory");
+            let total = ctx.ledger().total_bytes();
+            self.oom_at = Some(self.oom_at.map_or(total, |t| t.min(total)));
+            self.frame_stats.oom_events += 1;
             return;
         }
         tracing::warn!(texture = %self.slots[i].label, error = %e, "texture transition failed");
         // Same back-off as a failed read: a transition that failed for another reason (a driver
         // refusing a size) would fail again if retried every frame.
         self.slots[i].backoff_until = self.frame + READ_RETRY_FRAMES;
-    }
-
-    /// The driver could not give what the ledger said fits (`e`, an out-of-memory error from a
-    /// creation by this streamer or by its caller, such as the render targets): the effective
-    /// budget is lowered to what the driver really gave, the ledger's total now, so the next
-    /// plans stay below it; counted in [`StreamFrameStats::oom_events`]. After
-    /// [`StreamConfig::oom_probe_frames`] quiet frames the cap is raised again by an eighth.
-    pub fn note_out_of_memory(&mut self, ctx: &GpuContext, e: &Error) {
-        let cap = ctx.ledger().total_bytes();
-        self.oom_cap = Some(self.oom_cap.map_or(cap, |c| c.min(cap)));
-        self.last_oom_frame = self.frame;
-        tracing::warn!(
-            error = %e,
-            cap,
-            "out of GPU memory: effective budget lowered to what the driver gave"
-        );
-        self.frame_stats.oom_events += 1;
-        self.planner.invalidate();
-    }
-
-    /// Forgets the out-of-memory cap (the caller knows memory was freed, or set a new budget).
-    pub fn clear_oom_cap(&mut self) {
-        if self.oom_cap.take().is_some() {
-            self.planner.invalidate();
-        }
     }
 
     fn texture_desc<'a>(
@@ -1491,7 +1387,6 @@ impl Streamer {
     fn create_from_cpu(
         &self,
         ctx: &GpuContext,
-        pass: &TexturedPass,
         slot: &Slot,
         first: u8,
     ) -> Result<Resident> {
@@ -1508,8 +1403,7 @@ impl Streamer {
             .collect();
         let desc = Self::texture_desc(&slot.info, first, count, &slot.label);
         let tex = upload::create_texture_with_levels(ctx, &desc, &levels, Category::Textures)?;
-        let bind_group = pass.material_bind_group(ctx, &slot.label, &tex.create_view());
-        Ok(Resident { tex, bind_group })
+        Ok(Resident::new(tex))
     }
 
     /// Rebuilds texture `i` smaller, with levels `to..` (`to > from`): every level is copied from
@@ -1517,7 +1411,6 @@ impl Streamer {
     fn rebuild(
         &mut self,
         ctx: &GpuContext,
-        pass: &TexturedPass,
         i: usize,
         to: u8,
         from: u8,
@@ -1546,15 +1439,14 @@ impl Streamer {
             to,
         );
         ctx.queue().submit([enc.finish()]);
-        let bind_group = pass.material_bind_group(ctx, &slot.label, &tex.create_view());
         // Old texture destroyed now that the copy is submitted (wgpu frees it when the GPU is done).
-        self.slots[i].gpu = Some(Resident { tex, bind_group });
+        self.slots[i].gpu = Some(Resident::new(tex));
         self.plan_tex[i].resident_level = to;
         Ok(())
     }
 
     /// Makes sure the 1x1 grey fallback exists (drawn for textures with nothing resident).
-    pub fn ensure_fallback(&mut self, ctx: &GpuContext, pass: &TexturedPass) -> Result<()> {
+    pub fn ensure_fallback(&mut self, ctx: &GpuContext) -> Result<()> {
         if self.fallback.is_some() {
             return Ok(());
         }
@@ -1578,8 +1470,8 @@ impl Streamer {
             &[&[128, 128, 128, 255]],
             Category::Textures,
         )?;
-        let bg = pass.material_bind_group(ctx, "fallback", &tex.create_view());
-        self.fallback = Some((tex, bg));
+        let view = tex.create_view();
+        self.fallback = Some((tex, view));
         Ok(())
     }
 }

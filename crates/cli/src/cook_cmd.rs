@@ -1,0 +1,437 @@
+//! `mipflow cook`: find inputs, cook them in parallel with a progress bar, skip up-to-date outputs,
+//! write atomically, report failures.
+//!
+//! **Incremental.** Each output carries a key/value entry [`COOK_STAMP_KEY`] (`mipflow.cook`) whose
+//! value names the cooker version, the encoder and every setting, followed by the XXH3-128 hash of
+//! the input file's bytes. An output is up to date, and skipped unless `--force`, when its header
+//! parses and its stamp equals the one the current input and settings give. Hashing content (rather
+//! than comparing modification times) survives checkouts and copies, and costs far less than a cook.
+//!
+//! **Atomic.** An output is written to a hidden temporary file `.<name>.<random>.part` in the output
+//! folder, flushed and synced, then renamed over the output, so a `.ktx2` is either complete or
+//! absent, even if the process is killed. A later run removes leftover `.part` files of the outputs
+//! it writes.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{BufWriter, Cursor, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rayon::prelude::*;
+
+use mipflow::ktx2::{COOK_STAMP_KEY, ReadLimits, read_info, write_ktx2};
+use mipflow_cook::{
+    ColorSpace, CookError, CookOptions, MAX_COOK_DIMENSION, MipFilter, Quality, Resize, cook_rgba8,
+    encoder_for,
+};
+
+/// Arguments of `mipflow cook`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CookArgs {
+    /// Image files or folders (folders are searched recursively for .png .jpg .jpeg .tga .bmp).
+    #[arg(required = true, value_name = "INPUT")]
+    pub inputs: Vec<PathBuf>,
+    /// Output folder: each input becomes OUTDIR/<path relative to its folder, extension .ktx2>.
+    #[arg(short = 'o', long = "out", value_name = "OUTDIR")]
+    pub out: PathBuf,
+    /// BC7 encoder effort.
+    #[arg(long, value_enum, default_value_t = Quality::Default)]
+    pub quality: Quality,
+    /// Supercompress each level with Zstandard at this level (1 to 22).
+    #[arg(long, value_name = "LEVEL", value_parser = clap::value_parser!(i32).range(1..=22))]
+    pub zstd: Option<i32>,
+    /// Colour space of the inputs' RGB.
+    #[arg(long, value_enum, default_value_t = ColorSpace::Srgb)]
+    pub color: ColorSpace,
+    /// Treat inputs as tangent-space normal maps (linear, renormalised mips; overrides --color).
+    #[arg(long)]
+    pub normal_map: bool,
+    /// Cook even when an output is up to date.
+    #[arg(long)]
+    pub force: bool,
+    /// The size each image is cooked at: `stream` resamples to the nearest size whose levels
+    /// down to 32 texels are all multiples of the 4x4 block (so it streams level by level;
+    /// sizes that already do are kept), `pow2` to powers of two, `keep` leaves it (a BC7 texture
+    /// whose sides are not multiples of 4 cannot go on the GPU).
+    #[arg(long, value_enum, default_value_t = Resize::Stream)]
+    pub resize: Resize,
+}
+
+impl CookArgs {
+    /// The cooking options these arguments select.
+    pub fn options(&self) -> CookOptions {
+        CookOptions {
+            quality: self.quality,
+            color: self.color,
+            normal_map: self.normal_map,
+            zstd: self.zstd,
+            filter: MipFilter::default(),
+            resize: self.resize,
+        }
+    }
+}
+
+/// Input extensions searched in folders (compared case-insensitively).
+const EXTENSIONS: [&str; 5] = ["png", "jpg", "jpeg", "tga", "bmp"];
+/// Bump when the cooker's output for the same input and settings changes.
+const COOK_VERSION: u32 = 1;
+/// Testing hook: when set to an output file name, the process writes half of that output's
+/// temporary file and then aborts, as a crash or kill mid-write would.
+#[doc(hidden)]
+pub const ABORT_HOOK_ENV: &str = "MIPFLOW_TEST_ABORT_WRITING";
+
+/// What a cook run did.
+#[derive(Debug, Default)]
+pub struct CookSummary {
+    /// Outputs written.
+    pub cooked: Vec<PathBuf>,
+    /// Outputs skipped as up to date.
+    pub up_to_date: Vec<PathBuf>,
+    /// Failed inputs, each a [`CookError::Input`] naming the input, in input order.
+    pub failed: Vec<CookError>,
+    /// Megapixels (level 0) cooked.
+    pub megapixels: f64,
+    /// Wall-clock time of the run.
+    pub seconds: f64,
+}
+
+struct Job {
+    input: PathBuf,
+    output: PathBuf,
+}
+
+enum Outcome {
+    Cooked { megapixels: f64 },
+    UpToDate,
+}
+
+fn has_image_extension(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| EXTENSIONS.iter().any(|x| x.eq_ignore_ascii_case(e)))
+}
+
+/// Recursively lists image files under `dir` (symlinked files are followed, symlinked folders are
+/// not, so links cannot loop), sorted.
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    let mut entries: Vec<_> = fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let path = entry.path();
+        let ty = entry.file_type()?;
+        if ty.is_dir() {
+            walk(&path, out)?;
+        } else if (ty.is_file() || (ty.is_symlink() && path.is_file()))
+            && has_image_extension(&path)
+        {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Maps inputs to jobs; inputs that cannot be used become failures.
+fn discover(args: &CookArgs) -> (Vec<Job>, Vec<CookError>) {
+    let mut jobs = Vec::new();
+    let mut failed = Vec::new();
+    for input in &args.inputs {
+        if input.is_dir() {
+            let mut files = Vec::new();
+            if let Err(source) = walk(input, &mut files) {
+                failed.push(CookError::Read {
+                    path: input.clone(),
+                    source,
+                });
+                continue;
+            }
+            for file in files {
+                let rel = file
+                    .strip_prefix(input)
+                    .unwrap_or(&file)
+                    .with_extension("ktx2");
+                jobs.push(Job {
+                    output: args.out.join(rel),
+                    input: file,
+                });
+            }
+        } else if !input.exists() {
+            failed.push(CookError::Read {
+                path: input.clone(),
+                source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or folder"),
+            });
+        } else if !has_image_extension(input) {
+            failed.push(CookError::UnsupportedInput {
+                path: input.clone(),
+            });
+        } else {
+            let name = Path::new(input.file_name().unwrap_or_default()).with_extension("ktx2");
+            jobs.push(Job {
+                output: args.out.join(name),
+                input: input.clone(),
+            });
+        }
+    }
+    // Two inputs must not race for one output (a.png and a.jpg in one folder, or a file named twice).
+    let mut by_output: BTreeMap<PathBuf, Vec<Job>> = BTreeMap::new();
+    for job in jobs {
+        by_output.entry(job.output.clone()).or_default().push(job);
+    }
+    let mut jobs = Vec::new();
+    for (output, mut group) in by_output {
+        group.sort_by(|a, b| a.input.cmp(&b.input));
+        group.dedup_by(|a, b| a.input == b.input);
+        if group.len() == 1 {
+            jobs.extend(group);
+        } else {
+            let inputs: Vec<PathBuf> = group.iter().map(|j| j.input.clone()).collect();
+            for job in group {
+                failed.push(CookError::Input {
+                    path: job.input,
+                    source: Box::new(CookError::OutputCollision {
+                        output: output.clone(),
+                        inputs: inputs.clone(),
+                    }),
+                });
+            }
+        }
+    }
+    (jobs, failed)
+}
+
+/// The stamp stored in the output: cooker version, encoder, settings, input hash.
+fn stamp(opts: &CookOptions, encoder: &str, input: &[u8]) -> String {
+    let hash = xxhash_rust::xxh3::xxh3_128(input);
+    let zstd = opts.zstd.map_or("none".to_string(), |l| l.to_string());
+    format!(
+        "v{COOK_VERSION} encoder={encoder} quality={:?} color={:?} normal_map={} filter={:?} zstd={zstd}{} input-xxh3-128={hash:032x}",
+        opts.quality,
+        opts.color,
+        opts.normal_map,
+        opts.filter,
+        // Older stamps (no resize key) read as `keep`.
+        match opts.resize {
+            Resize::Keep => String::new(),
+            r => format!(" resize={r:?}"),
+        }
+    )
+    .to_lowercase()
+}
+
+fn up_to_date(output: &Path, stamp: &str) -> bool {
+    match read_info(output, &ReadLimits::default()) {
+        Ok(info) => info.key_value_str(COOK_STAMP_KEY) == Some(stamp),
+        Err(_) => false,
+    }
+}
+
+fn decode(path: &Path, bytes: &[u8]) -> Result<image::DynamicImage, CookError> {
+    let mut reader = image::ImageReader::new(Cursor::new(bytes))
+        .with_guessed_format()
+        .map_err(|e| CookError::Decode(image::ImageError::IoError(e)))?;
+    if reader.format().is_none() {
+        // TGA has no signature: fall back to the extension.
+        if let Ok(format) = image::ImageFormat::from_path(path) {
+            reader.set_format(format);
+        }
+    }
+    let mut limits = image::Limits::default();
+    limits.max_image_width = Some(MAX_COOK_DIMENSION);
+    limits.max_image_height = Some(MAX_COOK_DIMENSION);
+    limits.max_alloc = Some(3 << 30);
+    reader.limits(limits);
+    reader.decode().map_err(CookError::Decode)
+}
+
+/// Removes temporary files a killed run left for `output`.
+fn remove_stale_parts(output: &Path) {
+    let (Some(dir), Some(name)) = (output.parent(), output.file_name().and_then(|n| n.to_str()))
+    else {
+        return;
+    };
+    let prefix = format!(".{name}.");
+    if let Ok(entries) = fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let n = entry.file_name();
+            let n = n.to_string_lossy();
+            if n.starts_with(&prefix) && n.ends_with(".part") {
+                let _ = fs::remove_file(entry.path());
+            }
+        }
+    }
+}
+
+fn write_atomic(
+    output: &Path,
+    tex: &mipflow_cook::EncodedTexture,
+    zstd: Option<i32>,
+) -> Result<(), CookError> {
+    let write_err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| CookError::Write { path, source }
+    };
+    let dir = output.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(dir).map_err(write_err(dir))?;
+    remove_stale_parts(output);
+    let name = output
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("output");
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".part")
+        .tempfile_in(dir)
+        .map_err(write_err(dir))?;
+    let writer_name = concat!("mipflow ", env!("CARGO_PKG_VERSION"));
+    if std::env::var_os(ABORT_HOOK_ENV).is_some_and(|v| v == name) {
+        let mut bytes = Vec::new();
+        write_ktx2(&mut bytes, tex, zstd, writer_name).map_err(write_err(output))?;
+        let mut f = tmp.as_file();
+        let _ = f.write_all(&bytes[..bytes.len() / 2]);
+        let _ = f.sync_all();
+        std::process::abort();
+    }
+    {
+        let mut w = BufWriter::new(tmp.as_file());
+        write_ktx2(&mut w, tex, zstd, writer_name).map_err(write_err(output))?;
+        w.flush().map_err(write_err(output))?;
+    }
+    tmp.as_file().sync_all().map_err(write_err(output))?;
+    tmp.persist(output).map_err(|e| CookError::Write {
+        path: output.to_path_buf(),
+        source: e.error,
+    })?;
+    Ok(())
+}
+
+fn cook_job(job: &Job, opts: &CookOptions, force: bool) -> Result<Outcome, CookError> {
+    let encoder = encoder_for(opts.quality);
+    let bytes = fs::read(&job.input).map_err(|source| CookError::Read {
+        path: job.input.clone(),
+        source,
+    })?;
+    let stamp = stamp(opts, &encoder.name(), &bytes);
+    if !force && up_to_date(&job.output, &stamp) {
+        return Ok(Outcome::UpToDate);
+    }
+    let img = decode(&job.input, &bytes)?;
+    drop(bytes);
+    let megapixels = f64::from(img.width()) * f64::from(img.height()) / 1e6;
+    let rgba = img.into_rgba8();
+    let mut tex = cook_rgba8(rgba, opts, encoder.as_ref())?;
+    tex.key_values.push((
+        COOK_STAMP_KEY.to_string(),
+        [stamp.as_bytes(), b"\0"].concat(),
+    ));
+    write_atomic(&job.output, &tex, opts.zstd)?;
+    Ok(Outcome::Cooked { megapixels })
+}
+
+/// Reads only the image header to learn its size, for the progress bar's total.
+fn probe_megapixels(path: &Path) -> f64 {
+    let dims = image::ImageReader::open(path)
+        .ok()
+        .and_then(|r| r.with_guessed_format().ok())
+        .and_then(|mut r| {
+            if r.format().is_none() {
+                r.set_format(image::ImageFormat::from_path(path).ok()?);
+            }
+            r.into_dimensions().ok()
+        });
+    dims.map_or(0.0, |(w, h)| f64::from(w) * f64::from(h) / 1e6)
+}
+
+/// Cooks every input of `args` (one image per rayon task, images themselves encoded in parallel
+/// bands), with an indicatif progress bar on stderr when `progress` is set (it stays hidden when
+/// stderr is not a terminal). Failures do not stop the run; they are listed in the summary.
+pub fn cook_files(args: &CookArgs, progress: bool) -> CookSummary {
+    let start = Instant::now();
+    let opts = args.options();
+    let (jobs, mut failed) = discover(args);
+    let sizes: Vec<f64> = jobs.iter().map(|j| probe_megapixels(&j.input)).collect();
+    let total_kpx: u64 = sizes.iter().map(|mp| (mp * 1000.0) as u64).sum();
+    let bar = if progress {
+        ProgressBar::with_draw_target(Some(total_kpx.max(1)), ProgressDrawTarget::stderr())
+    } else {
+        ProgressBar::hidden()
+    };
+    let style =
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {msg} ETA {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar());
+    bar.set_style(style);
+    // Redraw on a timer so elapsed time and ETA move while one large image cooks.
+    if progress {
+        bar.enable_steady_tick(std::time::Duration::from_millis(250));
+    }
+    let files_done = AtomicUsize::new(0);
+    let cooked_kpx = AtomicU64::new(0);
+    let results = Mutex::new(Vec::with_capacity(jobs.len()));
+    let total_files = jobs.len();
+    jobs.par_iter()
+        .zip(&sizes)
+        .enumerate()
+        .with_max_len(1)
+        .for_each(|(i, (job, mp))| {
+            let result = cook_job(job, &opts, args.force);
+            let kpx = (mp * 1000.0) as u64;
+            if matches!(result, Ok(Outcome::Cooked { .. })) {
+                cooked_kpx.fetch_add(kpx, Ordering::Relaxed);
+            }
+            let done = files_done.fetch_add(1, Ordering::Relaxed) + 1;
+            let rate = cooked_kpx.load(Ordering::Relaxed) as f64
+                / 1000.0
+                / start.elapsed().as_secs_f64().max(1e-3);
+            bar.set_message(format!("{done}/{total_files} files, {rate:.1} MP/s"));
+            bar.inc(kpx);
+            if let Ok(mut r) = results.lock() {
+                r.push((i, result));
+            }
+        });
+    bar.finish_and_clear();
+    let mut results = results.into_inner().unwrap_or_default();
+    results.sort_by_key(|(i, _)| *i);
+    let mut summary = CookSummary::default();
+    for (i, result) in results {
+        let job = &jobs[i];
+        match result {
+            Ok(Outcome::Cooked { megapixels }) => {
+                summary.cooked.push(job.output.clone());
+                summary.megapixels += megapixels;
+            }
+            Ok(Outcome::UpToDate) => summary.up_to_date.push(job.output.clone()),
+            Err(e) => failed.push(CookError::Input {
+                path: job.input.clone(),
+                source: Box::new(e),
+            }),
+        }
+    }
+    summary.failed = failed;
+    summary.seconds = start.elapsed().as_secs_f64();
+    summary
+}
+
+/// Runs `mipflow cook`: cooks, prints a summary and every failure (with its input and reason) on
+/// stderr, and returns 0 when every input was cooked or up to date, 1 otherwise.
+pub fn run_cook(args: &CookArgs) -> i32 {
+    let s = cook_files(args, true);
+    let rate = if s.seconds > 0.0 {
+        s.megapixels / s.seconds
+    } else {
+        0.0
+    };
+    eprintln!(
+        "cooked {} ({:.1} MP in {:.1} s, {rate:.1} MP/s), {} up to date, {} failed",
+        s.cooked.len(),
+        s.megapixels,
+        s.seconds,
+        s.up_to_date.len(),
+        s.failed.len()
+    );
+    for e in &s.failed {
+        eprintln!("error: {e}");
+    }
+    if s.failed.is_empty() { 0 } else { 1 }
+}

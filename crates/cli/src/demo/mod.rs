@@ -1,0 +1,925 @@
+//! The demo: a window on a hall of streamed textures under one VRAM budget, a fly camera or a
+//! tour, the egui memory overlay (feature `overlay`), `--monitor` lines and `--screenshot`.
+//!
+//! It is an ordinary user of the public API: a [`GpuContext`] made for its window, a
+//! [`Renderer`] on it, scene building through `add_texture` / `add_material` / `add_instance`
+//! (in [`loader`]), and [`Renderer::render`] into the surface texture, after which the overlay is
+//! drawn into the same texture at native resolution.
+//!
+//! Frame loop (winit 0.30, [`ApplicationHandler`]): each redraw takes the textures the cooking
+//! threads finished, moves the camera, acquires the surface texture (a lost or outdated surface
+//! is reconfigured, a minimised window skips the frame), renders, draws the overlay, presents.
+//! The per-frame path does no IO beyond the capped header reads of newly arrived textures and
+//! allocates only inside egui (when the overlay is shown) and for `--monitor` lines.
+
+pub mod camera;
+pub mod loader;
+#[cfg(feature = "overlay")]
+pub mod overlay;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use winit::application::ApplicationHandler;
+use winit::event::{DeviceEvent, ElementState, MouseScrollDelta, WindowEvent};
+use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
+use winit::keyboard::{KeyCode, PhysicalKey};
+use winit::window::{Window, WindowId};
+
+use mipflow::budget::ledger::Charge;
+use mipflow::budget::{Budget, Category, parse_size};
+use mipflow::gpu::{GpuContext, GpuOptions};
+use mipflow::render::scene::Camera;
+use mipflow::resolution::BucketRange;
+use crate::scenes;
+use mipflow::{FrameInput, FrameStats, Renderer, RendererConfig};
+use camera::{FlyCamera, FlyInput};
+#[cfg(feature = "overlay")]
+use mipflow_overlay::History;
+use loader::{Loader, SceneChoice};
+
+/// The demo's default budget. Why 128 MiB: the default scene (200 textures, 13 of them 2048²)
+/// needs about 170 MiB of textures at full residency, plus the render targets, so streaming and
+/// dynamic resolution are always at work.
+pub const DEFAULT_BUDGET: &str = "128MiB";
+
+/// Arguments of `mipflow demo` (also the defaults of `mipflow` with no subcommand).
+#[derive(Clone, Debug, clap::Args)]
+pub struct DemoArgs {
+    /// Show a folder of your own .ktx2 files (and PNG/JPEG/TGA/BMP images, cooked on the fly) as
+    /// a gallery instead of the procedural hall.
+    #[arg(long, value_name = "DIR")]
+    pub textures: Option<PathBuf>,
+    /// The VRAM budget shared by textures and render targets ("128MiB", "1.5GiB", bytes).
+    /// The default, 128 MiB, is below what the default scene needs at full residency (about
+    /// 170 MiB of textures), so that streaming and dynamic resolution are visibly at work.
+    #[arg(long, value_name = "SIZE", default_value = DEFAULT_BUDGET)]
+    pub budget: String,
+    /// Fly the built-in tour (down the hall and back, near the walls and far from them) instead
+    /// of the free camera.
+    #[arg(long)]
+    pub tour: bool,
+    /// Frames one lap of the tour takes.
+    #[arg(long, value_name = "N", default_value_t = 1800)]
+    pub tour_frames: u64,
+    /// Print one line per second with the totals per category (stderr), like `nvidia-smi -l 1`.
+    #[arg(long)]
+    pub monitor: bool,
+    /// Exit after N frames, counted from when the scene has finished loading.
+    #[arg(long, value_name = "N")]
+    pub frames: Option<u64>,
+    /// Save the final frame, overlay included, as a PNG (with --frames; default 120 frames).
+    #[arg(long, value_name = "PATH.png")]
+    pub screenshot: Option<PathBuf>,
+    /// Window size, WxH.
+    #[arg(long, value_name = "WxH", default_value = "1280x720")]
+    pub size: String,
+    /// Procedural textures in the hall (the default scene: 200).
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    pub count: u32,
+    /// Largest procedural texture side: 1 in 16 textures has it, 1 in 4 half of it, the rest a
+    /// quarter.
+    #[arg(long, value_name = "TEXELS", default_value_t = 2048)]
+    pub max_size: u32,
+    /// Seed of the procedural textures.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Start with the overlay hidden (F1 shows it).
+    #[arg(long)]
+    pub no_overlay: bool,
+    /// Present without waiting for vertical blank (for measuring frame rates).
+    #[arg(long)]
+    pub no_vsync: bool,
+    /// Smallest render scale per axis the resolution controller may use.
+    #[arg(long, value_name = "SCALE", default_value_t = 0.5)]
+    pub min_scale: f32,
+    /// A GPU frame-time target in ms: above it the render scale goes down too.
+    #[arg(long, value_name = "MS")]
+    pub target_ms: Option<f32>,
+    /// Anisotropic filtering, 1 to 16. Default: 8, or 1 on a software adapter such as lavapipe,
+    /// where 8x halves the frame rate.
+    #[arg(long, value_name = "N")]
+    pub anisotropy: Option<u16>,
+    /// Threads cooking textures in the background (each also encodes in parallel).
+    #[arg(long, default_value_t = 2)]
+    pub cook_threads: usize,
+    /// Testing aid: request a new window size every few frames (down to 1x1 and back).
+    #[arg(long, hide = true)]
+    pub resize_test: bool,
+}
+
+impl Default for DemoArgs {
+    fn default() -> Self {
+        Self {
+            textures: None,
+            budget: DEFAULT_BUDGET.to_owned(),
+            tour: false,
+            tour_frames: 1800,
+            monitor: false,
+            frames: None,
+            screenshot: None,
+            size: "1280x720".to_owned(),
+            count: 200,
+            max_size: 2048,
+            seed: 1,
+            no_overlay: false,
+            no_vsync: false,
+            min_scale: 0.5,
+            target_ms: None,
+            anisotropy: None,
+            cook_threads: 2,
+            resize_test: false,
+        }
+    }
+}
+
+/// Parses `WxH` (each side 1 to 16384).
+pub fn parse_wxh(s: &str) -> Option<(u32, u32)> {
+    let lower = s.trim().to_ascii_lowercase();
+    let (w, h) = lower.split_once('x')?;
+    let (w, h): (u32, u32) = (w.trim().parse().ok()?, h.trim().parse().ok()?);
+    ((1..=16384).contains(&w) && (1..=16384).contains(&h)).then_some((w, h))
+}
+
+/// The arguments, checked.
+#[derive(Clone, Debug)]
+struct Options {
+    args: DemoArgs,
+    budget: u64,
+    size: (u32, u32),
+    choice: SceneChoice,
+    frames: Option<u64>,
+}
+
+impl Options {
+    fn from_args(args: &DemoArgs) -> Result<Self, String> {
+        let budget = parse_size(&args.budget).map_err(|e| format!("--budget: {e}"))?;
+        let size = parse_wxh(&args.size)
+            .ok_or_else(|| format!("--size {:?}: expected WxH, such as 1280x720", args.size))?;
+        if !(64..=16384).contains(&args.max_size) {
+            return Err(format!(
+                "--max-size {}: expected 64 to 16384",
+                args.max_size
+            ));
+        }
+        if args.count == 0 || args.count > 20_000 {
+            return Err(format!("--count {}: expected 1 to 20000", args.count));
+        }
+        if !(args.min_scale.is_finite() && args.min_scale > 0.0 && args.min_scale <= 1.0) {
+            return Err(format!(
+                "--min-scale {}: expected a scale in (0, 1]",
+                args.min_scale
+            ));
+        }
+        if let Some(t) = args.target_ms
+            && !(t.is_finite() && t > 0.0)
+        {
+            return Err(format!("--target-ms {t}: expected a positive number"));
+        }
+        if let Some(a) = args.anisotropy
+            && !(1..=16).contains(&a)
+        {
+            return Err(format!("--anisotropy {a}: expected 1 to 16"));
+        }
+        let choice = match &args.textures {
+            Some(dir) => SceneChoice::Gallery(dir.clone()),
+            None => SceneChoice::Demo {
+                seed: args.seed,
+                count: args.count,
+                max_size: args.max_size,
+                cache: Some(scenes::cache_dir()),
+            },
+        };
+        let frames = match (args.frames, &args.screenshot) {
+            (Some(n), _) => Some(n.max(1)),
+            (None, Some(_)) => Some(120),
+            (None, None) => None,
+        };
+        Ok(Self {
+            args: args.clone(),
+            budget,
+            size,
+            choice,
+            frames,
+        })
+    }
+}
+
+/// Runs the demo until the window is closed (or `--frames` are done). Exit code 0 on success,
+/// 1 when something failed while running, 2 for bad arguments or no usable GPU/window.
+pub fn run(args: &DemoArgs) -> ExitCode {
+    let started = Instant::now();
+    let opts = match Options::from_args(args) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("mipflow demo: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let event_loop = match EventLoop::new() {
+        Ok(el) => el,
+        Err(e) => {
+            eprintln!(
+                "mipflow demo: cannot open a window ({e}); is DISPLAY or WAYLAND_DISPLAY set? \
+                 Try `xvfb-run -a mipflow`, or `mipflow headless` for no window at all"
+            );
+            return ExitCode::from(2);
+        }
+    };
+    let mut app = App {
+        opts,
+        started,
+        running: None,
+        outcome: Ok(()),
+    };
+    if let Err(e) = event_loop.run_app(&mut app) {
+        eprintln!("mipflow demo: event loop: {e}");
+        return ExitCode::from(1);
+    }
+    // Drop the window state (overlay, renderer, surface) before reporting.
+    let frames = app.running.as_ref().map_or(0, |r| r.frame);
+    app.running = None;
+    match app.outcome {
+        Ok(()) => {
+            tracing::info!(frames, "demo finished");
+            ExitCode::SUCCESS
+        }
+        Err((code, e)) => {
+            eprintln!("mipflow demo: {e}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+struct App {
+    opts: Options,
+    started: Instant,
+    running: Option<Running>,
+    /// Exit code and message of a failure.
+    outcome: Result<(), (u8, String)>,
+}
+
+impl ApplicationHandler for App {
+    fn resumed(&mut self, el: &ActiveEventLoop) {
+        if self.running.is_some() {
+            return;
+        }
+        match Running::new(el, &self.opts, self.started) {
+            Ok(r) => self.running = Some(r),
+            Err(e) => {
+                self.outcome = Err((2, e));
+                el.exit();
+            }
+        }
+    }
+
+    fn window_event(&mut self, el: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
+        let Some(r) = self.running.as_mut() else {
+            return;
+        };
+        match r.window_event(el, event) {
+            Ok(()) => {}
+            Err(e) => {
+                self.outcome = Err((1, e));
+                el.exit();
+            }
+        }
+    }
+
+    fn device_event(
+        &mut self,
+        _el: &ActiveEventLoop,
+        _id: winit::event::DeviceId,
+        event: DeviceEvent,
+    ) {
+        if let (Some(r), DeviceEvent::MouseMotion { delta }) = (self.running.as_mut(), event)
+            && r.input.looking
+        {
+            r.fly.look(delta.0, delta.1);
+        }
+    }
+
+    fn about_to_wait(&mut self, el: &ActiveEventLoop) {
+        match self.running.as_ref() {
+            Some(r) if !r.minimised => {
+                el.set_control_flow(ControlFlow::Poll);
+                r.window.request_redraw();
+            }
+            // Minimised: nothing to draw; a resize or focus event wakes the loop.
+            _ => el.set_control_flow(ControlFlow::Wait),
+        }
+    }
+}
+
+/// Frames-per-second, smoothed (exponential average of frame times).
+#[derive(Debug, Default)]
+struct Fps {
+    ms: f32,
+}
+
+impl Fps {
+    fn push(&mut self, dt_ms: f32) {
+        if dt_ms.is_finite() && dt_ms > 0.0 {
+            self.ms = if self.ms == 0.0 {
+                dt_ms
+            } else {
+                self.ms * 0.9 + dt_ms * 0.1
+            };
+        }
+    }
+
+    fn fps(&self) -> f32 {
+        if self.ms > 0.0 { 1000.0 / self.ms } else { 0.0 }
+    }
+}
+
+/// Everything that lives while the window does. Fields drop in order: the overlay's charges and
+/// the swapchain estimate go before the renderer, whose context prints the leak report.
+struct Running {
+    #[cfg(feature = "overlay")]
+    overlay: overlay::Overlay,
+    swapchain_charge: Option<Charge>,
+    loader: Loader,
+    surface: wgpu::Surface<'static>,
+    config: wgpu::SurfaceConfiguration,
+    renderer: Renderer,
+    window: Arc<Window>,
+    opts: Options,
+    started: Instant,
+    fly: FlyCamera,
+    input: FlyInput,
+    history: History,
+    fps: Fps,
+    overlay_visible: bool,
+    debug_mips: bool,
+    budget_origin: &'static str,
+    minimised: bool,
+    needs_configure: bool,
+    surface_copy_src: bool,
+    frame: u64,
+    frames_loaded: u64,
+    tour_frame: u64,
+    last_frame: Option<Instant>,
+    last_monitor: Option<Instant>,
+    last_title: Option<Instant>,
+    first_frame_logged: bool,
+    stats: FrameStats,
+}
+
+/// The renderer's configuration, field by field, as any user outside the crate must write it
+/// (the config is `#[non_exhaustive]`).
+#[allow(clippy::field_reassign_with_default)]
+fn renderer_config(opts: &Options, format: wgpu::TextureFormat, anisotropy: u16) -> RendererConfig {
+    let mut rc = RendererConfig::default();
+    rc.budget = Budget::bytes(opts.budget);
+    rc.output_format = format;
+    rc.anisotropy = anisotropy;
+    rc.target_frame_ms = opts.args.target_ms;
+    rc.controller.range = BucketRange::new(opts.args.min_scale, 1.0);
+    rc
+}
+
+/// An 8-bit sRGB format if the surface has one (so readback and egui both work), else its first.
+fn pick_format(formats: &[wgpu::TextureFormat]) -> Option<wgpu::TextureFormat> {
+    use wgpu::TextureFormat as F;
+    [F::Bgra8UnormSrgb, F::Rgba8UnormSrgb]
+        .into_iter()
+        .find(|f| formats.contains(f))
+        .or_else(|| formats.iter().copied().find(|f| f.is_srgb()))
+        .or_else(|| formats.first().copied())
+}
+
+impl Running {
+    fn new(el: &ActiveEventLoop, opts: &Options, started: Instant) -> Result<Self, String> {
+        let (w, h) = opts.size;
+        let attrs = Window::default_attributes()
+            .with_title("mipflow")
+            .with_inner_size(winit::dpi::PhysicalSize::new(w, h));
+        let window = Arc::new(
+            el.create_window(attrs)
+                .map_err(|e| format!("cannot create a window: {e}"))?,
+        );
+        let (ctx, surface) = GpuContext::with_surface(window.clone(), &GpuOptions::default())
+            .map_err(|e| e.to_string())?;
+        let adapter = ctx
+            .adapter()
+            .ok_or_else(|| "the context has no adapter".to_owned())?;
+        let caps = surface.get_capabilities(adapter);
+        let format = pick_format(&caps.formats)
+            .ok_or_else(|| "the surface supports no format on this adapter".to_owned())?;
+        let size = window.inner_size();
+        let mut config = surface
+            .get_default_config(adapter, size.width.max(1), size.height.max(1))
+            .ok_or_else(|| "the surface is not supported by the adapter".to_owned())?;
+        config.format = format;
+        // egui draws through a non-sRGB view of the same texture (it blends in gamma space).
+        let overlay_format = format.remove_srgb_suffix();
+        if overlay_format != format {
+            config.view_formats = vec![overlay_format];
+        }
+        // Reading the presented frame back needs COPY_SRC on the surface; where the surface
+        // cannot, the screenshot frame is drawn into an offscreen texture instead.
+        let surface_copy_src =
+            opts.args.screenshot.is_some() && caps.usages.contains(wgpu::TextureUsages::COPY_SRC);
+        if surface_copy_src {
+            config.usage |= wgpu::TextureUsages::COPY_SRC;
+        }
+        config.present_mode = if opts.args.no_vsync {
+            wgpu::PresentMode::AutoNoVsync
+        } else {
+            wgpu::PresentMode::AutoVsync
+        };
+        config.desired_maximum_frame_latency = 2;
+        surface.configure(ctx.device(), &config);
+        tracing::info!(
+            adapter = %ctx.adapter_name(),
+            format = ?format,
+            width = config.width,
+            height = config.height,
+            "window surface"
+        );
+
+        let software = ctx
+            .adapter_info()
+            .is_some_and(|i| i.device_type == wgpu::DeviceType::Cpu);
+        let anisotropy = opts.args.anisotropy.unwrap_or(if software { 1 } else { 8 });
+        if software && opts.args.anisotropy.is_none() {
+            tracing::info!(
+                "software adapter: anisotropic filtering off (--anisotropy N to set it)"
+            );
+        }
+        let rc = renderer_config(opts, format, anisotropy);
+        let mut renderer = Renderer::with_context(ctx, rc).map_err(|e| e.to_string())?;
+        let loader = Loader::start(&mut renderer, &opts.choice, opts.args.cook_threads)
+            .map_err(|e| e.to_string())?;
+        let (eye, target) = scenes::tour(0, opts.args.tour_frames, loader.hall_length());
+        #[cfg(feature = "overlay")]
+        let overlay = overlay::Overlay::new(
+            &window,
+            renderer.context().device(),
+            overlay_format,
+            renderer.context().ledger().clone(),
+            opts.budget,
+            (opts.args.min_scale, 1.0),
+        );
+        let mut r = Self {
+            #[cfg(feature = "overlay")]
+            overlay,
+            swapchain_charge: None,
+            loader,
+            surface,
+            config,
+            renderer,
+            window,
+            opts: opts.clone(),
+            started,
+            fly: FlyCamera::looking_at(eye, target),
+            input: FlyInput::default(),
+            history: History::default(),
+            fps: Fps::default(),
+            overlay_visible: cfg!(feature = "overlay") && !opts.args.no_overlay,
+            debug_mips: false,
+            budget_origin: if opts.args.budget == DEFAULT_BUDGET {
+                "the demo's default"
+            } else {
+                "--budget"
+            },
+            minimised: false,
+            needs_configure: false,
+            surface_copy_src,
+            frame: 0,
+            frames_loaded: 0,
+            tour_frame: 0,
+            last_frame: None,
+            last_monitor: None,
+            last_title: None,
+            first_frame_logged: false,
+            stats: FrameStats::default(),
+        };
+        r.charge_swapchain();
+        Ok(r)
+    }
+
+    /// The swapchain's images are the window system's, not mipflow's, but they are VRAM the
+    /// process holds: charged to `Other` as an estimate (4 bytes a pixel, frame latency + 1
+    /// images, the usual FIFO/mailbox count), so the planner leaves room for them.
+    fn charge_swapchain(&mut self) {
+        self.swapchain_charge = None;
+        let images = u64::from(self.config.desired_maximum_frame_latency) + 1;
+        let bytes = u64::from(self.config.width) * u64::from(self.config.height) * 4 * images;
+        self.swapchain_charge = Some(self.renderer.context().ledger().charge(
+            Category::Other,
+            bytes,
+            "swapchain images (estimate)",
+        ));
+    }
+
+    fn configure(&mut self) {
+        self.surface
+            .configure(self.renderer.context().device(), &self.config);
+        self.charge_swapchain();
+        self.needs_configure = false;
+    }
+
+    fn window_event(&mut self, el: &ActiveEventLoop, event: WindowEvent) -> Result<(), String> {
+        #[cfg(feature = "overlay")]
+        let consumed = self.overlay_visible && self.overlay.on_window_event(&self.window, &event);
+        #[cfg(not(feature = "overlay"))]
+        let consumed = false;
+        match event {
+            WindowEvent::CloseRequested => el.exit(),
+            WindowEvent::Resized(size) => {
+                if size.width == 0 || size.height == 0 {
+                    self.minimised = true;
+                } else {
+                    self.minimised = false;
+                    self.config.width = size.width;
+                    self.config.height = size.height;
+                    self.configure();
+                }
+            }
+            WindowEvent::Focused(false) => self.input = FlyInput::default(),
+            WindowEvent::KeyboardInput { event, .. } => {
+                let PhysicalKey::Code(code) = event.physical_key else {
+                    return Ok(());
+                };
+                let down = event.state == ElementState::Pressed;
+                if down && !event.repeat {
+                    match code {
+                        KeyCode::F1 => {
+                            self.overlay_visible =
+                                cfg!(feature = "overlay") && !self.overlay_visible
+                        }
+                        KeyCode::F2 => {
+                            self.debug_mips = !self.debug_mips;
+                            #[cfg(feature = "overlay")]
+                            self.overlay.set_debug_mips(self.debug_mips);
+                        }
+                        KeyCode::Escape => el.exit(),
+                        _ => {}
+                    }
+                }
+                // Releases always count, so a key never sticks when egui takes the focus.
+                if !(down && consumed) {
+                    let i = &mut self.input;
+                    match code {
+                        KeyCode::KeyW | KeyCode::ArrowUp => i.forward = down,
+                        KeyCode::KeyS | KeyCode::ArrowDown => i.back = down,
+                        KeyCode::KeyA | KeyCode::ArrowLeft => i.left = down,
+                        KeyCode::KeyD | KeyCode::ArrowRight => i.right = down,
+                        KeyCode::KeyE | KeyCode::Space => i.up = down,
+                        KeyCode::KeyQ | KeyCode::ControlLeft => i.down = down,
+                        KeyCode::ShiftLeft | KeyCode::ShiftRight => i.fast = down,
+                        _ => {}
+                    }
+                }
+            }
+            WindowEvent::MouseInput { state, .. } => {
+                let down = state == ElementState::Pressed;
+                self.input.looking = down && !consumed;
+            }
+            WindowEvent::MouseWheel { delta, .. } if !consumed => {
+                let lines = match delta {
+                    MouseScrollDelta::LineDelta(_, y) => y,
+                    MouseScrollDelta::PixelDelta(p) => (p.y / 40.0) as f32,
+                };
+                self.fly.scroll(lines);
+            }
+            WindowEvent::RedrawRequested => self.frame(el)?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn camera(&mut self, dt: f32) -> Camera {
+        if self.opts.args.tour {
+            let (eye, target) = scenes::tour(
+                self.tour_frame,
+                self.opts.args.tour_frames,
+                self.loader.hall_length(),
+            );
+            if self.loader.is_done() {
+                self.tour_frame += 1;
+            }
+            // Leaving the tour (after the run) continues from where it was.
+            self.fly = FlyCamera {
+                speed: self.fly.speed,
+                ..FlyCamera::looking_at(eye, target)
+            };
+            Camera::look_at(eye, target)
+        } else {
+            self.fly.update(&self.input, dt);
+            self.fly.camera()
+        }
+    }
+
+    /// Whether this frame is the last of a `--frames` run.
+    fn is_last_frame(&self) -> bool {
+        self.loader.is_done()
+            && self
+                .opts
+                .frames
+                .is_some_and(|n| self.frames_loaded + 1 >= n)
+    }
+
+    fn frame(&mut self, el: &ActiveEventLoop) -> Result<(), String> {
+        let now = Instant::now();
+        let dt = self
+            .last_frame
+            .map_or(0.0, |t| now.duration_since(t).as_secs_f32());
+        self.last_frame = Some(now);
+        self.fps.push(dt * 1e3);
+        // Up to 20 ms a frame on adding newly cooked textures (see `Loader::poll`).
+        self.loader
+            .poll(&mut self.renderer, std::time::Duration::from_millis(20));
+        self.update_title();
+        let camera = self.camera(dt);
+        if self.minimised {
+            return Ok(());
+        }
+        if self.needs_configure {
+            self.configure();
+        }
+        let frame = match self.surface.get_current_texture() {
+            wgpu::CurrentSurfaceTexture::Success(f) => f,
+            wgpu::CurrentSurfaceTexture::Suboptimal(f) => {
+                self.needs_configure = true;
+                f
+            }
+            wgpu::CurrentSurfaceTexture::Timeout | wgpu::CurrentSurfaceTexture::Occluded => {
+                return Ok(());
+            }
+            wgpu::CurrentSurfaceTexture::Outdated => {
+                self.configure();
+                return Ok(());
+            }
+            wgpu::CurrentSurfaceTexture::Lost => {
+                self.recreate_surface()?;
+                return Ok(());
+            }
+            wgpu::CurrentSurfaceTexture::Validation => {
+                tracing::warn!("validation error acquiring the surface texture; reconfiguring");
+                self.needs_configure = true;
+                return Ok(());
+            }
+        };
+        let size = (frame.texture.width(), frame.texture.height());
+        let capture = self.opts.args.screenshot.is_some() && self.is_last_frame();
+        // The screenshot frame goes into an offscreen copy when the surface cannot be read.
+        let offscreen = if capture && !self.surface_copy_src {
+            Some(
+                self.renderer
+                    .context()
+                    .create_texture(
+                        &wgpu::TextureDescriptor {
+                            label: Some("screenshot"),
+                            size: wgpu::Extent3d {
+                                width: size.0,
+                                height: size.1,
+                                depth_or_array_layers: 1,
+                            },
+                            mip_level_count: 1,
+                            sample_count: 1,
+                            dimension: wgpu::TextureDimension::D2,
+                            format: self.config.format,
+                            usage: wgpu::TextureUsages::RENDER_ATTACHMENT
+                                | wgpu::TextureUsages::COPY_SRC,
+                            view_formats: &self.config.view_formats,
+                        },
+                        Category::Other,
+                    )
+                    .map_err(|e| e.to_string())?,
+            )
+        } else {
+            None
+        };
+        let texture = offscreen.as_ref().map_or(&frame.texture, |t| t.texture());
+        let view = texture.create_view(&wgpu::TextureViewDescriptor {
+            label: Some("mipflow output"),
+            format: Some(self.config.format),
+            ..Default::default()
+        });
+        let input = FrameInput::new(camera).with_debug_mips(self.debug_mips);
+        self.stats = *self
+            .renderer
+            .render(&view, &input)
+            .map_err(|e| format!("rendering frame {}: {e}", self.frame + 1))?;
+        self.history
+            .record(self.started.elapsed().as_secs_f64(), &self.stats);
+        #[cfg(feature = "overlay")]
+        if self.overlay_visible {
+            let loading =
+                (!self.loader.is_done()).then(|| (self.loader.received(), self.loader.total()));
+            let oi = overlay::OverlayInput {
+                renderer: &self.renderer,
+                history: &self.history,
+                loading,
+                fps: self.fps.fps(),
+                output: size,
+                budget_origin: self.budget_origin,
+            };
+            let overlay_view = texture.create_view(&wgpu::TextureViewDescriptor {
+                label: Some("mipflow overlay output"),
+                format: Some(self.config.format.remove_srgb_suffix()),
+                ..Default::default()
+            });
+            let actions = self
+                .overlay
+                .draw(&self.window, &overlay_view, size, &oi)
+                .map_err(|e| format!("drawing the overlay: {e}"))?;
+            self.apply(actions);
+        }
+        if capture && let Some(path) = self.opts.args.screenshot.clone() {
+            save_png(self.renderer.context(), texture, &path)?;
+            tracing::info!(path = %path.display(), width = size.0, height = size.1, "screenshot saved");
+        }
+        drop(view);
+        self.window.pre_present_notify();
+        self.renderer.context().queue().present(frame);
+        self.frame += 1;
+        if self.opts.args.resize_test && self.frame.is_multiple_of(3) {
+            // Sizes the window system will send back as `Resized` events: tiny, odd, larger.
+            const SIZES: [(u32, u32); 5] = [(1, 1), (37, 3), (320, 200), (801, 451), (640, 360)];
+            let (w, h) = SIZES[(self.frame / 3) as usize % SIZES.len()];
+            let _ = self
+                .window
+                .request_inner_size(winit::dpi::PhysicalSize::new(w, h));
+        }
+        if !self.first_frame_logged {
+            self.first_frame_logged = true;
+            tracing::info!(
+                ms = format!("{:.0}", self.started.elapsed().as_secs_f64() * 1e3),
+                "first frame presented"
+            );
+        }
+        if self.opts.args.monitor
+            && self
+                .last_monitor
+                .is_none_or(|t| t.elapsed().as_secs_f32() >= 1.0)
+        {
+            self.last_monitor = Some(Instant::now());
+            eprintln!(
+                "{}",
+                crate::headless::monitor_line(
+                    self.stats.frame,
+                    self.stats.budget_bytes,
+                    &self.stats.ledger,
+                    self.stats.render_scale
+                )
+            );
+        }
+        for e in self.renderer.context().take_uncaptured_errors() {
+            tracing::error!(error = %e, "wgpu error");
+        }
+        if self.loader.is_done() {
+            let last = self.is_last_frame();
+            self.frames_loaded += 1;
+            if last {
+                tracing::info!(
+                    frames = self.frames_loaded,
+                    fps = format!("{:.1}", self.fps.fps()),
+                    "frames done"
+                );
+                el.exit();
+            }
+        }
+        Ok(())
+    }
+
+    #[cfg(feature = "overlay")]
+    fn apply(&mut self, a: overlay::OverlayActions) {
+        if let Some(b) = a.budget {
+            self.renderer.set_budget(Budget::bytes(b));
+            self.budget_origin = "the overlay's slider";
+        }
+        if let Some((lo, hi)) = a.scale_range {
+            self.renderer.set_scale_range(lo, hi);
+        }
+        self.debug_mips = a.debug_mips;
+    }
+
+    fn recreate_surface(&mut self) -> Result<(), String> {
+        let instance = self.renderer.context().instance().ok_or_else(|| {
+            "the surface was lost and there is no instance to recreate it".to_owned()
+        })?;
+        self.surface = instance
+            .create_surface(self.window.clone())
+            .map_err(|e| format!("recreating the lost surface: {e}"))?;
+        self.configure();
+        Ok(())
+    }
+
+    /// While loading (and without the overlay to show it), the title shows the progress.
+    fn update_title(&mut self) {
+        if self
+            .last_title
+            .is_some_and(|t| t.elapsed().as_secs_f32() < 0.5)
+        {
+            return;
+        }
+        self.last_title = Some(Instant::now());
+        let title = if self.loader.is_done() {
+            format!(
+                "mipflow: {} textures, budget {} ({})",
+                self.loader.total() - self.loader.failed(),
+                mipflow::budget::source::format_bytes(self.stats.budget_bytes),
+                self.budget_origin
+            )
+        } else {
+            format!(
+                "mipflow: loading {}/{} textures",
+                self.loader.received(),
+                self.loader.total()
+            )
+        };
+        if self.window.title() != title {
+            self.window.set_title(&title);
+        }
+    }
+}
+
+/// Reads `texture` back and writes it as an opaque RGBA PNG.
+fn save_png(
+    ctx: &GpuContext,
+    texture: &wgpu::Texture,
+    path: &std::path::Path,
+) -> Result<(), String> {
+    let mut rgba = mipflow::gpu::read_texture_rgba8(ctx, texture).map_err(|e| e.to_string())?;
+    // The window is opaque; egui's blending may leave other alpha values in the texture.
+    for px in rgba.chunks_exact_mut(4) {
+        px[3] = 255;
+    }
+    let img = image::RgbaImage::from_raw(texture.width(), texture.height(), rgba)
+        .ok_or_else(|| "screenshot: readback size mismatch".to_owned())?;
+    if let Some(dir) = path.parent()
+        && !dir.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    img.save(path)
+        .map_err(|e| format!("writing {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wxh_parses_and_rejects() {
+        assert_eq!(parse_wxh("1280x720"), Some((1280, 720)));
+        assert_eq!(parse_wxh(" 640X480 "), Some((640, 480)));
+        for bad in ["", "x", "0x10", "10x", "20000x10", "-1x5", "axb"] {
+            assert_eq!(parse_wxh(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn options_check_the_arguments() {
+        assert!(Options::from_args(&DemoArgs::default()).is_ok());
+        let bad = [
+            DemoArgs {
+                budget: "lots".into(),
+                ..DemoArgs::default()
+            },
+            DemoArgs {
+                count: 0,
+                ..DemoArgs::default()
+            },
+            DemoArgs {
+                max_size: 10,
+                ..DemoArgs::default()
+            },
+            DemoArgs {
+                min_scale: f32::NAN,
+                ..DemoArgs::default()
+            },
+            DemoArgs {
+                anisotropy: Some(0),
+                ..DemoArgs::default()
+            },
+        ];
+        for b in bad {
+            assert!(Options::from_args(&b).is_err(), "{b:?}");
+        }
+        let o = Options::from_args(&DemoArgs {
+            screenshot: Some("x.png".into()),
+            ..DemoArgs::default()
+        })
+        .unwrap();
+        assert_eq!(o.frames, Some(120));
+        assert_eq!(o.budget, 128 << 20);
+    }
+
+    #[test]
+    fn format_prefers_8_bit_srgb() {
+        use wgpu::TextureFormat as F;
+        assert_eq!(
+            pick_format(&[F::Rgb10a2Unorm, F::Bgra8UnormSrgb]),
+            Some(F::Bgra8UnormSrgb)
+        );
+        assert_eq!(pick_format(&[F::Bgra8Unorm]), Some(F::Bgra8Unorm));
+        assert_eq!(pick_format(&[]), None);
+    }
+}

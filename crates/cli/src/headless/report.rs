@@ -1,0 +1,94 @@
+//! The headless report (JSON). Its fields are a contract, documented in the README: add, never
+//! rename.
+
+use serde::{Deserialize, Serialize};
+
+use mipflow::budget::ledger::ByCategory;
+
+/// One frame of a run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FrameRecord {
+    /// Frame index, from 0.
+    pub frame: u64,
+    /// The budget in force.
+    pub budget_bytes: u64,
+    /// The ledger's peak total inside the frame (transients included).
+    pub total_bytes: u64,
+    /// Bytes per category at the end of the frame.
+    pub by_category: ByCategory<u64>,
+    /// Render scale per axis.
+    pub render_scale: f64,
+    /// Bytes uploaded from the CPU this frame.
+    pub uploaded_bytes: u64,
+    /// Bytes of the wanted levels that are resident.
+    pub resident_mip_bytes: u64,
+    /// Bytes of the levels the view wants.
+    pub wanted_mip_bytes: u64,
+    /// CPU time of the frame, milliseconds (submit to submit).
+    pub frame_ms: f64,
+    /// Whether `total_bytes > budget_bytes`.
+    #[serde(default)]
+    pub over_budget: bool,
+    /// The planner's blur figure: pixel-octaves still missing.
+    #[serde(default)]
+    pub quality_cost: f64,
+    /// Microseconds the planner took.
+    #[serde(default)]
+    pub planner_us: f64,
+    /// When the driver ran out of memory below the budget: the effective budget it set (what the
+    /// driver really gave); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oom_cap_bytes: Option<u64>,
+    /// Out-of-memory errors from the driver this frame.
+    #[serde(default)]
+    pub oom_events: u32,
+}
+
+/// A whole run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// The adapter (name and backend).
+    pub adapter: String,
+    /// The highest budget of the schedule.
+    pub budget_bytes_max: u64,
+    /// The highest `total_bytes` of any frame.
+    pub peak_bytes: u64,
+    /// Frames whose `total_bytes` passed their `budget_bytes`.
+    pub violations: u64,
+    /// Every frame.
+    pub frames: Vec<FrameRecord>,
+    /// The scenario file, or `"default"`.
+    #[serde(default)]
+    pub scenario: String,
+    /// `"pass"` or `"fail"`.
+    #[serde(default)]
+    pub verdict: String,
+    /// Why the verdict failed (budget violations, assertions), one line each.
+    #[serde(default)]
+    pub failures: Vec<String>,
+    /// Whether the planner reported the budget too small for the floors on any frame.
+    #[serde(default)]
+    pub budget_too_small: bool,
+    /// Output size.
+    #[serde(default)]
+    pub size: [u32; 2],
+    /// Mean `frame_ms`.
+    #[serde(default)]
+    pub mean_frame_ms: f64,
+    /// Streamed textures in the scene.
+    #[serde(default)]
+    pub textures: u64,
+}
+
+impl Report {
+    /// Recomputes `peak_bytes`, `violations` and `mean_frame_ms` from the frames.
+    pub fn summarise(&mut self) {
+        self.peak_bytes = self.frames.iter().map(|f| f.total_bytes).max().unwrap_or(0);
+        self.violations = self.frames.iter().filter(|f| f.over_budget).count() as u64;
+        self.mean_frame_ms = if self.frames.is_empty() {
+            0.0
+        } else {
+            self.frames.iter().map(|f| f.frame_ms).sum::<f64>() / self.frames.len() as f64
+        };
+    }
+}

@@ -1,0 +1,281 @@
+//! Runs a scenario offscreen and judges it.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use super::report::{FrameRecord, Report};
+use super::scenario::Scenario;
+use mipflow::budget::source::format_bytes;
+use mipflow::budget::{Budget, Category};
+use mipflow::gpu::GpuContext;
+use mipflow::render::scene::Camera;
+use mipflow::stream::StreamConfig;
+use crate::error::Result;
+use crate::scenes;
+use mipflow::{FrameInput, Renderer, RendererConfig};
+
+/// What to run: a scenario plus command-line overrides (flags win over the scenario).
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// The scenario (`Scenario::default()` when none was given).
+    pub scenario: Scenario,
+    /// A name for the report (the scenario file, or `"default"`).
+    pub name: String,
+    /// `--textures DIR`: show this folder as a gallery instead of the scenario's scene.
+    pub textures: Option<PathBuf>,
+    /// `--budget SIZE`: one budget for the whole run.
+    pub budget: Option<u64>,
+    /// `--frames N`.
+    pub frames: Option<u64>,
+    /// `--size WxH`.
+    pub size: Option<(u32, u32)>,
+    /// `--monitor`: one line per second with the totals per category, on stderr.
+    pub monitor: bool,
+    /// Cache folder for procedural textures (`None`: cook in memory).
+    pub cache: Option<PathBuf>,
+}
+
+/// One line with the totals per category, like `nvidia-smi -l 1` (the `--monitor` output).
+pub fn monitor_line(
+    frame: u64,
+    budget: u64,
+    snap: &mipflow::budget::LedgerSnapshot,
+    scale: f32,
+) -> String {
+    let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+    let c = &snap.by_category;
+    format!(
+        "frame {frame:>6} | total {:>8.1} MiB / budget {:>8.1} MiB | textures {:>7.1} | targets {:>6.1} | buffers {:>5.1} | staging {:>5.1} | overlay {:>4.1} | other {:>5.1} | scale {:.3}",
+        mib(snap.total_bytes),
+        mib(budget),
+        mib(c.textures.bytes),
+        mib(c.render_targets.bytes),
+        mib(c.buffers.bytes),
+        mib(c.staging.bytes),
+        mib(c.overlay.bytes),
+        mib(c.other.bytes),
+        scale
+    )
+}
+
+/// Runs `opts` on `ctx` and returns the report with its verdict (`"pass"` / `"fail"` and the
+/// failures). Set-up errors (a scene that cannot be built) are `Err`.
+pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
+    let mut sc = opts.scenario.clone();
+    if let Some(f) = opts.frames {
+        sc.frames = f.max(1);
+    }
+    if let Some((w, h)) = opts.size {
+        sc.size = [w.max(1), h.max(1)];
+    }
+    let budget_at = |frame: u64| opts.budget.unwrap_or_else(|| sc.budget_at(frame));
+    let adapter = ctx.adapter_name();
+    let mut config = RendererConfig::default();
+    config.budget = Budget::bytes(budget_at(0));
+    config.stream = StreamConfig::default().with_deterministic(true);
+    if let Some(a) = sc.anisotropy {
+        config.anisotropy = a;
+    }
+    if let Some(m) = sc.min_scale {
+        config.controller.range = mipflow::resolution::BucketRange::new(m, 1.0);
+    }
+    let mut r = Renderer::with_context(ctx, config)?;
+    let (w, h) = (sc.size[0], sc.size[1]);
+    // The output image stands in for a swapchain: charged to `Other`, so the planner counts it.
+    let output = r
+        .context()
+        .create_offscreen_target("headless output", w, h)?;
+    let view = output.create_view();
+
+    let cache = opts.cache.as_deref();
+    let quiet = |_: usize, _: usize| {};
+    let (kind, length) = match (&opts.textures, sc.scene.kind.as_str()) {
+        (Some(dir), _) => ("gallery", scenes::build_gallery(&mut r, dir, scenes::Residency::Streamed)?),
+        (None, "gallery") => {
+            let dir = sc
+                .base_dir
+                .join(sc.scene.textures.clone().unwrap_or_default());
+            ("gallery", scenes::build_gallery(&mut r, &dir, scenes::Residency::Streamed)?)
+        }
+        (None, "grid") => (
+            "grid",
+            scenes::build_grid(
+                &mut r,
+                sc.scene.seed,
+                sc.scene.count.unwrap_or(2000),
+                sc.scene.texture_size.unwrap_or(64),
+                scenes::Residency::Streamed,
+            )?,
+        ),
+        _ => (
+            "demo",
+            scenes::build_demo(
+                &mut r,
+                sc.scene.seed,
+                sc.scene.count.unwrap_or(64),
+                sc.scene.texture_size.unwrap_or(1024),
+                cache,
+                &quiet,
+            )?,
+        ),
+    };
+
+    let mut report = Report {
+        adapter,
+        budget_bytes_max: opts.budget.unwrap_or_else(|| sc.budget_max()),
+        scenario: opts.name.clone(),
+        size: sc.size,
+        textures: r.streamer().texture_count() as u64,
+        ..Report::default()
+    };
+    report.frames.reserve(sc.frames as usize);
+    let mut last_monitor = Instant::now();
+    let mut budget_now = budget_at(0);
+    let mut too_small_at: Option<u64> = None;
+    let mut floor_bytes = 0;
+    for frame in 0..sc.frames {
+        let b = budget_at(frame);
+        if b != budget_now {
+            r.set_budget(Budget::bytes(b));
+            budget_now = b;
+        }
+        let (eye, target) = sc.camera_at(frame).unwrap_or_else(|| match kind {
+            "grid" => (
+                glam::Vec3::new(
+                    0.0,
+                    0.0,
+                    2.0 + length * (1.0 - frame as f32 / sc.frames as f32),
+                ),
+                glam::Vec3::ZERO,
+            ),
+            _ => scenes::tour(frame, sc.frames, length),
+        });
+        let t0 = Instant::now();
+        let stats = *r.render(
+            &view,
+            &FrameInput::new(Camera::look_at(eye, target)),
+        )?;
+        let frame_ms = t0.elapsed().as_secs_f64() * 1e3;
+        if stats.budget_too_small && too_small_at.is_none() {
+            too_small_at = Some(frame);
+            floor_bytes = stats.floor_bytes;
+        }
+        let mut by = mipflow::budget::ledger::ByCategory::<u64>::default();
+        for c in Category::ALL {
+            *by.get_mut(c) = stats.ledger.by_category.get(c).bytes;
+        }
+        report.frames.push(FrameRecord {
+            frame,
+            budget_bytes: b,
+            total_bytes: stats.frame_peak_bytes,
+            by_category: by,
+            render_scale: f64::from(stats.render_scale),
+            uploaded_bytes: stats.stream.uploaded_bytes,
+            resident_mip_bytes: stats.resident_mip_bytes,
+            wanted_mip_bytes: stats.wanted_mip_bytes,
+            frame_ms,
+            over_budget: stats.frame_peak_bytes > b,
+            quality_cost: stats.quality_cost,
+            planner_us: f64::from(stats.stream.planner_us),
+            oom_cap_bytes: stats.oom_cap_bytes,
+            oom_events: stats.stream.oom_events,
+        });
+        if opts.monitor && (last_monitor.elapsed().as_secs_f32() >= 1.0 || frame + 1 == sc.frames) {
+            last_monitor = Instant::now();
+            eprintln!(
+                "{}",
+                monitor_line(frame, b, &stats.ledger, stats.render_scale)
+            );
+        }
+    }
+    report.budget_too_small = too_small_at.is_some();
+    report.summarise();
+
+    // The verdict.
+    let allowed = sc
+        .expect
+        .iter()
+        .filter_map(|e| e.max_violations)
+        .min()
+        .unwrap_or(0);
+    if report.violations > allowed {
+        let first = report.frames.iter().find(|f| f.over_budget);
+        report.failures.push(format!(
+            "{} frame(s) over budget (first: frame {}, {} over {})",
+            report.violations,
+            first.map_or(0, |f| f.frame),
+            format_bytes(first.map_or(0, |f| f.total_bytes)),
+            format_bytes(first.map_or(0, |f| f.budget_bytes)),
+        ));
+    }
+    if let Some(f) = too_small_at {
+        // A budget below the floor always fails the run: the scene cannot be shown as meant.
+        let msg = format!(
+            "budget {} is below the floor at frame {f}: the fixed bytes, the smallest render targets and every texture's floor tail need {}; the run degraded (floors evicted)",
+            format_bytes(budget_at(f)),
+            format_bytes(floor_bytes)
+        );
+        report.failures.push(msg);
+    }
+    for e in &sc.expect {
+        let Some(rec) = report.frames.iter().find(|f| f.frame == e.frame) else {
+            report.failures.push(format!(
+                "expect at frame {}: the run has only {} frames",
+                e.frame, sc.frames
+            ));
+            continue;
+        };
+        if let Some(m) = e.min_render_scale
+            && rec.render_scale < m
+        {
+            report.failures.push(format!(
+                "frame {}: render scale {:.4} < expected minimum {m}",
+                e.frame, rec.render_scale
+            ));
+        }
+        if let Some(m) = e.max_render_scale
+            && rec.render_scale > m
+        {
+            report.failures.push(format!(
+                "frame {}: render scale {:.4} > expected maximum {m}",
+                e.frame, rec.render_scale
+            ));
+        }
+        if e.all_wanted_resident == Some(true) && rec.resident_mip_bytes < rec.wanted_mip_bytes {
+            report.failures.push(format!(
+                "frame {}: not every wanted mip is resident ({} of {})",
+                e.frame,
+                format_bytes(rec.resident_mip_bytes),
+                format_bytes(rec.wanted_mip_bytes)
+            ));
+        }
+        if let Some(m) = &e.max_total_bytes
+            && rec.total_bytes > m.bytes()?
+        {
+            report.failures.push(format!(
+                "frame {}: total {} > expected maximum {}",
+                e.frame,
+                format_bytes(rec.total_bytes),
+                format_bytes(m.bytes()?)
+            ));
+        }
+        if let Some(want) = e.budget_too_small {
+            let seen = too_small_at.is_some_and(|f| f <= e.frame);
+            if seen != want {
+                report.failures.push(format!(
+                    "frame {}: budget_too_small is {seen}, expected {want}",
+                    e.frame
+                ));
+            }
+        }
+    }
+    report.verdict = if report.failures.is_empty() {
+        "pass"
+    } else {
+        "fail"
+    }
+    .into();
+    drop(view);
+    drop(output);
+    Ok(report)
+}

@@ -1,0 +1,328 @@
+//! The scenario format (TOML): frames, output size, scene, camera keyframes, budget schedule and
+//! assertions. See the README for every key.
+
+use std::path::{Path, PathBuf};
+
+use glam::Vec3;
+use serde::Deserialize;
+
+use mipflow::budget::parse_size;
+use crate::error::{Error, Result};
+
+/// A byte size in a scenario: a number or a string such as `"256MiB"`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum SizeValue {
+    /// Plain bytes.
+    Bytes(u64),
+    /// Text with a unit.
+    Text(String),
+}
+
+impl SizeValue {
+    /// The bytes.
+    pub fn bytes(&self) -> Result<u64> {
+        match self {
+            SizeValue::Bytes(b) => Ok(*b),
+            SizeValue::Text(t) => Ok(parse_size(t)?),
+        }
+    }
+}
+
+/// What to render.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SceneSpec {
+    /// `"demo"`: the built-in demo scene (procedural textures, cooked in memory); `"gallery"`:
+    /// a folder of `.ktx2` files on a grid; `"grid"`: `count` small procedural textures.
+    #[serde(default = "default_kind")]
+    pub kind: String,
+    /// Seed of the procedural content.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// For `gallery`: the folder of `.ktx2` files, relative to the scenario file.
+    pub textures: Option<PathBuf>,
+    /// For `demo` and `grid`: how many textures (demo default 64, grid default 2000).
+    pub count: Option<u32>,
+    /// For `demo` and `grid`: the largest texture side (demo default 1024, grid default 64).
+    pub texture_size: Option<u32>,
+}
+
+fn default_kind() -> String {
+    "demo".into()
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+impl Default for SceneSpec {
+    fn default() -> Self {
+        Self {
+            kind: default_kind(),
+            seed: 1,
+            textures: None,
+            count: None,
+            texture_size: None,
+        }
+    }
+}
+
+/// A camera keyframe; positions are interpolated linearly between keyframes, and a keyframe with
+/// `cut = true` is jumped to instead (a camera cut).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CameraKey {
+    /// Frame of the keyframe.
+    pub frame: u64,
+    /// Eye position.
+    pub position: [f32; 3],
+    /// Point looked at.
+    pub look_at: [f32; 3],
+    /// Jump to this key at its frame instead of moving towards it.
+    #[serde(default)]
+    pub cut: bool,
+}
+
+/// A budget from `frame` on.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetKey {
+    /// First frame of this budget.
+    pub frame: u64,
+    /// The budget.
+    pub bytes: SizeValue,
+}
+
+/// Assertions checked at `frame` (or, for the `max_*` ones, over the whole run).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    /// Frame the point assertions are checked at.
+    pub frame: u64,
+    /// The render scale must be at least this.
+    pub min_render_scale: Option<f64>,
+    /// The render scale must be at most this.
+    pub max_render_scale: Option<f64>,
+    /// Every visible texture has its wanted level resident.
+    pub all_wanted_resident: Option<bool>,
+    /// The ledger total is at most this at `frame`.
+    pub max_total_bytes: Option<SizeValue>,
+    /// At most this many frames over budget in the whole run (the verdict already requires 0
+    /// unless this says otherwise, e.g. for a scenario that expects a too-small budget).
+    pub max_violations: Option<u64>,
+    /// The planner must (true) or must not (false) have reported the budget too small by `frame`.
+    pub budget_too_small: Option<bool>,
+}
+
+/// A whole scenario.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Frames to render (default 600).
+    #[serde(default = "default_frames")]
+    pub frames: u64,
+    /// Output size (default 1280x720).
+    #[serde(default = "default_size")]
+    pub size: [u32; 2],
+    /// The scene.
+    #[serde(default)]
+    pub scene: SceneSpec,
+    /// Camera keyframes (default: a slow dolly through the scene).
+    #[serde(default)]
+    pub camera: Vec<CameraKey>,
+    /// Budget schedule (default: 256 MiB throughout).
+    #[serde(default)]
+    pub budget: Vec<BudgetKey>,
+    /// Assertions.
+    #[serde(default)]
+    pub expect: Vec<Expect>,
+    /// Smallest render scale (default 0.5).
+    pub min_scale: Option<f32>,
+    /// Anisotropic filtering, 1 to 16 (default 8; 1 makes lavapipe runs several times faster).
+    pub anisotropy: Option<u16>,
+    /// Where relative paths are resolved (the scenario file's folder).
+    #[serde(skip)]
+    pub base_dir: PathBuf,
+}
+
+fn default_frames() -> u64 {
+    600
+}
+
+fn default_size() -> [u32; 2] {
+    [1280, 720]
+}
+
+impl Default for Scenario {
+    fn default() -> Self {
+        toml::from_str("").unwrap_or_else(|_| unreachable!("an empty scenario parses"))
+    }
+}
+
+impl Scenario {
+    /// Parses a scenario from TOML text; `base_dir` resolves relative paths.
+    pub fn parse(text: &str, base_dir: &Path) -> Result<Self> {
+        let mut s: Scenario = toml::from_str(text).map_err(|e| Error::Scenario(e.to_string()))?;
+        s.base_dir = base_dir.to_path_buf();
+        s.validate()?;
+        Ok(s)
+    }
+
+    /// Reads a scenario file.
+    pub fn load(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(&text, path.parent().unwrap_or(Path::new(".")))
+            .map_err(|e| Error::Scenario(format!("{}: {e}", path.display())))
+    }
+
+    /// Checks values a run cannot work with.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(Error::Scenario(m));
+        if self.frames == 0 {
+            return bad("frames must be at least 1".into());
+        }
+        if self.size[0] == 0 || self.size[1] == 0 || self.size[0] > 16384 || self.size[1] > 16384 {
+            return bad(format!("size {:?} must be within 1..=16384", self.size));
+        }
+        for b in &self.budget {
+            b.bytes.bytes()?;
+        }
+        for e in &self.expect {
+            if let Some(m) = &e.max_total_bytes {
+                m.bytes()?;
+            }
+        }
+        match self.scene.kind.as_str() {
+            "demo" | "grid" => {}
+            "gallery" if self.scene.textures.is_some() => {}
+            "gallery" => return bad("scene kind \"gallery\" needs `textures = \"dir\"`".into()),
+            k => return bad(format!("unknown scene kind {k:?} (demo, gallery, grid)")),
+        }
+        Ok(())
+    }
+
+    /// The budget in force at `frame` (256 MiB before the first key).
+    pub fn budget_at(&self, frame: u64) -> u64 {
+        self.budget
+            .iter()
+            .filter(|k| k.frame <= frame)
+            .max_by_key(|k| k.frame)
+            .and_then(|k| k.bytes.bytes().ok())
+            .unwrap_or(256 << 20)
+    }
+
+    /// The highest budget of the schedule.
+    pub fn budget_max(&self) -> u64 {
+        self.budget
+            .iter()
+            .filter_map(|k| k.bytes.bytes().ok())
+            .max()
+            .unwrap_or(256 << 20)
+    }
+
+    /// Eye and target at `frame`: linear between keyframes, holding before the first and after
+    /// the last; a `cut` key is jumped to at its frame. `None` without keyframes (the runner then
+    /// uses the scene's own tour).
+    pub fn camera_at(&self, frame: u64) -> Option<(Vec3, Vec3)> {
+        let keys = &self.camera;
+        let v = |a: [f32; 3]| Vec3::from(a);
+        let mut prev = keys.first()?;
+        if frame <= prev.frame {
+            return Some((v(prev.position), v(prev.look_at)));
+        }
+        for k in &keys[1..] {
+            if frame < k.frame {
+                if k.cut {
+                    return Some((v(prev.position), v(prev.look_at)));
+                }
+                let t = (frame - prev.frame) as f32 / (k.frame - prev.frame).max(1) as f32;
+                return Some((
+                    v(prev.position).lerp(v(k.position), t),
+                    v(prev.look_at).lerp(v(k.look_at), t),
+                ));
+            }
+            prev = k;
+        }
+        Some((v(prev.position), v(prev.look_at)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EXAMPLE: &str = r#"
+frames = 600
+size = [1280, 720]
+[scene]
+kind = "demo"
+seed = 1
+[[camera]]
+frame = 0
+position = [0.0, 1.6, 0.0]
+look_at = [0.0, 1.6, -10.0]
+[[camera]]
+frame = 100
+position = [0.0, 1.6, -10.0]
+look_at = [0.0, 1.6, -20.0]
+[[camera]]
+frame = 200
+position = [50.0, 1.6, 0.0]
+look_at = [0.0, 0.0, 0.0]
+cut = true
+[[budget]]
+frame = 0
+bytes = "256MiB"
+[[budget]]
+frame = 300
+bytes = 50000000
+[[expect]]
+frame = 500
+min_render_scale = 0.9
+all_wanted_resident = true
+"#;
+
+    #[test]
+    fn parses_the_documented_example() {
+        let s = Scenario::parse(EXAMPLE, Path::new(".")).unwrap();
+        assert_eq!(s.frames, 600);
+        assert_eq!(s.size, [1280, 720]);
+        assert_eq!(s.budget_at(0), 256 << 20);
+        assert_eq!(s.budget_at(299), 256 << 20);
+        assert_eq!(s.budget_at(300), 50_000_000);
+        assert_eq!(s.budget_max(), 256 << 20);
+        assert_eq!(s.expect[0].min_render_scale, Some(0.9));
+        let (eye, _) = s.camera_at(50).unwrap();
+        assert!((eye.z + 5.0).abs() < 1e-5, "halfway between keys: {eye}");
+        let (eye, _) = s.camera_at(150).unwrap();
+        assert!(
+            (eye.z + 10.0).abs() < 1e-5,
+            "before a cut the camera holds: {eye}"
+        );
+        let (eye, _) = s.camera_at(200).unwrap();
+        assert_eq!(eye.x, 50.0, "at the cut it jumps");
+    }
+
+    #[test]
+    fn refuses_bad_scenarios() {
+        for bad in [
+            "frames = 0",
+            "size = [0, 10]",
+            "[scene]\nkind = \"moon\"",
+            "[scene]\nkind = \"gallery\"",
+            "[[budget]]\nframe = 0\nbytes = \"12 parsecs\"",
+            "unknown_key = 1",
+            "frames = \"many\"",
+        ] {
+            assert!(
+                Scenario::parse(bad, Path::new(".")).is_err(),
+                "{bad:?} must be refused"
+            );
+        }
+        assert_eq!(Scenario::default().frames, 600);
+    }
+}

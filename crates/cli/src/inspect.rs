@@ -1,0 +1,302 @@
+//! `mipflow inspect`: print and validate KTX2 files.
+
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use mipflow::ktx2::{
+    DfdSummary, HEADER_LEN, Ktx2Error, ReadLimits, Supercompression, header_region_len,
+    level_dims, read_level, validate,
+};
+
+/// Arguments of `mipflow inspect`.
+#[derive(Debug, clap::Args)]
+pub struct InspectArgs {
+    /// KTX2 files to inspect.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One level as reported by `mipflow inspect`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LevelReport {
+    /// Level index (0 = full size).
+    pub level: usize,
+    /// Width in texels.
+    pub width: u32,
+    /// Height in texels.
+    pub height: u32,
+    /// Offset in the file.
+    pub offset: u64,
+    /// Stored bytes.
+    pub byte_length: u64,
+    /// Bytes after decompression.
+    pub uncompressed_byte_length: u64,
+}
+
+/// One key/value entry as reported by `mipflow inspect`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct KeyValueReport {
+    /// The key.
+    pub key: String,
+    /// The value: text without its NUL if it is printable UTF-8, otherwise `hex:` and its bytes.
+    pub value: String,
+}
+
+/// What `mipflow inspect` found in one file (printed as text, or as JSON with `--json`).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct InspectReport {
+    /// The file.
+    pub file: String,
+    /// True when no problem was found.
+    pub valid: bool,
+    /// File length, if it could be read.
+    pub file_len: Option<u64>,
+    /// vkFormat, if the header could be read.
+    pub vk_format: Option<u32>,
+    /// The wgpu format, for BC7 files.
+    pub format: Option<String>,
+    /// Width of level 0.
+    pub width: Option<u32>,
+    /// Height of level 0.
+    pub height: Option<u32>,
+    /// Supercompression, when it is one mipflow reads.
+    pub supercompression: Option<Supercompression>,
+    /// The raw supercompressionScheme value.
+    pub supercompression_scheme: Option<u32>,
+    /// The level index.
+    pub levels: Vec<LevelReport>,
+    /// The Basic DFD block, if it could be parsed.
+    pub dfd: Option<DfdSummary>,
+    /// Key/value entries.
+    pub key_values: Vec<KeyValueReport>,
+    /// Every problem found (empty when valid).
+    pub problems: Vec<String>,
+}
+
+fn show_value(v: &[u8]) -> String {
+    let text = v.strip_suffix(&[0]).unwrap_or(v);
+    match std::str::from_utf8(text) {
+        Ok(s) if !s.chars().any(|c| c.is_control()) => s.to_string(),
+        _ => {
+            let mut out = String::from("hex:");
+            for b in v.iter().take(256) {
+                let _ = write!(out, "{b:02x}");
+            }
+            if v.len() > 256 {
+                out.push_str("...");
+            }
+            out
+        }
+    }
+}
+
+/// Validates the file at `path` (header, level index, DFD, key/value data, and every level's data,
+/// decompressed and size-checked) and reports what it holds and every problem found.
+pub fn inspect_file(path: &Path, limits: &ReadLimits) -> InspectReport {
+    let mut report = InspectReport {
+        file: path.display().to_string(),
+        valid: false,
+        file_len: None,
+        vk_format: None,
+        format: None,
+        width: None,
+        height: None,
+        supercompression: None,
+        supercompression_scheme: None,
+        levels: Vec::new(),
+        dfd: None,
+        key_values: Vec::new(),
+        problems: Vec::new(),
+    };
+    let mut problems: Vec<Ktx2Error> = Vec::new();
+    let result = (|| -> Result<(), Ktx2Error> {
+        let mut file = File::open(path)?;
+        let file_len = file.metadata()?.len();
+        report.file_len = Some(file_len);
+        let mut first = Vec::new();
+        (&mut file).take(HEADER_LEN).read_to_end(&mut first)?;
+        // Read the header region the header declares (bounded by the limits); if the header itself
+        // is unusable, validate what was read so that every problem is still listed.
+        let region = header_region_len(&first, limits)
+            .unwrap_or(first.len() as u64)
+            .min(file_len);
+        let mut bytes = Vec::new();
+        file.seek(SeekFrom::Start(0))?;
+        (&mut file).take(region).read_to_end(&mut bytes)?;
+        let v = validate(&bytes, file_len, limits);
+        problems.extend(v.problems);
+        if let Some(h) = &v.header {
+            report.vk_format = Some(h.vk_format);
+            report.width = Some(h.pixel_width);
+            report.height = Some(h.pixel_height);
+            report.supercompression_scheme = Some(h.supercompression_scheme);
+            report.levels = h
+                .levels
+                .iter()
+                .enumerate()
+                .map(|(i, l)| {
+                    let (width, height) = level_dims(h.pixel_width, h.pixel_height, i);
+                    LevelReport {
+                        level: i,
+                        width,
+                        height,
+                        offset: l.offset,
+                        byte_length: l.byte_length,
+                        uncompressed_byte_length: l.uncompressed_byte_length,
+                    }
+                })
+                .collect();
+        }
+        if let Some(info) = &v.info {
+            report.format = Some(format!("{:?}", info.format));
+            report.supercompression = Some(info.supercompression);
+            report.dfd = Some(info.dfd.clone());
+            report.key_values = info
+                .key_values
+                .iter()
+                .map(|(k, v)| KeyValueReport {
+                    key: k.clone(),
+                    value: show_value(v),
+                })
+                .collect();
+            for level in 0..info.levels.len() {
+                if let Err(e) = read_level(&mut file, info, level) {
+                    problems.push(e);
+                }
+            }
+        }
+        Ok(())
+    })();
+    if let Err(e) = result {
+        problems.push(e);
+    }
+    report.valid = problems.is_empty();
+    report.problems = problems.iter().map(ToString::to_string).collect();
+    report
+}
+
+fn transfer_name(t: u8) -> &'static str {
+    match t {
+        1 => "linear",
+        2 => "sRGB",
+        _ => "other",
+    }
+}
+
+/// Formats a report as the text `mipflow inspect` prints.
+pub fn report_text(r: &InspectReport) -> String {
+    let mut s = String::new();
+    let verdict = if r.valid {
+        "valid".to_string()
+    } else {
+        format!("INVALID ({} problems)", r.problems.len())
+    };
+    let _ = writeln!(s, "{}: {verdict}", r.file);
+    if let Some(len) = r.file_len {
+        let _ = writeln!(s, "  file size         {len} bytes");
+    }
+    if let Some(vk) = r.vk_format {
+        let f = r.format.as_deref().unwrap_or("unsupported");
+        let _ = writeln!(s, "  format            vkFormat {vk} ({f})");
+    }
+    if let (Some(w), Some(h)) = (r.width, r.height) {
+        let _ = writeln!(s, "  size              {w}x{h}, {} levels", r.levels.len());
+    }
+    if let Some(scheme) = r.supercompression_scheme {
+        let name = match scheme {
+            0 => "none",
+            1 => "BasisLZ",
+            2 => "Zstandard",
+            3 => "ZLIB",
+            _ => "unknown",
+        };
+        let _ = writeln!(s, "  supercompression  {name} ({scheme})");
+    }
+    if !r.levels.is_empty() {
+        let _ = writeln!(
+            s,
+            "  level  size          offset        bytes  uncompressed"
+        );
+        for l in &r.levels {
+            let _ = writeln!(
+                s,
+                "  {:>5}  {:<12} {:>7} {:>12} {:>13}",
+                l.level,
+                format!("{}x{}", l.width, l.height),
+                l.offset,
+                l.byte_length,
+                l.uncompressed_byte_length
+            );
+        }
+    }
+    if let Some(d) = &r.dfd {
+        let _ = writeln!(
+            s,
+            "  DFD               version {}, colour model {}{}, primaries {}, transfer {} ({}), {} alpha, block {}x{}x{}, {} bytes/block, {} sample(s), {} block(s)",
+            d.version,
+            d.color_model,
+            if d.color_model == 134 { " (BC7)" } else { "" },
+            d.color_primaries,
+            transfer_name(d.transfer_function),
+            d.transfer_function,
+            if d.premultiplied_alpha {
+                "premultiplied"
+            } else {
+                "straight"
+            },
+            d.block_dimensions[0],
+            d.block_dimensions[1],
+            d.block_dimensions[2],
+            d.bytes_plane0,
+            d.samples,
+            d.blocks,
+        );
+    }
+    if !r.key_values.is_empty() {
+        let _ = writeln!(s, "  key/value data");
+        for kv in &r.key_values {
+            let _ = writeln!(s, "    {} = {:?}", kv.key, kv.value);
+        }
+    }
+    if !r.problems.is_empty() {
+        let _ = writeln!(s, "  problems");
+        for p in &r.problems {
+            let _ = writeln!(s, "    - {p}");
+        }
+    }
+    s
+}
+
+/// Runs `mipflow inspect`: prints each file's report (text, or a JSON array with `--json`) and
+/// returns 0 when every file is valid, 1 otherwise.
+pub fn run_inspect(args: &InspectArgs) -> i32 {
+    let limits = ReadLimits::default();
+    let reports: Vec<InspectReport> = args
+        .files
+        .iter()
+        .map(|p| inspect_file(p, &limits))
+        .collect();
+    if args.json {
+        match serde_json::to_string_pretty(&reports) {
+            Ok(json) => println!("{json}"),
+            Err(e) => {
+                eprintln!("error: cannot serialise the report: {e}");
+                return 2;
+            }
+        }
+    } else {
+        for r in &reports {
+            print!("{}", report_text(r));
+        }
+    }
+    if reports.iter().all(|r| r.valid) {
+        0
+    } else {
+        1
+    }
+}

@@ -1,0 +1,188 @@
+//! The `mipflow` command line: `demo` (default), `cook`, `inspect`, `headless`, `bench`.
+//!
+//! A user of the library like any game: everything here goes through `mipflow`'s public API
+//! (plus its `testing` helpers) and `mipflow-cook`.
+
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "mipflow",
+    version,
+    about = "VRAM-budgeted BC7/KTX2 texture streaming on wgpu",
+    long_about = "VRAM-budgeted BC7/KTX2 texture streaming on wgpu.\n\nWith no subcommand, runs the demo: 200 procedural textures (13 of them 2048x2048, cooked once into the cache folder) under a 128 MiB budget, which is below what they need at full residency, so streaming and dynamic resolution are visibly at work. F1 toggles the memory overlay.",
+    args_conflicts_with_subcommands = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// With no subcommand, the demo runs with these options (see `mipflow demo --help`).
+    #[command(flatten)]
+    demo: mipflow_cli::demo::DemoArgs,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// The demo (the default): a window on a hall of streamed textures under one VRAM budget, with
+    /// the memory overlay (F1). The default budget, 128 MiB, is below what the default scene needs
+    /// at full residency, so streaming and dynamic resolution are visibly at work.
+    Demo(mipflow_cli::demo::DemoArgs),
+    /// Cook images (PNG, JPG, TGA, BMP) into BC7 KTX2 files with full mip chains.
+    Cook(mipflow_cli::cook_cmd::CookArgs),
+    /// Print and validate the contents of KTX2 files.
+    Inspect(mipflow_cli::inspect::InspectArgs),
+    /// Run a scenario offscreen: JSON report, PNG plot, exit 1 when the budget was broken.
+    Headless(HeadlessArgs),
+    /// mipflow against its baselines (RGBA8 and BC7 fully resident) on the same scene and camera
+    /// path, interleaved: VRAM, frame times, time to first frame, uploads, image quality; writes
+    /// bench.json, bench.md and bench.png.
+    Bench(mipflow_cli::bench::BenchArgs),
+}
+
+/// `mipflow headless`.
+#[derive(Args, Debug)]
+struct HeadlessArgs {
+    /// Scenario file (TOML); without it, the default scenario (demo scene, 600 frames, 256 MiB).
+    #[arg(long)]
+    scenario: Option<PathBuf>,
+    /// Show this folder of .ktx2 files as a gallery instead of the scenario's scene.
+    #[arg(long)]
+    textures: Option<PathBuf>,
+    /// One budget for the whole run ("256MiB", "1.5GiB", bytes); overrides the scenario's schedule.
+    #[arg(long)]
+    budget: Option<String>,
+    /// Frames to render.
+    #[arg(long)]
+    frames: Option<u64>,
+    /// Output size, WxH.
+    #[arg(long)]
+    size: Option<String>,
+    /// Write the JSON report here.
+    #[arg(long)]
+    report: Option<PathBuf>,
+    /// Write the PNG plot here.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    /// One line per second with the totals per category (stderr).
+    #[arg(long)]
+    monitor: bool,
+}
+
+fn parse_wxh(s: &str) -> Option<(u32, u32)> {
+    let (w, h) = s
+        .to_ascii_lowercase()
+        .split_once('x')
+        .map(|(a, b)| (a.trim().to_owned(), b.trim().to_owned()))?;
+    let (w, h) = (w.parse().ok()?, h.parse().ok()?);
+    (w > 0 && h > 0 && w <= 16384 && h <= 16384).then_some((w, h))
+}
+
+fn headless(args: &HeadlessArgs) -> ExitCode {
+    use mipflow_cli::headless::{RunOptions, Scenario, run, write_plot};
+    let usage = |msg: String| {
+        eprintln!("mipflow headless: {msg}");
+        eprintln!("verdict: ERROR (set-up)");
+        ExitCode::from(2)
+    };
+    let (scenario, name) = match &args.scenario {
+        Some(p) => match Scenario::load(p) {
+            Ok(s) => (s, p.display().to_string()),
+            Err(e) => return usage(e.to_string()),
+        },
+        None => (Scenario::default(), "default".to_owned()),
+    };
+    let budget = match args.budget.as_deref().map(mipflow::budget::parse_size) {
+        None => None,
+        Some(Ok(b)) => Some(b),
+        Some(Err(e)) => return usage(e.to_string()),
+    };
+    let size = match args.size.as_deref() {
+        None => None,
+        Some(s) => match parse_wxh(s) {
+            Some(v) => Some(v),
+            None => return usage(format!("--size {s:?}: expected WxH, such as 1280x720")),
+        },
+    };
+    let ctx = match mipflow::gpu::GpuContext::headless(&Default::default()) {
+        Ok(c) => c,
+        Err(e) => return usage(e.to_string()),
+    };
+    let opts = RunOptions {
+        scenario,
+        name,
+        textures: args.textures.clone(),
+        budget,
+        frames: args.frames,
+        size,
+        monitor: args.monitor,
+        cache: Some(mipflow_cli::scenes::cache_dir()),
+    };
+    let report = match run(ctx, &opts) {
+        Ok(r) => r,
+        Err(e) => return usage(e.to_string()),
+    };
+    if let Some(p) = &args.report {
+        let json = match serde_json::to_string_pretty(&report) {
+            Ok(j) => j,
+            Err(e) => return usage(e.to_string()),
+        };
+        if let Err(e) = std::fs::write(p, json) {
+            return usage(format!("{}: {e}", p.display()));
+        }
+    }
+    if let Some(p) = &args.plot
+        && let Err(e) = write_plot(&report, p, 1280, 720)
+    {
+        return usage(e.to_string());
+    }
+    let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+    if report.verdict == "pass" {
+        eprintln!(
+            "verdict: PASS: {} frames, peak {:.1} MiB within budget {:.1} MiB, 0 violations, {:.2} ms/frame",
+            report.frames.len(),
+            mib(report.peak_bytes),
+            mib(report.budget_bytes_max),
+            report.mean_frame_ms
+        );
+        ExitCode::SUCCESS
+    } else {
+        eprintln!(
+            "verdict: FAIL: {} ({} frames, peak {:.1} MiB, {} violations)",
+            report.failures.join("; "),
+            report.frames.len(),
+            mib(report.peak_bytes),
+            report.violations
+        );
+        ExitCode::from(1)
+    }
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+                tracing_subscriber::EnvFilter::new(
+                    "warn,mipflow=info,wgpu_core=warn,wgpu_hal=warn,naga=warn",
+                )
+            }),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    match cli.command {
+        Some(Command::Cook(args)) => {
+            ExitCode::from(mipflow_cli::cook_cmd::run_cook(&args).clamp(0, 255) as u8)
+        }
+        Some(Command::Inspect(args)) => {
+            ExitCode::from(mipflow_cli::inspect::run_inspect(&args).clamp(0, 255) as u8)
+        }
+        Some(Command::Headless(args)) => headless(&args),
+        Some(Command::Bench(args)) => mipflow_cli::bench::run_bench(&args),
+        Some(Command::Demo(args)) => mipflow_cli::demo::run(&args),
+        None => mipflow_cli::demo::run(&cli.demo),
+    }
+}

@@ -1,0 +1,308 @@
+//! Built-in scenes, made through the public API only: the demo hall of procedural textures, a
+//! grid of many small textures, and a gallery of a folder of KTX2 files.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use glam::{Mat4, Quat, Vec3};
+pub use mipflow::render::panel;
+use mipflow::{MaterialDesc, Renderer, TextureHandle, TextureOptions, TextureSource};
+use mipflow_cook::Quality;
+pub use mipflow_cook::procedural::{
+    TextureSpec, cache_dir, cached_procedural, cook_procedural, demo_specs, mix64,
+};
+
+use crate::error::{Error, Result};
+
+/// How the scene builders make textures resident: streamed under the budget (mipflow), or, for
+/// `mipflow bench`'s baselines, every level resident at once, as BC7 or decoded to RGBA8 (the
+/// naive baseline). The baselines are made here, outside the library, with the public API any
+/// game has ([`Renderer::add_resident_texture`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Residency {
+    /// Mips streamed under the budget by the planner.
+    #[default]
+    Streamed,
+    /// Every level of every texture resident at registration, as BC7 (no streaming, no budget).
+    FullBc7,
+    /// Every level resident as uncompressed RGBA8 (BC7 decoded on the CPU at registration).
+    FullRgba8,
+}
+
+/// Adds `source` to `r` as `residency` says.
+pub fn add_texture(
+    r: &mut Renderer,
+    source: TextureSource,
+    residency: Residency,
+) -> Result<TextureHandle> {
+    if residency == Residency::Streamed {
+        return Ok(r.add_texture(source, TextureOptions::default())?);
+    }
+    let limits = mipflow::ktx2::ReadLimits::default();
+    let info = match &source {
+        TextureSource::Path(p) => mipflow::ktx2::read_info(p, &limits)?,
+        TextureSource::Bytes(b) => mipflow::ktx2::Ktx2Info::parse(b, b.len() as u64, &limits)
+            .map_err(|e| Error::Scenario(format!("<memory>: {e}")))?,
+    };
+    let label = source.describe();
+    let count = info.levels.len().min(usize::from(u8::MAX)) as u8;
+    let levels = source
+        .read_levels(&info, 0..count, &std::sync::atomic::AtomicBool::new(false))
+        .map_err(Error::Scenario)?;
+    let (format, levels) = if residency == Residency::FullRgba8 {
+        let decoded = levels
+            .iter()
+            .enumerate()
+            .map(|(l, d)| {
+                let (w, h) = info.level_dims(l);
+                mipflow_cook::decode_bc7(d, w, h)
+            })
+            .collect();
+        let f = if info.format.is_srgb() {
+            wgpu::TextureFormat::Rgba8UnormSrgb
+        } else {
+            wgpu::TextureFormat::Rgba8Unorm
+        };
+        (f, decoded)
+    } else {
+        (info.format, levels)
+    };
+    let desc = wgpu::TextureDescriptor {
+        label: Some(&label),
+        size: wgpu::Extent3d {
+            width: info.width,
+            height: info.height,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: u32::from(count),
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format,
+        usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+        view_formats: &[],
+    };
+    let refs: Vec<&[u8]> = levels.iter().map(Vec::as_slice).collect();
+    let tex = mipflow::gpu::upload::create_texture_with_levels(
+        r.context(),
+        &desc,
+        &refs,
+        mipflow::Category::Textures,
+    )?;
+    Ok(r.add_resident_texture(tex, &label))
+}
+
+/// Spacing of the hall's panels along z.
+const HALL_SPACING: f32 = 2.2;
+
+/// The hall's length for `count` panels (both walls), as [`build_hall`] lays them out.
+pub fn hall_length(count: usize) -> f32 {
+    count.div_ceil(2) as f32 * HALL_SPACING + 4.0
+}
+
+/// Where [`build_hall`] puts panel `i` (a unit [`panel`]) showing a texture of side `size`: even
+/// panels on the left wall, odd on the right, larger textures on larger panels. Lets a caller add
+/// panels one at a time (the demo adds them as they finish cooking) with the same layout.
+pub fn hall_panel_transform(i: usize, size: u32) -> Mat4 {
+    hall_panel_transform_with_aspect(i, size, 1.0)
+}
+
+/// [`hall_panel_transform`] for an image of this aspect (width over height): the panel keeps the
+/// same largest side and the image's shape.
+pub fn hall_panel_transform_with_aspect(i: usize, size: u32, aspect: f32) -> Mat4 {
+    let aspect = if aspect.is_finite() && aspect > 0.0 {
+        aspect.clamp(1.0 / 8.0, 8.0)
+    } else {
+        1.0
+    };
+    let shape = if aspect >= 1.0 {
+        Vec3::new(1.0, 1.0 / aspect, 1.0)
+    } else {
+        Vec3::new(aspect, 1.0, 1.0)
+    };
+    hall_panel_square(i, size) * Mat4::from_scale(shape)
+}
+
+fn hall_panel_square(i: usize, size: u32) -> Mat4 {
+    let side = if i.is_multiple_of(2) { -1.0 } else { 1.0 };
+    let row = (i / 2) as f32;
+    let extent = 1.0 + (size as f32 / 1024.0).min(2.0) * 0.8;
+    let z = -2.0 - row * HALL_SPACING;
+    // Alternate heights so the walls read as a gallery, not a fence.
+    let y = 1.4 + if (i / 2).is_multiple_of(2) { 0.0 } else { 0.35 };
+    Mat4::from_scale_rotation_translation(
+        Vec3::splat(extent),
+        Quat::from_rotation_y(-side * std::f32::consts::FRAC_PI_2),
+        Vec3::new(side * 3.0, y, z),
+    )
+}
+
+/// The transforms of the floor tiles (a [`mipflow::render::quad_xz`] each) of a hall of `length`.
+pub fn hall_floor_transforms(length: f32) -> impl Iterator<Item = Mat4> {
+    let tiles = (length / 6.0).ceil().max(0.0) as i32;
+    (0..tiles).map(|k| {
+        Mat4::from_scale_rotation_translation(
+            Vec3::new(6.0, 1.0, 6.0),
+            Quat::IDENTITY,
+            Vec3::new(0.0, 0.0, -3.0 - 6.0 * k as f32),
+        )
+    })
+}
+
+/// Places `textures` as panels along both walls of a hall running from z = 0 towards -z, larger
+/// textures on larger panels, and a tiled floor with the first texture. Returns the hall's length.
+pub fn build_hall(r: &mut Renderer, textures: &[(TextureHandle, u32)]) -> Result<f32> {
+    let (pv, pi) = panel(1.0, 1.0);
+    let panel_mesh = r.add_mesh(&pv, &pi)?;
+    let length = hall_length(textures.len());
+    for (i, &(tex, size)) in textures.iter().enumerate() {
+        let aspect = r.streamer().texture_aspect(tex).unwrap_or(1.0);
+        let mat = r.add_material(MaterialDesc::new(tex))?;
+        r.add_instance(
+            panel_mesh,
+            mat,
+            hall_panel_transform_with_aspect(i, size, aspect),
+        )?;
+    }
+    if let Some(&(floor_tex, _)) = textures.first() {
+        let (fv, fi) = mipflow::render::quad_xz();
+        let floor_mesh = r.add_mesh(&fv, &fi)?;
+        let mut md = MaterialDesc::new(floor_tex);
+        md.uv_scale = 1.0;
+        let mat = r.add_material(md)?;
+        for t in hall_floor_transforms(length) {
+            r.add_instance(floor_mesh, mat, t)?;
+        }
+    }
+    Ok(length)
+}
+
+/// The demo scene: `count` procedural textures (largest side `max_size`) on the hall's walls.
+/// Returns the hall's length. `progress` is told each texture made (for a progress bar).
+pub fn build_demo(
+    r: &mut Renderer,
+    seed: u64,
+    count: u32,
+    max_size: u32,
+    cache: Option<&Path>,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<f32> {
+    use rayon::prelude::*;
+    let specs = demo_specs(seed, count, max_size);
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let sources: Vec<Result<TextureSource>> = specs
+        .par_iter()
+        .with_max_len(1)
+        .map(|s| {
+            let r = cached_procedural(s, Quality::Fast, cache).map_err(Error::from);
+            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            progress(n, specs.len());
+            r
+        })
+        .collect();
+    let mut handles = Vec::with_capacity(specs.len());
+    for (spec, src) in specs.iter().zip(sources) {
+        let h = r.add_texture(src?, TextureOptions::default())?;
+        handles.push((h, spec.size));
+    }
+    build_hall(r, &handles)
+}
+
+/// A grid scene of `count` small procedural textures (side `size`) on panels in a square grid
+/// facing +Z at z = 0: the "thousands of small textures" case. Returns the grid's side length.
+pub fn build_grid(
+    r: &mut Renderer,
+    seed: u64,
+    count: u32,
+    size: u32,
+    residency: Residency,
+) -> Result<f32> {
+    use rayon::prelude::*;
+    let specs: Vec<TextureSpec> = (0..count)
+        .map(|i| TextureSpec {
+            name: format!("grid-{seed}-{i}"),
+            size,
+            seed: mix64(seed ^ u64::from(i)),
+            number: i,
+        })
+        .collect();
+    let bytes: Vec<Result<Vec<u8>>> = specs
+        .par_iter()
+        .map(|s| Ok(cook_procedural(s, Quality::Fast)?))
+        .collect();
+    let (pv, pi) = panel(0.9, 0.9);
+    let mesh = r.add_mesh(&pv, &pi)?;
+    let side = (count as f32).sqrt().ceil() as u32;
+    for (i, b) in bytes.into_iter().enumerate() {
+        let h = add_texture(r, TextureSource::Bytes(b?.into()), residency)?;
+        let mat = r.add_material(MaterialDesc::new(h))?;
+        let (gx, gy) = (i as u32 % side, i as u32 / side);
+        let t = Mat4::from_translation(Vec3::new(
+            gx as f32 - side as f32 / 2.0,
+            gy as f32 - side as f32 / 2.0,
+            0.0,
+        ));
+        r.add_instance(mesh, mat, t)?;
+    }
+    Ok(side as f32)
+}
+
+/// A gallery of every `.ktx2` file under `dir` (sorted by path), as panels along the hall.
+pub fn build_gallery(r: &mut Renderer, dir: &Path, residency: Residency) -> Result<f32> {
+    let mut files = Vec::new();
+    collect_ktx2(dir, &mut files)?;
+    files.sort();
+    if files.is_empty() {
+        return Err(Error::Scenario(format!(
+            "no .ktx2 files under {}",
+            dir.display()
+        )));
+    }
+    let mut handles = Vec::with_capacity(files.len());
+    for f in files {
+        match add_texture(r, TextureSource::Path(Arc::new(f.clone())), residency) {
+            Ok(h) => {
+                let w = r.streamer().texture_width(h).unwrap_or(1024);
+                handles.push((h, w));
+            }
+            Err(e) => tracing::warn!(file = %f.display(), error = %e, "skipped"),
+        }
+    }
+    if handles.is_empty() {
+        return Err(Error::Scenario(format!(
+            "no readable .ktx2 file under {}",
+            dir.display()
+        )));
+    }
+    build_hall(r, &handles)
+}
+
+fn collect_ktx2(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let rd = std::fs::read_dir(dir).map_err(|source| Error::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            collect_ktx2(&p, out)?;
+        } else if p
+            .extension()
+            .is_some_and(|x| x.eq_ignore_ascii_case("ktx2"))
+        {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// The tour: down the hall and back, near the walls and far from them, over `frames` frames.
+pub fn tour(frame: u64, frames: u64, length: f32) -> (Vec3, Vec3) {
+    let t = (frame % frames.max(1)) as f32 / frames.max(1) as f32;
+    let phase = t * std::f32::consts::TAU;
+    let z = -(1.0 - phase.cos()) * 0.5 * (length - 4.0);
+    let x = (phase * 3.0).sin() * 2.0;
+    let eye = Vec3::new(x, 1.6, 2.0 + z);
+    let look = Vec3::new(-x * 0.8 + (phase * 2.0).sin() * 3.0, 1.5, z - 6.0);
+    (eye, look)
+}

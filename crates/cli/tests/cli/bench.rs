@@ -1,0 +1,178 @@
+//! `mipflow bench` through the binary: a tiny configuration writes a well-formed report whose
+//! modes are ordered by VRAM as they must be ((a) RGBA8 > (b) BC7 > (c) mipflow), and bad flags
+//! are usage errors (exit 2).
+
+use crate::common;
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use mipflow_cli::bench::{BenchReport, Mode};
+
+fn out_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mipflow-bench-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn bench(args: &[&str], dir: &std::path::Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mipflow"))
+        .arg("bench")
+        .args(args)
+        .env("MIPFLOW_CACHE", dir.join("cache"))
+        .output()
+        .expect("run mipflow")
+}
+
+/// Six frames at 160x90 of eight demo textures (the largest 1024², so that (b)'s footprint, and a
+/// quarter of it as (c)'s budget, stay above the render targets), with the quick
+/// micro-benchmarks: a few seconds on lavapipe.
+#[test]
+fn tiny_bench_report_is_well_formed_and_ordered() {
+    // The bench needs an adapter; `common::gpu` says so loudly (or fails under CI) when none.
+    if common::gpu().is_none() {
+        return;
+    }
+    let dir = out_dir("tiny");
+    let out_arg = dir.join("out");
+    let out = bench(
+        &[
+            "--frames",
+            "6",
+            "--size",
+            "160x90",
+            "--count",
+            "8",
+            "--texture-size",
+            "1024",
+            "--quick",
+            "--planner-textures",
+            "1000",
+            "--out",
+            out_arg.to_str().unwrap(),
+        ],
+        &dir,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "exit {:?}\n{stderr}",
+        out.status.code()
+    );
+    assert!(
+        stdout.contains("| figure |"),
+        "the table goes to stdout:\n{stdout}"
+    );
+
+    // Well formed: valid JSON, and it reads back as the report type.
+    let text = std::fs::read_to_string(out_arg.join("bench.json")).expect("bench.json");
+    let value: serde_json::Value = serde_json::from_str(&text).expect("bench.json is JSON");
+    assert!(value["modes"].is_array() && value["machine"]["adapter"].is_string());
+    let report: BenchReport = serde_json::from_value(value).expect("bench.json is a BenchReport");
+    let modes: Vec<Option<Mode>> = report.modes.iter().map(|m| m.mode).collect();
+    assert_eq!(
+        modes,
+        [Some(Mode::Rgba8), Some(Mode::Bc7), Some(Mode::Mipflow)]
+    );
+    for m in &report.modes {
+        assert_eq!(m.frames.len(), 6, "{:?}: one sample per frame", m.mode);
+        assert!(
+            m.frame_ms.p50 > 0.0 && m.frame_ms.p99 >= m.frame_ms.p50,
+            "{:?}",
+            m.frame_ms
+        );
+        assert!(m.time_to_first_frame_ms > m.setup_ms);
+        assert!(m.peak_bytes > 0);
+    }
+    // Every frame of (b) and (c) was compared with (a); (a) is the reference.
+    for m in &report.modes[1..] {
+        assert!(
+            m.frames
+                .iter()
+                .all(|f| f.psnr_db.is_some() && f.ssim.is_some())
+        );
+        assert_eq!(m.frames_compared, 6);
+    }
+    assert!(report.modes[0].frames.iter().all(|f| f.psnr_db.is_none()));
+    // (c) ran under the default budget, a quarter of (b)'s texture footprint, and never passed it.
+    let c = &report.modes[2];
+    assert_eq!(c.budget_bytes, Some(report.scene.bc7_texture_bytes / 4));
+    assert_eq!(c.frames_over_budget, 0);
+
+    // The order the bench exists to show.
+    let (a, b) = (&report.modes[0], &report.modes[1]);
+    assert!(
+        a.peak_bytes > b.peak_bytes && b.peak_bytes > c.peak_bytes,
+        "peak VRAM must be ordered a > b > c: {} / {} / {}",
+        a.peak_bytes,
+        b.peak_bytes,
+        c.peak_bytes
+    );
+    assert!(a.peak_by_category.textures > b.peak_by_category.textures);
+    assert!(b.peak_by_category.textures > c.peak_by_category.textures);
+    // RGBA8 is 4x BC7 except in the levels smaller than a 4x4 block.
+    let (rgba, bc) = (
+        report.scene.rgba8_texture_bytes,
+        report.scene.bc7_texture_bytes,
+    );
+    assert!(rgba > bc * 39 / 10 && rgba <= bc * 4, "{rgba} vs {bc}");
+
+    // The machine-wide figures are there too.
+    assert!(
+        report
+            .planner
+            .as_ref()
+            .is_some_and(|p| p.textures == 1000 && p.steady_us_mean > 0.0)
+    );
+    assert!(
+        report
+            .upload
+            .as_ref()
+            .is_some_and(|u| u.upload_mb_s > 0.0 && u.memcpy_mb_s > 0.0)
+    );
+    assert_eq!(report.cook.len(), 3);
+    assert!(
+        report
+            .cook
+            .iter()
+            .all(|c| c.mp_per_s > 0.0 && c.psnr_mean_db > 30.0)
+    );
+
+    let md = std::fs::read_to_string(out_arg.join("bench.md")).expect("bench.md");
+    assert!(md.contains("| figure |") && md.contains("Command: `mipflow bench"));
+    let png = image::open(out_arg.join("bench.png"))
+        .expect("bench.png")
+        .to_rgba8();
+    assert_eq!(png.dimensions(), (1400, 900));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Bad flags are usage errors: a message and exit 2, before any GPU work.
+#[test]
+fn bad_flags_exit_2() {
+    let dir = out_dir("flags");
+    for (args, needle) in [
+        (&["--frames", "0"][..], "--frames"),
+        (&["--size", "0x10"][..], "--size"),
+        (&["--budget", "lots"][..], "lots"),
+        (&["--quality-every", "0"][..], "--quality-every"),
+        (&["--texture-size", "9"][..], "--texture-size"),
+        (&["--scenario", "nope.toml"][..], "nope.toml"),
+        (
+            &["--textures", "/nonexistent-mipflow-dir"][..],
+            "not a folder",
+        ),
+        (
+            &["--scenario", "a.toml", "--textures", "b"][..],
+            "cannot be used with",
+        ),
+    ] {
+        let out = bench(args, &dir);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

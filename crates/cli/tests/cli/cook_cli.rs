@@ -1,0 +1,492 @@
+//! `mipflow cook` and `mipflow inspect` end to end, through the binary: the flag contract, folders,
+//! input formats, failures, incremental skipping, an interrupted and re-run cook, inspect output.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use image::{Rgba, RgbaImage};
+use mipflow::ktx2::{ReadLimits, Supercompression, read_info};
+
+fn mipflow(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mipflow"));
+    cmd.args(args).env("RUST_LOG", "warn");
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run mipflow")
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn test_image(w: u32, h: u32, seed: u32) -> RgbaImage {
+    RgbaImage::from_fn(w, h, |x, y| {
+        Rgba([
+            (x * 7 + seed * 40) as u8,
+            (y * 5) as u8,
+            ((x ^ y) * 3 + seed) as u8,
+            255,
+        ])
+    })
+}
+
+fn save(img: &RgbaImage, path: &Path) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    image::DynamicImage::ImageRgba8(img.clone())
+        .to_rgb8()
+        .save(path)
+        .unwrap();
+}
+
+fn write_palette_png(path: &Path) {
+    let file = std::fs::File::create(path).unwrap();
+    let mut enc = png::Encoder::new(std::io::BufWriter::new(file), 6, 5);
+    enc.set_color(png::ColorType::Indexed);
+    enc.set_depth(png::BitDepth::Eight);
+    enc.set_palette(vec![255, 0, 0, 0, 255, 0, 0, 0, 255]);
+    let mut w = enc.write_header().unwrap();
+    let data: Vec<u8> = (0..30).map(|i| (i % 3) as u8).collect();
+    w.write_image_data(&data).unwrap();
+}
+
+/// Every output under `dir` (recursively), relative to it, sorted.
+fn files_under(dir: &Path) -> Vec<String> {
+    fn walk(d: &Path, base: &Path, out: &mut Vec<String>) {
+        for e in std::fs::read_dir(d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, base, out);
+            } else {
+                out.push(
+                    p.strip_prefix(base)
+                        .unwrap()
+                        .to_string_lossy()
+                        .replace('\\', "/"),
+                );
+            }
+        }
+    }
+    let mut out = Vec::new();
+    if dir.exists() {
+        walk(dir, dir, &mut out);
+    }
+    out.sort();
+    out
+}
+
+/// Folders are searched recursively and subfolders kept; every supported format and pixel layout
+/// cooks (PNG 8/16-bit, grey, grey+alpha, palette, JPEG, TGA, BMP, upper-case extension); other
+/// files are ignored; the outputs are valid and `inspect` agrees.
+#[test]
+fn cooks_folders_recursively_in_every_input_format() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in");
+    let out = tmp.path().join("out");
+    save(&test_image(40, 24, 1), &input.join("a/b/deep.png"));
+    save(&test_image(33, 17, 2), &input.join("photo.jpg"));
+    save(&test_image(16, 16, 3), &input.join("sub/old.tga"));
+    save(&test_image(9, 13, 4), &input.join("win.bmp"));
+    save(&test_image(8, 8, 5), &input.join("UPPER.PNG"));
+    image::DynamicImage::ImageRgba16(image::ImageBuffer::from_fn(10, 6, |x, _| {
+        Rgba([x as u16 * 6000, 0, 65535, 40000])
+    }))
+    .save(input.join("sixteen.png"))
+    .unwrap();
+    image::GrayImage::from_fn(12, 12, |x, _| image::Luma([(x * 20) as u8]))
+        .save(input.join("grey.png"))
+        .unwrap();
+    image::GrayAlphaImage::from_fn(7, 5, |x, y| image::LumaA([(x * 30) as u8, (y * 60) as u8]))
+        .save(input.join("greyalpha.png"))
+        .unwrap();
+    write_palette_png(&input.join("palette.png"));
+    std::fs::write(input.join("notes.txt"), "not an image").unwrap();
+
+    let o = mipflow(
+        &["cook", s(&input), "-o", s(&out), "--quality", "fast"],
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        files_under(&out),
+        [
+            "UPPER.ktx2",
+            "a/b/deep.ktx2",
+            "grey.ktx2",
+            "greyalpha.ktx2",
+            "palette.ktx2",
+            "photo.ktx2",
+            "sixteen.ktx2",
+            "sub/old.ktx2",
+            "win.ktx2"
+        ]
+    );
+    for f in files_under(&out) {
+        let info = read_info(&out.join(&f), &ReadLimits::default()).unwrap();
+        assert_eq!(info.format, wgpu::TextureFormat::Bc7RgbaUnormSrgb);
+        assert_eq!(info.key_value_str("KTXorientation"), Some("rd"));
+        assert!(
+            info.key_value_str("KTXwriter")
+                .unwrap()
+                .starts_with("mipflow ")
+        );
+    }
+    let deep = read_info(&out.join("a/b/deep.ktx2"), &ReadLimits::default()).unwrap();
+    assert_eq!((deep.width, deep.height, deep.levels.len()), (40, 24, 6));
+
+    let paths: Vec<PathBuf> = files_under(&out).iter().map(|f| out.join(f)).collect();
+    let mut args = vec!["inspect"];
+    args.extend(paths.iter().map(|p| s(p)));
+    let o = mipflow(&args, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+}
+
+/// Files named directly; the flag contract: --quality, --zstd, --color, --normal-map.
+#[test]
+fn flags_select_format_and_supercompression() {
+    let tmp = tempfile::tempdir().unwrap();
+    let img = tmp.path().join("tex.png");
+    save(&test_image(64, 48, 7), &img);
+    let out = |name: &str| tmp.path().join(name);
+
+    let o = mipflow(
+        &[
+            "cook",
+            s(&img),
+            "-o",
+            s(&out("z")),
+            "--zstd",
+            "5",
+            "--quality",
+            "slow",
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let info = read_info(&out("z").join("tex.ktx2"), &ReadLimits::default()).unwrap();
+    assert_eq!(info.supercompression, Supercompression::Zstd);
+    assert_eq!(info.key_value_str("KTXwriterScParams"), Some("--zcmp 5"));
+
+    let o = mipflow(
+        &[
+            "cook",
+            s(&img),
+            "--out",
+            s(&out("lin")),
+            "--color",
+            "linear",
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let info = read_info(&out("lin").join("tex.ktx2"), &ReadLimits::default()).unwrap();
+    assert_eq!(info.format, wgpu::TextureFormat::Bc7RgbaUnorm);
+    assert_eq!(info.supercompression, Supercompression::None);
+    assert_eq!(info.dfd.transfer_function, 1);
+
+    let o = mipflow(
+        &[
+            "cook",
+            s(&img),
+            "-o",
+            s(&out("n")),
+            "--normal-map",
+            "--color",
+            "srgb",
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let info = read_info(&out("n").join("tex.ktx2"), &ReadLimits::default()).unwrap();
+    assert_eq!(info.format, wgpu::TextureFormat::Bc7RgbaUnorm);
+    assert!(
+        info.key_value_str("mipflow.cook")
+            .unwrap()
+            .contains("normal_map=true")
+    );
+
+    for bad in [
+        &["--zstd", "0"][..],
+        &["--zstd", "23"],
+        &["--quality", "ultra"],
+        &["--color", "rgb"],
+    ] {
+        let bad_out = out("bad");
+        let mut args = vec!["cook", s(&img), "-o", s(&bad_out)];
+        args.extend_from_slice(bad);
+        let o = mipflow(&args, &[]);
+        assert_eq!(o.status.code(), Some(2), "{bad:?} accepted");
+    }
+    assert!(!out("bad").exists());
+}
+
+/// A corrupt or unsupported input is reported with its path and reason; the others still cook; the
+/// exit code is 1; nothing is written for the failures.
+#[test]
+fn failures_are_reported_and_the_rest_cooks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in");
+    let out = tmp.path().join("out");
+    save(&test_image(20, 20, 1), &input.join("good.png"));
+    std::fs::write(
+        input.join("corrupt.png"),
+        b"\x89PNG\r\n\x1a\nthis is not a png",
+    )
+    .unwrap();
+    let jpg = input.join("cut.jpg");
+    save(&test_image(64, 64, 2), &jpg);
+    let bytes = std::fs::read(&jpg).unwrap();
+    // Cut inside the headers (the JPEG decoder fills in a truncated scan, so cut before it).
+    std::fs::write(&jpg, &bytes[..120]).unwrap();
+    save(&test_image(8, 8, 3), &input.join("twin.png"));
+    save(&test_image(8, 8, 4), &input.join("twin.bmp"));
+    let missing = tmp.path().join("missing.png");
+    let txt = tmp.path().join("readme.txt");
+    std::fs::write(&txt, "x").unwrap();
+
+    let o = mipflow(
+        &["cook", s(&input), s(&missing), s(&txt), "-o", s(&out)],
+        &[],
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("corrupt.png") && err.contains("cannot decode"),
+        "{err}"
+    );
+    assert!(err.contains("cut.jpg"), "{err}");
+    assert!(err.contains("missing.png"), "{err}");
+    assert!(
+        err.contains("readme.txt") && err.contains("not a .png"),
+        "{err}"
+    );
+    assert!(
+        err.contains("twin.ktx2") && err.contains("several inputs"),
+        "{err}"
+    );
+    assert!(err.contains("cooked 1"), "{err}");
+    assert_eq!(files_under(&out), ["good.ktx2"]);
+}
+
+/// An up-to-date output is skipped; a changed input, changed settings or --force cook again.
+#[test]
+fn incremental_cooking() {
+    let tmp = tempfile::tempdir().unwrap();
+    let img = tmp.path().join("t.png");
+    let out = tmp.path().join("out");
+    save(&test_image(32, 32, 1), &img);
+    let cook = |extra: &[&str]| {
+        let mut args = vec!["cook", s(&img), "-o", s(&out), "--quality", "fast"];
+        args.extend_from_slice(extra);
+        let o = mipflow(&args, &[]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stderr(&o)
+    };
+    assert!(cook(&[]).contains("cooked 1"));
+    let stamp = || {
+        read_info(&out.join("t.ktx2"), &ReadLimits::default())
+            .unwrap()
+            .key_value_str("mipflow.cook")
+            .unwrap()
+            .to_string()
+    };
+    let first = stamp();
+    assert!(
+        first.contains("quality=fast") && first.contains("input-xxh3-128="),
+        "{first}"
+    );
+    let err = cook(&[]);
+    assert!(
+        err.contains("cooked 0") && err.contains("1 up to date"),
+        "{err}"
+    );
+    assert!(cook(&["--force"]).contains("cooked 1"));
+    assert!(cook(&["--zstd", "3"]).contains("cooked 1"));
+    assert!(cook(&["--zstd", "3"]).contains("1 up to date"));
+    save(&test_image(32, 32, 2), &img);
+    assert!(cook(&["--zstd", "3"]).contains("cooked 1"));
+    assert_ne!(stamp(), first);
+    // A damaged output is not taken as up to date.
+    std::fs::write(out.join("t.ktx2"), b"garbage").unwrap();
+    assert!(cook(&["--zstd", "3"]).contains("cooked 1"));
+}
+
+/// The process dies while writing one output (the test hook aborts it half-way through the
+/// temporary file): no partial `.ktx2` exists, every `.ktx2` present is complete, and a re-run
+/// cooks only what is missing, removes the leftover temporary file and ends with all outputs valid.
+#[test]
+fn interrupted_cook_then_rerun() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in");
+    let out = tmp.path().join("out");
+    for (i, name) in ["a", "b", "c", "d", "e"].iter().enumerate() {
+        save(
+            &test_image(48, 40, i as u32),
+            &input.join(format!("{name}.png")),
+        );
+    }
+    let o = mipflow(
+        &["cook", s(&input), "-o", s(&out)],
+        &[("MIPFLOW_TEST_ABORT_WRITING", "c.ktx2")],
+    );
+    assert!(!o.status.success(), "the hook should have killed the run");
+    let after_crash = files_under(&out);
+    assert!(
+        !after_crash.contains(&"c.ktx2".to_string()),
+        "{after_crash:?}"
+    );
+    assert!(
+        after_crash
+            .iter()
+            .any(|f| f.starts_with(".c.ktx2.") && f.ends_with(".part")),
+        "{after_crash:?}"
+    );
+    let complete: Vec<&String> = after_crash
+        .iter()
+        .filter(|f| f.ends_with(".ktx2"))
+        .collect();
+    for f in &complete {
+        read_info(&out.join(f), &ReadLimits::default()).unwrap_or_else(|e| panic!("{f}: {e}"));
+    }
+
+    let o = mipflow(&["cook", s(&input), "-o", s(&out)], &[]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains(&format!("cooked {}", 5 - complete.len())),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("{} up to date", complete.len())),
+        "{err}"
+    );
+    assert_eq!(
+        files_under(&out),
+        ["a.ktx2", "b.ktx2", "c.ktx2", "d.ktx2", "e.ktx2"]
+    );
+    let o = mipflow(&["inspect", s(&out.join("c.ktx2"))], &[]);
+    assert!(o.status.success());
+}
+
+/// `inspect` prints the format, levels, DFD and metadata; `--json` gives the same to machines;
+/// invalid files are reported with their problems and exit code 1.
+#[test]
+fn inspect_text_and_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let img = tmp.path().join("t.png");
+    save(&test_image(20, 10, 1), &img);
+    let out = tmp.path().join("out");
+    assert!(
+        mipflow(
+            &[
+                "cook",
+                s(&img),
+                "-o",
+                s(&out),
+                "--zstd",
+                "3",
+                "--resize",
+                "keep"
+            ],
+            &[]
+        )
+        .status
+        .success()
+    );
+    let file = out.join("t.ktx2");
+
+    let o = mipflow(&["inspect", s(&file)], &[]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    for needle in [
+        "valid",
+        "vkFormat 146",
+        "20x10, 5 levels",
+        "Zstandard",
+        "colour model 134 (BC7)",
+        "KTXorientation = \"rd\"",
+        "mipflow.cook",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+    }
+
+    let bad = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/data/ktx2/dfd_transfer_srgb_on_unorm.ktx2");
+    let o = mipflow(&["inspect", "--json", s(&file), s(&bad)], &[]);
+    assert_eq!(o.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let reports = json.as_array().unwrap();
+    assert_eq!(reports.len(), 2);
+    assert_eq!(reports[0]["valid"], true);
+    assert_eq!(reports[0]["format"], "Bc7RgbaUnormSrgb");
+    assert_eq!(reports[0]["supercompression"], "zstd");
+    assert_eq!(reports[0]["levels"].as_array().unwrap().len(), 5);
+    assert_eq!(reports[0]["levels"][0]["width"], 20);
+    assert_eq!(reports[0]["dfd"]["color_model"], 134);
+    assert_eq!(reports[1]["valid"], false);
+    assert!(
+        reports[1]["problems"][0]
+            .as_str()
+            .unwrap()
+            .contains("transferFunction")
+    );
+}
+
+#[test]
+fn resize_stream_makes_every_level_to_the_floor_block_aligned() {
+    use mipflow::budget::planner::PlanTexture;
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in");
+    let out = tmp.path().join("out");
+    let keep = tmp.path().join("keep");
+    save(&test_image(451, 300, 7), &input.join("odd.png"));
+    save(&test_image(960, 540, 8), &input.join("hd.png"));
+    save(&test_image(256, 256, 9), &input.join("square.png"));
+    let o = mipflow(
+        &["cook", s(&input), "-o", s(&out), "--quality", "fast"],
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    for (name, size, source) in [
+        ("odd", (448, 320), Some("451x300")),
+        ("hd", (1024, 512), Some("960x540")),
+        ("square", (256, 256), None),
+    ] {
+        let info = read_info(&out.join(format!("{name}.ktx2")), &ReadLimits::default()).unwrap();
+        assert_eq!((info.width, info.height), size, "{name}");
+        assert_eq!(info.key_value_str("mipflowSourceSize"), source, "{name}");
+        // Every level down to the first of at most 32 texels can start a BC7 texture.
+        let count = info.levels.len() as u8;
+        let bases = PlanTexture::block_aligned_bases(info.width, info.height, 4, 4, count);
+        let floor = PlanTexture::floor_for(info.width, info.height, 32, count, bases).unwrap();
+        assert!(
+            (info.width >> floor).max(info.height >> floor) <= 32,
+            "{name}"
+        );
+        assert!(
+            (0..=floor).all(|l| bases & (1 << l) != 0),
+            "{name}: {bases:b}"
+        );
+    }
+    // --resize keep leaves the size (and such a file cannot go on the GPU at all).
+    let o = mipflow(
+        &[
+            "cook",
+            s(&input.join("odd.png")),
+            "-o",
+            s(&keep),
+            "--quality",
+            "fast",
+            "--resize",
+            "keep",
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let info = read_info(&keep.join("odd.ktx2"), &ReadLimits::default()).unwrap();
+    assert_eq!((info.width, info.height), (451, 300));
+}

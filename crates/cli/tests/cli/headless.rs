@@ -1,0 +1,230 @@
+//! `mipflow headless` on the scenarios in tests/scenarios/: verdicts, exit codes, and each report
+//! checked against the ledger's figures.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use mipflow_cli::headless::Report;
+
+struct Run {
+    code: i32,
+    stderr: String,
+    report: Option<Report>,
+    plot: PathBuf,
+}
+
+fn out_dir() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mipflow-headless-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn run(name: &str, args: &[&str]) -> Option<Run> {
+    // The runner needs an adapter; `common::gpu` says so loudly (or fails under CI) when none.
+    common::gpu()?;
+    let dir = out_dir();
+    let report = dir.join(format!("{name}.json"));
+    let plot = dir.join(format!("{name}.png"));
+    let out = Command::new(env!("CARGO_BIN_EXE_mipflow"))
+        .arg("headless")
+        .args(args)
+        .arg("--report")
+        .arg(&report)
+        .arg("--plot")
+        .arg(&plot)
+        .env("MIPFLOW_CACHE", dir.join("cache"))
+        .output()
+        .expect("run mipflow");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let report = std::fs::read_to_string(&report)
+        .ok()
+        .map(|j| serde_json::from_str(&j).expect("the report parses"));
+    Some(Run {
+        code: out.status.code().unwrap_or(-1),
+        stderr,
+        report,
+        plot,
+    })
+}
+
+fn scenario(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/scenarios")
+        .join(format!("{name}.toml"))
+        .display()
+        .to_string()
+}
+
+/// Checks a report against itself and the ledger's figures: the peak is the highest frame total,
+/// violations count the frames over their budget, every frame's categories add up to at most its
+/// peak total.
+fn check_consistent(r: &Report) {
+    assert!(!r.frames.is_empty());
+    assert_eq!(
+        r.peak_bytes,
+        r.frames.iter().map(|f| f.total_bytes).max().unwrap()
+    );
+    assert_eq!(
+        r.violations,
+        r.frames
+            .iter()
+            .filter(|f| f.total_bytes > f.budget_bytes)
+            .count() as u64
+    );
+    for f in &r.frames {
+        let c = &f.by_category;
+        let sum = c.textures + c.render_targets + c.buffers + c.staging + c.overlay + c.other;
+        assert!(
+            sum <= f.total_bytes,
+            "frame {}: categories {sum} > peak {}",
+            f.frame,
+            f.total_bytes
+        );
+        assert!(
+            c.textures > 0 || r.budget_too_small,
+            "frame {}: no textures",
+            f.frame
+        );
+        assert!(f.render_scale >= 0.5 && f.render_scale <= 1.0);
+    }
+    assert!(r.adapter.len() > 3);
+}
+
+#[test]
+fn steady_passes_and_is_deterministic() {
+    let Some(a) = run("steady", &["--scenario", &scenario("steady")]) else {
+        return;
+    };
+    assert_eq!(a.code, 0, "{}", a.stderr);
+    assert!(a.stderr.contains("verdict: PASS"), "{}", a.stderr);
+    let ra = a.report.expect("report");
+    check_consistent(&ra);
+    assert_eq!(ra.violations, 0);
+    assert!(ra.peak_bytes <= ra.budget_bytes_max);
+    assert_eq!(ra.frames.len(), 90);
+    assert_eq!(ra.verdict, "pass");
+    // Steady: the scale never changes, and the last 30 frames upload nothing.
+    assert!(ra.frames.iter().all(|f| f.render_scale == 1.0));
+    assert!(ra.frames[60..].iter().all(|f| f.uploaded_bytes == 0));
+    assert!(image::open(&a.plot).is_ok(), "the plot is a PNG");
+
+    // The same scenario twice gives the same report, timings aside.
+    let b = run("steady2", &["--scenario", &scenario("steady")]).unwrap();
+    let mut rb = b.report.unwrap();
+    let mut ra = ra;
+    for r in [&mut ra, &mut rb] {
+        r.mean_frame_ms = 0.0;
+        r.scenario.clear();
+        for f in &mut r.frames {
+            f.frame_ms = 0.0;
+            f.planner_us = 0.0;
+        }
+    }
+    assert_eq!(ra, rb);
+}
+
+#[test]
+fn budget_drop_lowers_scale_at_once_and_recovers() {
+    let Some(run) = run("budget_drop", &["--scenario", &scenario("budget_drop")]) else {
+        return;
+    };
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let r = run.report.unwrap();
+    check_consistent(&r);
+    assert_eq!(r.violations, 0);
+    let low = 1100 * 1024;
+    for f in &r.frames[40..100] {
+        assert_eq!(f.budget_bytes, low);
+        assert!(f.total_bytes <= low, "frame {}: {}", f.frame, f.total_bytes);
+    }
+    assert_eq!(r.frames[39].render_scale, 1.0);
+    assert!(
+        r.frames[40].render_scale < 1.0,
+        "the scale drops in the frame the budget does"
+    );
+    assert_eq!(r.frames[159].render_scale, 1.0, "and comes back");
+}
+
+#[test]
+fn below_floor_fails_with_a_clear_message() {
+    let Some(run) = run("below_floor", &["--scenario", &scenario("below_floor")]) else {
+        return;
+    };
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("below the floor"), "{}", run.stderr);
+    assert!(run.stderr.contains("verdict: FAIL"));
+    let r = run.report.unwrap();
+    check_consistent(&r);
+    assert!(r.budget_too_small);
+    assert_eq!(r.verdict, "fail");
+    // The render targets and the output cannot go below their minimum: every frame is over.
+    assert_eq!(r.violations, 30);
+    // Degraded, not crashed: all 30 frames were rendered, textures evicted to fit what they can.
+    assert_eq!(r.frames.len(), 30);
+}
+
+#[test]
+fn camera_cut_streams_the_new_view_within_budget() {
+    let Some(run) = run("camera_cut", &["--scenario", &scenario("camera_cut")]) else {
+        return;
+    };
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let r = run.report.unwrap();
+    check_consistent(&r);
+    assert_eq!(r.violations, 0);
+    // The cut changes what is wanted...
+    assert_ne!(r.frames[59].wanted_mip_bytes, r.frames[60].wanted_mip_bytes);
+    // ...and the new view streams in after it.
+    assert!(r.frames[60..].iter().any(|f| f.uploaded_bytes > 0));
+    let last = r.frames.last().unwrap();
+    assert_eq!(last.resident_mip_bytes, last.wanted_mip_bytes);
+}
+
+#[test]
+fn thousands_of_small_textures() {
+    let Some(run) = run("many", &["--scenario", &scenario("many_textures")]) else {
+        return;
+    };
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let r = run.report.unwrap();
+    check_consistent(&r);
+    assert_eq!(r.textures, 2000);
+    assert_eq!(r.violations, 0);
+}
+
+#[test]
+fn flags_override_the_scenario_and_bad_input_exits_2() {
+    // --budget below the floor overrides the scenario's 64 MiB: now it fails.
+    let Some(run1) = run(
+        "override",
+        &[
+            "--scenario",
+            &scenario("steady"),
+            "--budget",
+            "100KiB",
+            "--frames",
+            "5",
+            "--size",
+            "160x90",
+        ],
+    ) else {
+        return;
+    };
+    assert_eq!(run1.code, 1, "{}", run1.stderr);
+    let r = run1.report.unwrap();
+    assert_eq!(r.frames.len(), 5);
+    assert_eq!(r.size, [160, 90]);
+    assert_eq!(r.budget_bytes_max, 100 * 1024);
+    for args in [
+        vec!["--scenario", "/nonexistent/scenario.toml"],
+        vec!["--size", "wide"],
+        vec!["--budget", "lots"],
+        vec!["--textures", "/nonexistent-dir", "--frames", "2"],
+    ] {
+        let r = run("bad", &args).unwrap();
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains("verdict: ERROR"), "{}", r.stderr);
+    }
+}

@@ -1,0 +1,335 @@
+//! # mipflow-cook
+//!
+//! Cooking images into BC7 KTX2 files for [mipflow](https://docs.rs/mipflow): decode, linear-light
+//! mips, BC7, KTX2 (optionally Zstandard). A crate of its own so that a game that only streams
+//! compiles no encoder (intel_tex_2 is C++).
+//!
+//! - [`cook_image`] turns an image into an [`EncodedTexture`] in memory (full mip chain, BC7);
+//!   [`mipflow::ktx2::write_ktx2`] writes it. `mipflow cook` (the CLI) adds folders, parallelism,
+//!   progress, incremental skipping and atomic writes.
+//! - [`procedural`]: the demo's procedural textures (every level drawn on its own) and a test
+//!   pattern; [`compare`]: PSNR, SSIM and reference-image checks; [`decode_bc7`]: a CPU decoder.
+//! - [`mips`] documents the filter and the alpha and normal-map handling; [`encoder`] the BC7
+//!   encoder choice.
+//!
+//! **Memory.** Level 0 is encoded from the decoded RGBA8 image itself; level 1 is filtered from it
+//! straight into an `f32` plane (3 to 5 channels) and the RGBA8 image is dropped; every further level
+//! is filtered from the previous plane, which is dropped once its successor exists. The BC7 levels
+//! (1.33 bytes per input texel in all) stay in memory until the file is written. For an 8192x8192
+//! RGBA input the peak is about 256 MiB (RGBA8) + 256 to 320 MiB (level 1 plane) + 85 MiB (BC7),
+//! whatever the number of levels.
+
+#![warn(missing_docs)]
+
+mod color;
+pub mod compare;
+pub mod encoder;
+mod metrics;
+pub mod mips;
+pub mod procedural;
+
+use std::path::PathBuf;
+
+pub use mipflow::ktx2::EncodedTexture;
+pub use color::{linear_to_srgb, srgb_to_linear};
+pub use encoder::{Bc7Encoder, IntelBc7, encode_level, encoder_for};
+pub use compare::psnr_rgb;
+pub use metrics::decode_bc7;
+pub use mips::MipFilter;
+
+use mipflow::ktx2::{full_level_count, level_dims};
+use mips::{MipMode, Rgba8Source, downsample};
+
+/// Largest accepted image side (the common `max_texture_dimension_2d`, and the reader's default).
+pub const MAX_COOK_DIMENSION: u32 = 16384;
+
+/// What went wrong cooking one image.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CookError {
+    /// An input could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The input.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The image crate could not decode the input (corrupt, or an unsupported variant).
+    #[error("cannot decode the image: {0}")]
+    Decode(#[source] image::ImageError),
+    /// A file given on the command line is not a supported image type.
+    #[error("{path}: not a .png, .jpg, .jpeg, .tga or .bmp file")]
+    UnsupportedInput {
+        /// The input.
+        path: PathBuf,
+    },
+    /// The image is empty or larger than [`MAX_COOK_DIMENSION`].
+    #[error("image is {width}x{height}; each side must be between 1 and {max}")]
+    BadSize {
+        /// Width.
+        width: u32,
+        /// Height.
+        height: u32,
+        /// The limit.
+        max: u32,
+    },
+    /// The BC7 encoder refused its input (an internal error).
+    #[error("BC7 encoding failed: {0}")]
+    Encode(String),
+    /// Several inputs would be written to the same output file.
+    #[error("{output}: would be written by several inputs: {inputs:?}")]
+    OutputCollision {
+        /// The output file.
+        output: PathBuf,
+        /// The inputs mapping to it.
+        inputs: Vec<PathBuf>,
+    },
+    /// Writing an output failed.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        /// The output (or its folder).
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// A failure while cooking a given input.
+    #[error("{path}: {source}")]
+    Input {
+        /// The input.
+        path: PathBuf,
+        /// What went wrong.
+        source: Box<CookError>,
+    },
+}
+
+/// BC7 encoder effort (see [`IntelBc7`] for the profiles behind each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "lowercase")]
+pub enum Quality {
+    /// Quick previews.
+    Fast,
+    /// The best quality per second.
+    #[default]
+    Default,
+    /// Final assets.
+    Slow,
+}
+
+/// How the image's RGB values are to be interpreted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "lowercase")]
+pub enum ColorSpace {
+    /// sRGB-encoded colour: filtered in linear light, stored as `Bc7RgbaUnormSrgb`.
+    #[default]
+    Srgb,
+    /// Linear values (or non-colour data): filtered as they are, stored as `Bc7RgbaUnorm`.
+    Linear,
+}
+
+/// How the cook sizes an image before making its mips.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "lowercase")]
+pub enum Resize {
+    /// The image's own size. A BC7 texture can only start at levels whose sides are multiples of
+    /// 4 (wgpu refuses others): 451x300 cannot go on the GPU at all, 960x540 only whole.
+    #[default]
+    Keep,
+    /// Resampled (in linear light, Kaiser) to the nearest size whose levels down to 32 texels all
+    /// have sides that are multiples of 4, so that it streams level by level: sides become
+    /// multiples of `4 << k`, `k` the levels down to 32 (960x540 -> 1024x512, 451x300 -> 448x320),
+    /// with `4 << k` at most the smaller side (a thin strip keeps a larger floor instead).
+    /// Textures are UV-mapped: the image on screen keeps its shape. Sizes that stream already
+    /// are kept.
+    Stream,
+    /// Resampled to the nearest powers of two (every level streams).
+    Pow2,
+}
+
+impl Resize {
+    /// The size an image of `width x height` is cooked at.
+    pub fn dims(self, width: u32, height: u32) -> (u32, u32) {
+        match self {
+            Resize::Keep => (width, height),
+            Resize::Stream => {
+                // Levels until the larger side is at most 32: the default streaming floor.
+                let mut k = 0;
+                while (width.max(height) >> k) > 32 {
+                    k += 1;
+                }
+                // ...but the unit never above the smaller side: a thin strip (8192x3) is not
+                // blown up to stream its last levels; its floor stays larger instead.
+                while k > 0 && (4u32 << k) > width.min(height) {
+                    k -= 1;
+                }
+                let unit = 4u32 << k;
+                let round = |v: u32| {
+                    let n = ((f64::from(v) / f64::from(unit)).round() as u32).max(1);
+                    n.saturating_mul(unit).min(MAX_COOK_DIMENSION / unit * unit)
+                };
+                (round(width), round(height))
+            }
+            Resize::Pow2 => {
+                let round = |v: u32| {
+                    let lo = 1u32 << (31 - v.max(1).leading_zeros());
+                    let hi = lo.saturating_mul(2);
+                    let p = if v - lo <= hi.saturating_sub(v) {
+                        lo
+                    } else {
+                        hi
+                    };
+                    p.min(MAX_COOK_DIMENSION)
+                };
+                (round(width), round(height))
+            }
+        }
+    }
+}
+
+/// How to cook an image. `Default` is default quality, sRGB colour, no Zstandard, the image's own
+/// size.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct CookOptions {
+    /// BC7 encoder effort.
+    pub quality: Quality,
+    /// Interpretation of RGB; ignored (linear) for normal maps.
+    pub color: ColorSpace,
+    /// Tangent-space normal map: filtered as vectors and renormalised, stored as `Bc7RgbaUnorm`.
+    pub normal_map: bool,
+    /// Zstandard level for supercompression of each level (applied when writing).
+    pub zstd: Option<i32>,
+    /// The mip filter (not on the command line; Kaiser by default).
+    pub filter: MipFilter,
+    /// The size the image is cooked at (default: its own).
+    pub resize: Resize,
+}
+
+impl CookOptions {
+    /// The texture format these options produce.
+    pub fn format(&self) -> wgpu::TextureFormat {
+        if self.normal_map || self.color == ColorSpace::Linear {
+            wgpu::TextureFormat::Bc7RgbaUnorm
+        } else {
+            wgpu::TextureFormat::Bc7RgbaUnormSrgb
+        }
+    }
+}
+
+/// Cooks `img` into a BC7 texture with a full mip chain down to 1x1, in memory (see the module
+/// documentation for the filter, alpha and memory behaviour). The encoder is [`encoder_for`]
+/// `opts.quality`; `opts.zstd` is not applied here but by [`crate::ktx2::write_ktx2`].
+pub fn cook_image(
+    img: &image::DynamicImage,
+    opts: &CookOptions,
+) -> Result<EncodedTexture, CookError> {
+    let encoder = encoder_for(opts.quality);
+    cook_rgba8(img.to_rgba8(), opts, encoder.as_ref())
+}
+
+/// Like [`cook_image`], taking the RGBA8 image by value (so it can be dropped after level 1 is made)
+/// and an explicit encoder.
+pub fn cook_rgba8(
+    mut img: image::RgbaImage,
+    opts: &CookOptions,
+    encoder: &dyn Bc7Encoder,
+) -> Result<EncodedTexture, CookError> {
+    use rayon::prelude::*;
+    let (source_w, source_h) = img.dimensions();
+    let (width, height) = opts.resize.dims(source_w, source_h);
+    if width == 0 || height == 0 || width > MAX_COOK_DIMENSION || height > MAX_COOK_DIMENSION {
+        return Err(CookError::BadSize {
+            width,
+            height,
+            max: MAX_COOK_DIMENSION,
+        });
+    }
+    let alpha = img
+        .as_raw()
+        .par_chunks(4 * 4096)
+        .any(|c| c.chunks_exact(4).any(|p| p[3] != 255));
+    let srgb = opts.format().is_srgb();
+    let mode = match (opts.normal_map, alpha) {
+        (true, alpha) => MipMode::Normal { alpha },
+        (false, true) => MipMode::Alpha { srgb },
+        (false, false) => MipMode::Opaque { srgb },
+    };
+    if (width, height) != (source_w, source_h) {
+        let source = Rgba8Source {
+            rgba: img.as_raw(),
+            width: source_w as usize,
+            height: source_h as usize,
+            mode,
+        };
+        let plane = downsample(&source, width as usize, height as usize, opts.filter);
+        img = image::RgbaImage::from_raw(width, height, plane.to_rgba8())
+            .unwrap_or_else(|| unreachable!("a plane of {width}x{height} has that many texels"));
+    }
+    let count = full_level_count(width, height) as usize;
+    let mut levels = Vec::with_capacity(count);
+    levels.push(encode_level(encoder, img.as_raw(), width, height, alpha)?);
+    if count > 1 {
+        let (w1, h1) = level_dims(width, height, 1);
+        let source = Rgba8Source {
+            rgba: img.as_raw(),
+            width: width as usize,
+            height: height as usize,
+            mode,
+        };
+        let mut plane = downsample(&source, w1 as usize, h1 as usize, opts.filter);
+        drop(img);
+        for level in 1..count {
+            let rgba = plane.to_rgba8();
+            levels.push(encode_level(
+                encoder,
+                &rgba,
+                plane.width as u32,
+                plane.height as u32,
+                alpha,
+            )?);
+            drop(rgba);
+            if level + 1 < count {
+                let (w, h) = level_dims(width, height, level + 1);
+                plane = downsample(&plane, w as usize, h as usize, opts.filter);
+            }
+        }
+    }
+    Ok(EncodedTexture {
+        format: opts.format(),
+        width,
+        height,
+        levels,
+        key_values: if (width, height) == (source_w, source_h) {
+            Vec::new()
+        } else {
+            // Tools (and `mipflow inspect`) can tell the image's own size.
+            vec![(
+                "mipflowSourceSize".to_owned(),
+                format!("{source_w}x{source_h}\0").into_bytes(),
+            )]
+        },
+    })
+}
+
+#[cfg(test)]
+mod resize_tests {
+    use super::Resize;
+
+    #[test]
+    fn stream_sizes_are_block_aligned_to_the_floor() {
+        assert_eq!(Resize::Stream.dims(960, 540), (1024, 512));
+        assert_eq!(Resize::Stream.dims(451, 300), (448, 320));
+        assert_eq!(Resize::Stream.dims(512, 341), (512, 320));
+        assert_eq!(Resize::Stream.dims(256, 256), (256, 256));
+        assert_eq!(Resize::Stream.dims(40, 24), (40, 24));
+        assert_eq!(Resize::Stream.dims(30, 30), (32, 32));
+        assert_eq!(Resize::Stream.dims(1, 1), (4, 4));
+        assert_eq!(Resize::Stream.dims(8192, 3), (8192, 4));
+        assert_eq!(Resize::Stream.dims(1000, 70), (1024, 64));
+        assert_eq!(Resize::Keep.dims(451, 300), (451, 300));
+        assert_eq!(Resize::Pow2.dims(451, 300), (512, 256));
+        assert_eq!(Resize::Pow2.dims(384, 1), (256, 1));
+    }
+}

@@ -1,0 +1,550 @@
+//! The budget manager: the one owner of the frame's budget loop.
+//!
+//! It owns the ledger (through its [`GpuContext`]), the budget and its out-of-memory cap, the
+//! planner, the streamer and the render targets with their resolution controller. Each frame,
+//! [`BudgetManager::frame`]:
+//! 1. takes the IO workers' finished reads and releases finished upload staging;
+//! 2. computes the fixed bytes (buffers, overlay, other) and the staging headroom;
+//! 3. builds the planner's input from the streamer's textures (with the demand given this frame)
+//!    and the render targets' bytes per scale bucket, and runs the planner;
+//! 4. dispatches each transition in the plan's order: texture residency to the streamer, a
+//!    `Rescale` to the render targets (drops and lower scales come first, so the ledger never
+//!    passes the budget);
+//! 5. lets the resolution controller pick the bucket (the planner's memory bucket, lowered further
+//!    by GPU time when a target frame time is set) and makes the targets at it;
+//! 6. builds the grows whose data arrived, within the upload caps.
+//!
+//! Memory and scale: the planner is told that the render targets are at its own memory bucket,
+//! even while the controller still renders lower (going up waits for the controller's stable
+//! window, or GPU time keeps it lower); so textures never take the bytes the targets may claim,
+//! and going up always fits.
+//!
+//! It knows nothing of meshes, materials or passes: whoever draws takes the texture views (and
+//! their versions) and the render targets, and owns the bind groups.
+
+use std::time::Instant;
+
+use crate::budget::planner::{
+    Plan, PlanInput, PlanStatus, PlanTexture, Planner, ScaleBucket, TransitionKind,
+};
+use crate::budget::{Budget, EffectiveBudget};
+use crate::gpu::{GpuContext, GpuOptions, TrackedTexture};
+use crate::resolution::{
+    Bucket, BucketRange, ControllerConfig, RenderTargets, ResolutionController, Targets,
+    TimeSource, Upscaler, fill_scale_buckets,
+};
+use crate::stream::{StreamConfig, Streamer, TextureHandle, TextureOptions, TextureSource};
+use crate::{Error, Result};
+
+/// How a [`BudgetManager`] is made. `Default`: a 256 MiB budget, default streaming, scales from
+/// 0.5 to 1, bilinear upscale targets, memory-driven scaling only.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ManagerConfig {
+    /// The VRAM budget (bytes, a fraction of the adapter's memory, or a callback).
+    pub budget: Budget,
+    /// Streaming settings (the planner's hysteresis among them).
+    pub stream: StreamConfig,
+    /// Resolution controller settings (scale range, stable window, time path).
+    pub controller: ControllerConfig,
+    /// The upscaler, which decides the render-target set (an intermediate at output size for
+    /// [`Upscaler::EasuRcas`]).
+    pub upscaler: Upscaler,
+    /// A GPU frame-time target in ms: above it the scale goes down. `None`: memory only.
+    pub target_frame_ms: Option<f32>,
+    /// Whether the manager makes and scales the render targets (default true). False: it
+    /// manages textures only, at a render scale of 1; render targets the caller keeps itself
+    /// count as fixed bytes when made with the tracked constructors (category render targets).
+    pub render_targets: bool,
+}
+
+impl Default for ManagerConfig {
+    fn default() -> Self {
+        Self {
+            budget: Budget::bytes(256 << 20),
+            stream: StreamConfig::default(),
+            controller: ControllerConfig::default(),
+            upscaler: Upscaler::Bilinear,
+            target_frame_ms: None,
+            render_targets: true,
+        }
+    }
+}
+
+/// Frame times the resolution controller may scale by.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FrameTiming {
+    /// The last GPU frame time (ms), when timestamps are available.
+    pub gpu_ms: Option<f32>,
+    /// The CPU time of the previous frame, submit to submit (ms; 0 when unknown).
+    pub cpu_ms: f32,
+}
+
+/// What [`BudgetManager::frame`] decided: draw at `bucket` with `mip_bias`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct FramePlan {
+    /// The frame number (from 1).
+    pub frame: u64,
+    /// The caller's budget this frame.
+    pub budget_bytes: u64,
+    /// The planner's verdict.
+    pub status: PlanStatus,
+    /// The scale bucket the targets are at this frame.
+    pub bucket: Bucket,
+    /// The planner's memory-driven bucket (the controller may be lower).
+    pub memory_bucket: Bucket,
+    /// The render scale per axis.
+    pub render_scale: f32,
+    /// The mip bias that goes with the render scale (negative: textures sampled as at native
+    /// resolution). Give it to your samplers or shaders.
+    pub mip_bias: f32,
+}
+
+/// The budget manager (see the module documentation): textures, demand, render targets, one
+/// budget.
+pub struct BudgetManager {
+    config: ManagerConfig,
+    budget: EffectiveBudget,
+    streamer: Streamer,
+    planner: Planner,
+    plan: Plan,
+    targets: RenderTargets,
+    controller: ResolutionController,
+    range: BucketRange,
+    buckets: Vec<ScaleBucket>,
+    buckets_for: (u32, u32),
+    mem_index: usize,
+    frame: u64,
+    /// The demand in the streamer's textures is last frame's: the next `add_demand` (or frame)
+    /// starts from none.
+    demand_stale: bool,
+    /// Last: fields drop in order, and the context's leak report must see everything else gone.
+    ctx: GpuContext,
+}
+
+impl std::fmt::Debug for BudgetManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BudgetManager")
+            .field("frame", &self.frame)
+            .field("streamer", &self.streamer)
+            .finish()
+    }
+}
+
+impl BudgetManager {
+    /// A manager on the caller's device and queue (the game owns them, its window and its loop).
+    /// No uncaptured-error handler is installed on the caller's device.
+    pub fn new(device: wgpu::Device, queue: wgpu::Queue, config: ManagerConfig) -> Result<Self> {
+        let opts = GpuOptions {
+            install_error_handler: false,
+            ..GpuOptions::default()
+        };
+        Ok(Self::with_context(
+            GpuContext::adopt(device, queue, &opts),
+            config,
+        ))
+    }
+
+    /// A manager on a context mipflow made (headless, for a window) or adopted.
+    pub fn with_context(ctx: GpuContext, config: ManagerConfig) -> Self {
+        let range = config.controller.range;
+        Self {
+            budget: EffectiveBudget::new(config.budget.clone(), config.stream.oom_probe_frames),
+            streamer: Streamer::new(config.stream.clone()),
+            planner: Planner::new(config.stream.planner.clone()),
+            plan: Plan::default(),
+            targets: RenderTargets::new(config.upscaler),
+            controller: ResolutionController::new(config.controller.clone()),
+            mem_index: range.len().saturating_sub(1),
+            range,
+            buckets: Vec::new(),
+            buckets_for: (0, 0),
+            frame: 0,
+            demand_stale: false,
+            ctx,
+            config,
+        }
+    }
+
+    /// The GPU context (device, queue, ledger).
+    pub fn context(&self) -> &GpuContext {
+        &self.ctx
+    }
+
+    /// The streamer (texture states and views).
+    pub fn streamer(&self) -> &Streamer {
+        &self.streamer
+    }
+
+    /// The resolution controller (current bucket, history of changes and their reasons).
+    pub fn controller(&self) -> &ResolutionController {
+        &self.controller
+    }
+
+    /// The last plan (transitions, limit, floor bytes, quality cost).
+    pub fn last_plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// Frames planned so far.
+    pub fn frame_number(&self) -> u64 {
+        self.frame
+    }
+
+    /// The caller's budget.
+    pub fn budget(&self) -> &Budget {
+        self.budget.budget()
+    }
+
+    /// When the driver ran out of memory below the budget: the effective budget it set.
+    pub fn oom_cap(&self) -> Option<u64> {
+        self.budget.oom_cap()
+    }
+
+    /// Replaces the budget; the next frame plans with it (a lower one is reached in that frame,
+    /// without passing it). Clears any out-of-memory cap.
+    pub fn set_budget(&mut self, budget: Budget) {
+        self.budget.set_budget(budget);
+        self.planner.invalidate();
+    }
+
+    /// The scale range.
+    pub fn scale_range(&self) -> BucketRange {
+        self.range
+    }
+
+    /// Sets the scale range (min and max per axis, clamped to 1/16..=1).
+    pub fn set_scale_range(&mut self, min_scale: f32, max_scale: f32) {
+        let range = BucketRange::new(min_scale, max_scale);
+        self.range = range;
+        let mut c = self.controller.config().clone();
+        c.range = range;
+        self.controller.set_config(c);
+        self.buckets_for = (0, 0);
+        self.mem_index = self.mem_index.min(range.len().saturating_sub(1));
+    }
+
+    /// Adds a streamed texture from a KTX2 file or bytes. Reads its header and floor tail now,
+    /// and makes the floor resident at once when it fits under the budget.
+    pub fn add_texture(
+        &mut self,
+        source: TextureSource,
+        opts: TextureOptions,
+    ) -> Result<TextureHandle> {
+        let budget = self.budget.budget().current_bytes();
+        self.streamer.add_texture(&self.ctx, source, opts, budget)
+    }
+
+    /// Adds a texture the caller made (fully resident, not streamed; see
+    /// [`Streamer::add_resident`]).
+    pub fn add_resident_texture(&mut self, tex: TrackedTexture, label: &str) -> TextureHandle {
+        self.streamer.add_resident(tex, label)
+    }
+
+    /// Removes a texture (freed at once). False for a stale handle.
+    pub fn remove_texture(&mut self, h: TextureHandle) -> bool {
+        self.streamer.remove_texture(h)
+    }
+
+    /// The view to draw `h` with and its version (see [`Streamer::texture_view`]).
+    pub fn texture_view(&self, h: TextureHandle) -> Option<(&wgpu::TextureView, u64)> {
+        self.streamer.texture_view(h)
+    }
+
+    /// Demand for `h` this frame: the view wants level `wanted_level` (fractional; 0 is the full
+    /// size) over `pixels` screen pixels. Several calls for one texture combine (the finest level,
+    /// the sum of the pixels). A texture given no demand before [`BudgetManager::frame`] is not
+    /// wanted this frame (its levels decay by the planner's hysteresis). False for a stale
+    /// handle; non-finite or negative figures are ignored.
+    pub fn add_demand(&mut self, h: TextureHandle, wanted_level: f32, pixels: f32) -> bool {
+        if !self.streamer.contains(h) {
+            return false;
+        }
+        if self.demand_stale {
+            self.clear_demand();
+            self.demand_stale = false;
+        }
+        if wanted_level.is_nan() || !pixels.is_finite() || pixels < 0.0 {
+            return true;
+        }
+        let p = &mut self.streamer.plan_textures_mut()[h.index() as usize];
+        p.wanted_level = p.wanted_level.min(wanted_level.max(0.0));
+        p.screen_pixels += pixels;
+        true
+    }
+
+    /// The render targets at the current scale, once a frame has made them.
+    pub fn targets(&self) -> Option<&Targets> {
+        self.targets.current()
+    }
+
+    /// Frees the render targets (they are made again by the next frame).
+    pub fn release_targets(&mut self) {
+        self.targets.release();
+    }
+
+    /// Removes every texture (their memory freed at once) and frees the render targets.
+    pub fn clear(&mut self) {
+        self.streamer = Streamer::new(self.config.stream.clone());
+        self.targets.release();
+        self.planner.invalidate();
+    }
+
+    /// The planner's per-texture view (demand and residency), for reports.
+    pub fn plan_textures(&self) -> &[PlanTexture] {
+        self.streamer.plan_textures()
+    }
+
+    /// Takes the IO workers' finished reads and releases upload staging the GPU has finished,
+    /// without planning (a loading screen's loop, or a test's). Never blocks.
+    pub fn poll(&mut self) {
+        self.streamer.begin_frame(&self.ctx);
+    }
+
+    /// Counts a frame that drew nothing (a 0x0 output): frame numbers stay those of the caller.
+    pub fn skip_frame(&mut self) -> u64 {
+        self.frame += 1;
+        self.demand_stale = true;
+        self.frame
+    }
+
+    fn clear_demand(&mut self) {
+        for p in self.streamer.plan_textures_mut() {
+            p.wanted_level = f32::INFINITY;
+            p.screen_pixels = 0.0;
+        }
+    }
+
+    /// The streaming and resolution half of a frame at an `output` size (see the module
+    /// documentation): plan under the budget with the demand given since the last frame,
+    /// execute the transitions, make the render targets at the chosen scale, stream. Then
+    /// draw with [`BudgetManager::texture_view`] and [`BudgetManager::targets`], and call
+    /// [`BudgetManager::end_frame`] after the frame's last submit.
+    ///
+    /// The demand is consumed: give it again before the next frame (until then, the streamer's
+    /// figures, [`Streamer::wanted_bytes`] and [`Streamer::texture_infos`], show this frame's).
+    pub fn frame(&mut self, output: (u32, u32), timing: FrameTiming) -> Result<FramePlan> {
+        self.frame += 1;
+        if self.demand_stale {
+            self.clear_demand();
+        }
+        let frame = self.frame;
+        let result = self.plan_and_stream(frame, output, timing);
+        self.demand_stale = true;
+        result
+    }
+
+    fn plan_and_stream(
+        &mut self,
+        frame: u64,
+        output: (u32, u32),
+        timing: FrameTiming,
+    ) -> Result<FramePlan> {
+        let ledger = self.ctx.ledger().clone();
+        self.refresh_buckets(output);
+        self.streamer.ensure_fallback(&self.ctx)?;
+        self.streamer.begin_frame(&self.ctx);
+        if self.streamer.take_changed() {
+            self.planner.invalidate();
+        }
+        let screen = (output.0 as f32) * (output.1 as f32);
+        for p in self.streamer.plan_textures_mut() {
+            p.screen_pixels = p.screen_pixels.min(screen);
+        }
+
+        // Plan.
+        let (budget, effective, moved) = self.budget.at_frame(frame);
+        if moved {
+            self.planner.invalidate();
+        }
+        let snap = ledger.snapshot();
+        let mut fixed = snap.by_category.buffers.bytes
+            + snap.by_category.overlay.bytes
+            + snap.by_category.other.bytes;
+        if !self.config.render_targets {
+            // The caller's own targets: fixed bytes, not the planner's to scale.
+            fixed += snap.by_category.render_targets.bytes;
+        }
+        // Staging headroom, between the planner's limit and the budget: 1/16 of the budget (at
+        // least 256 KiB, at most the per-frame upload cap). Uploads go in bands of rows that fit
+        // the room under the budget, so no level needs more: a smaller headroom only streams a
+        // large level over more frames, while every byte of it is one texture bytes lack.
+        let headroom = (effective / 16)
+            .max(256 << 10)
+            .min(self.config.stream.upload_bytes_per_frame);
+        self.streamer.prepare_plan(frame, effective, headroom);
+        let t0 = Instant::now();
+        let input = PlanInput {
+            frame,
+            budget: effective,
+            fixed_bytes: fixed,
+            headroom,
+            output_pixels: u64::from(output.0) * u64::from(output.1),
+            buckets: &self.buckets,
+            current_bucket: self.mem_index,
+            textures: self.streamer.plan_textures(),
+        };
+        let status = self.planner.plan(&input, &mut self.plan);
+        self.streamer
+            .note_planner_time(t0.elapsed().as_secs_f32() * 1e6);
+        if !self.plan.transitions.is_empty() {
+            tracing::debug!(frame, budget = effective, transitions = ?self.plan.transitions, bucket = self.plan.bucket, "plan");
+        }
+
+        // Execute the plan's transitions in order (the executor contract). When the budget fell
+        // below the usage, the frame's window starts once the drops have brought the total under
+        // it (see `Ledger::restart_window`).
+        let mut within = ledger.total_bytes() <= effective;
+        for i in 0..self.plan.transitions.len() {
+            let t = self.plan.transitions[i];
+            if t.kind == TransitionKind::Rescale && !self.config.render_targets {
+                // No targets of ours: one bucket of zero bytes, nothing to rescale.
+            } else if t.kind == TransitionKind::Rescale {
+                self.mem_index = usize::from(t.to).min(self.buckets.len().saturating_sub(1));
+                let mem_bucket = self.range.at(self.mem_index);
+                if self
+                    .targets
+                    .current()
+                    .is_some_and(|c| c.bucket() > mem_bucket)
+                {
+                    self.set_targets_within_memory(output, mem_bucket)?;
+                }
+            } else {
+                self.streamer.apply(&self.ctx, t);
+            }
+            if !within && ledger.total_bytes() <= effective {
+                ledger.restart_window();
+                within = true;
+            }
+        }
+        let limit = self.plan.limit;
+
+        // Scale: the planner's memory bucket, lowered by GPU time when a target is set.
+        let mem_bucket = self.range.at(self.mem_index);
+        let frame_time = timing
+            .gpu_ms
+            .or((timing.cpu_ms > 0.0).then_some(timing.cpu_ms));
+        let bucket = self.controller.update(&crate::resolution::FrameInput {
+            memory_max_scale: mem_bucket.scale(),
+            available_bytes: Some(budget.saturating_sub(fixed)),
+            frame_time_ms: frame_time,
+            time_source: if timing.gpu_ms.is_some() {
+                TimeSource::Gpu
+            } else {
+                TimeSource::Cpu
+            },
+            target_frame_ms: self.config.target_frame_ms,
+        });
+        let bucket = bucket.min(mem_bucket);
+        let bucket = if self.config.render_targets {
+            self.set_targets_within_memory(output, bucket)?
+        } else {
+            bucket
+        };
+
+        // Grows whose data arrived, within the caps and the limit.
+        self.streamer.issue_io();
+        let effective = self.budget.effective(budget);
+        self.streamer.build_ready(&self.ctx, frame, limit, effective);
+        if let Some(total) = self.streamer.take_out_of_memory() {
+            // The next plan evicts down to the new limit (the cap less the staging headroom)
+            // and retries the texture if it is still worth its bytes.
+            self.budget.note_out_of_memory(frame, total);
+            self.planner.invalidate();
+        }
+        Ok(FramePlan {
+            frame,
+            budget_bytes: budget,
+            status,
+            bucket,
+            memory_bucket: mem_bucket,
+            render_scale: bucket.scale(),
+            mip_bias: bucket.mip_bias(),
+        })
+    }
+
+    /// Call after the frame's last submit: the frame's upload staging is released once the GPU
+    /// has finished it.
+    pub fn end_frame(&mut self) {
+        self.streamer.end_frame(&self.ctx, self.frame);
+    }
+
+    fn refresh_buckets(&mut self, output: (u32, u32)) {
+        if !self.config.render_targets {
+            if self.buckets.len() != 1 {
+                self.buckets.clear();
+                self.buckets.push(ScaleBucket {
+                    scale: 1.0,
+                    bytes: 0,
+                });
+                self.range = BucketRange::new(1.0, 1.0);
+                self.mem_index = 0;
+            }
+            return;
+        }
+        if self.buckets_for != output {
+            fill_scale_buckets(output, self.range, self.config.upscaler, &mut self.buckets);
+            self.buckets_for = output;
+            self.mem_index = self.mem_index.min(self.buckets.len().saturating_sub(1));
+        }
+    }
+
+    fn set_targets(&mut self, output: (u32, u32), bucket: Bucket) -> Result<()> {
+        let current = self
+            .targets
+            .current()
+            .map(|t| (t.bucket(), t.output_size()));
+        if current == Some((bucket, output)) {
+            return Ok(());
+        }
+        // Free before allocating, so a change of scale never holds both sets of targets.
+        self.targets.release();
+        self.targets.ensure(&self.ctx, output, bucket)?;
+        Ok(())
+    }
+
+    /// The render targets at `bucket`, or, when the driver is out of memory for them, at the
+    /// largest smaller bucket it can give: a frame at a lower resolution rather than no frame.
+    /// The effective budget is then capped at what the driver gave (with those smaller targets
+    /// in it), so the next plans keep the scale, and the textures, within it. Returns the
+    /// bucket made.
+    fn set_targets_within_memory(&mut self, output: (u32, u32), bucket: Bucket) -> Result<Bucket> {
+        let oom = match self.set_targets(output, bucket) {
+            Err(e @ Error::OutOfMemory { .. }) => e,
+            other => return other.map(|()| bucket),
+        };
+        // Targets released this frame stay alive in the driver until the GPU has finished the
+        // frames that used them: wait for it (only on this error path), then try again before
+        // giving up any scale.
+        let _ = self.ctx.wait_idle();
+        match self.set_targets(output, bucket) {
+            Err(Error::OutOfMemory { .. }) => {}
+            other => return other.map(|()| bucket),
+        }
+        for lower in self.range.iter().rev().filter(|&b| b < bucket) {
+            match self.set_targets(output, lower) {
+                Ok(()) => {
+                    self.note_out_of_memory(&oom);
+                    self.mem_index = self.range.index_of(lower);
+                    return Ok(lower);
+                }
+                Err(Error::OutOfMemory { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.note_out_of_memory(&oom);
+        Err(oom)
+    }
+
+    /// The driver ran out of memory for a creation of the manager's (or of the caller's, who
+    /// reports it here): the effective budget is lowered to what the driver gave, the ledger's
+    /// total now; counted in the frame's `oom_events`.
+    pub fn note_out_of_memory(&mut self, e: &Error) {
+        tracing::warn!(error = %e, "out of GPU memory");
+        let total = self.ctx.ledger().total_bytes();
+        self.budget.note_out_of_memory(self.frame, total);
+        self.streamer.count_out_of_memory();
+        self.planner.invalidate();
+    }
+}

@@ -1,0 +1,334 @@
+//! The Renderer's frame: demand from visibility, the manager's budget loop, the draw.
+
+use std::time::Instant;
+
+use super::{FrameInput, FrameStats, Prefetch, Renderer};
+use crate::budget::planner::PlanStatus;
+use crate::manager::FrameTiming;
+use crate::render::scene::{Camera, extrapolate_view, instance_demand, sphere_visible};
+use crate::render::{DrawUniforms, TexturedPass};
+use crate::resolution::UpscaleSettings;
+use crate::{Error, Result};
+
+/// Frames the streaming look-ahead extrapolates the camera's motion by (see `visibility`).
+const LOOK_AHEAD: u32 = 12;
+
+impl Renderer {
+    /// Gives the manager every texture's wanted level and covered pixels from the instances in
+    /// view (and in the guard band and the look-ahead, at lower weights).
+    fn visibility(&mut self, camera: &Camera, output: (u32, u32)) {
+        let aspect = output.0 as f32 / output.1 as f32;
+        let vp = camera.projection(aspect) * camera.view;
+        let guard = self.config.guard_band;
+        let guard_vp = (guard.is_finite() && guard > 1.0).then(|| {
+            let fov = (camera.fov_y * guard).min(170f32.to_radians());
+            crate::render::perspective(fov, aspect.max(1e-3), camera.near, camera.far) * camera.view
+        });
+        // Look-ahead: where the camera will look in LOOK_AHEAD frames if it keeps turning and
+        // moving as it did since the last frame. Why: a turn brings panels into view before
+        // their reads and uploads complete; the guard band covers a slow turn all around, this
+        // covers a fast one on the side it turns to. A jump (a cut, a teleport) predicts nothing.
+        let ahead_vp = self.last_view.and_then(|prev| {
+            extrapolate_view(prev, camera.view, LOOK_AHEAD)
+                .map(|ahead| camera.projection(aspect) * ahead)
+        });
+        self.last_view = Some(camera.view);
+        let eye = camera.position();
+        for inst in self.instances.iter() {
+            let (Some(mesh), Some(mat)) = (
+                self.meshes.get(inst.mesh.index, inst.mesh.generation),
+                self.materials
+                    .get(inst.material.index, inst.material.generation),
+            ) else {
+                continue;
+            };
+            let tex = mat.base_color;
+            let Some(width) = self.manager.streamer().texture_width(tex) else {
+                continue;
+            };
+            let scale = inst
+                .transform
+                .x_axis
+                .truncate()
+                .length()
+                .max(inst.transform.y_axis.truncate().length())
+                .max(inst.transform.z_axis.truncate().length());
+            let center = inst.transform.transform_point3(mesh.center);
+            let radius = mesh.radius * scale;
+            // In view: full weight; in the guard band only: a quarter (see `guard_band`).
+            let weight = if sphere_visible(&vp, center, radius) {
+                1.0
+            } else if ahead_vp.is_some_and(|a| sphere_visible(&a, center, radius)) {
+                0.5
+            } else if guard_vp.is_some_and(|g| sphere_visible(&g, center, radius)) {
+                0.25
+            } else {
+                continue;
+            };
+            let uv_per_unit = mesh.uv_density * mat.uv_scale / scale.max(1e-6);
+            let (level, pixels) = instance_demand(
+                eye,
+                center,
+                radius,
+                uv_per_unit,
+                width,
+                camera.fov_y,
+                camera.near,
+                output.1,
+            );
+            self.manager.add_demand(tex, level, pixels * weight);
+        }
+    }
+
+    /// Makes a material bind group for every texture whose view changed since its group was
+    /// made (the manager's view version), and for new textures. Allocates only then.
+    fn refresh_material_groups(&mut self) {
+        let ctx = self.manager.context();
+        let streamer = self.manager.streamer();
+        for inst in self.instances.iter() {
+            let Some(mat) = self
+                .materials
+                .get(inst.material.index, inst.material.generation)
+            else {
+                continue;
+            };
+            let tex = mat.base_color;
+            let Some((view, version)) = streamer.texture_view(tex) else {
+                continue;
+            };
+            let i = tex.index() as usize;
+            if self.material_groups.len() <= i {
+                self.material_groups.resize_with(i + 1, || None);
+            }
+            if self.material_groups[i]
+                .as_ref()
+                .is_none_or(|(v, _)| *v != version)
+            {
+                let bg = self.pass.material_bind_group(ctx, "material", view);
+                self.material_groups[i] = Some((version, bg));
+            }
+        }
+    }
+
+    /// Streams what `camera` sees at an `output` size before the first frame is drawn (a loading
+    /// screen): runs the streaming half of frames, without drawing, until every level the view
+    /// wants is resident, nothing more can come in (the budget is full, or reads failed), or
+    /// `timeout` has passed. IO never blocks longer than a millisecond at a time. The render
+    /// targets are made at the planned scale on the way.
+    pub fn prefetch(
+        &mut self,
+        output: (u32, u32),
+        camera: &Camera,
+        timeout: std::time::Duration,
+    ) -> Result<Prefetch> {
+        let start = Instant::now();
+        let mut result = Prefetch::default();
+        if output.0 == 0 || output.1 == 0 {
+            return Ok(result);
+        }
+        let mut quiet = 0u32;
+        loop {
+            self.visibility(camera, output);
+            self.manager.frame(output, FrameTiming::default())?;
+            self.manager.end_frame();
+            self.manager.context().ledger().take_window_peak();
+            result.frames += 1;
+            let st = *self.manager.streamer().frame_stats();
+            result.uploaded_bytes += st.uploaded_bytes;
+            let (have, want) = self.manager.streamer().wanted_bytes();
+            result.resident_mip_bytes = have;
+            result.wanted_mip_bytes = want;
+            if have >= want {
+                result.complete = true;
+                break;
+            }
+            if start.elapsed() >= timeout {
+                break;
+            }
+            let idle = st.uploaded_bytes == 0
+                && st.pending == 0
+                && self.manager.last_plan().transitions.is_empty();
+            // Nothing in flight and nothing planned for a few rounds: the budget holds no more.
+            quiet = if idle { quiet + 1 } else { 0 };
+            if quiet >= 3 {
+                break;
+            }
+            if st.uploaded_bytes == 0 {
+                // Waiting for reads (or for staging the GPU still holds).
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        }
+        result.ms = start.elapsed().as_secs_f32() * 1e3;
+        Ok(result)
+    }
+
+    /// Renders one frame into `target` (a view of mip 0 of a texture in
+    /// [`RendererConfig::output_format`]; its size is the output size) and submits it.
+    ///
+    /// A 0x0 target (a minimised window) draws nothing and returns at once.
+    pub fn render(
+        &mut self,
+        target: &wgpu::TextureView,
+        input: &FrameInput,
+    ) -> Result<&FrameStats> {
+        let out_tex = target.texture();
+        let output = (out_tex.width(), out_tex.height());
+        let now = Instant::now();
+        let cpu_ms = self
+            .last_submit
+            .map_or(0.0, |t| now.duration_since(t).as_secs_f32() * 1e3);
+        if output.0 == 0 || output.1 == 0 {
+            self.stats.skipped = true;
+            self.stats.frame = self.manager.skip_frame();
+            return Ok(&self.stats);
+        }
+        let device = self.manager.context().device().clone();
+        let gpu_ms = self.timer.as_mut().and_then(|t| t.poll(&device));
+        self.visibility(&input.camera, output);
+        let plan = self
+            .manager
+            .frame(output, FrameTiming { gpu_ms, cpu_ms })?;
+        let (budget, status, bucket, mem_bucket) =
+            (plan.budget_bytes, plan.status, plan.bucket, plan.memory_bucket);
+        self.refresh_material_groups();
+        let ctx = self.manager.context();
+        let ledger = ctx.ledger().clone();
+
+        // Draw.
+        let aspect = output.0 as f32 / output.1 as f32;
+        let view_proj = input.camera.projection(aspect) * input.camera.view;
+        let mip_bias = bucket.mip_bias();
+        let count = self.instances.len() as u64;
+        let stride = TexturedPass::uniform_stride(ctx);
+        if self.uniforms.as_ref().is_none_or(|u| u.2 < count) {
+            let cap = count.max(16).next_power_of_two();
+            self.uniforms = None;
+            let (buf, bg) = self
+                .pass
+                .uniform_buffer(ctx, "instance uniforms", cap)?;
+            self.uniforms = Some((buf, bg, cap));
+        }
+        self.uniform_scratch.clear();
+        self.uniform_scratch
+            .resize((stride * count.max(1)) as usize, 0);
+        for (i, inst) in self.instances.iter().enumerate() {
+            let u = DrawUniforms::new(view_proj, inst.transform, mip_bias, input.debug_mips);
+            let off = i * stride as usize;
+            self.uniform_scratch[off..off + std::mem::size_of::<DrawUniforms>()]
+                .copy_from_slice(bytemuck::bytes_of(&u));
+        }
+        let Some((ubuf, ubind, _)) = self.uniforms.as_ref() else {
+            return Err(Error::Validation {
+                context: "rendering".into(),
+                message: "no uniform buffer".into(),
+            });
+        };
+        ctx.queue()
+            .write_buffer(ubuf.buffer(), 0, &self.uniform_scratch);
+        let Some(targets) = self.manager.targets() else {
+            return Err(Error::Validation {
+                context: "rendering".into(),
+                message: "no render targets".into(),
+            });
+        };
+        let timed = self.timer.as_mut().is_some_and(|t| t.begin_frame());
+        let mut enc = ctx
+            .device()
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("mipflow frame"),
+            });
+        let mut drawn = 0u32;
+        {
+            let c = self.config.clear_color;
+            let mut rp = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("scene"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: targets.hdr_view(),
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(wgpu::Color {
+                            r: c[0],
+                            g: c[1],
+                            b: c[2],
+                            a: c[3],
+                        }),
+                        store: wgpu::StoreOp::Store,
+                    },
+                })],
+                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                    view: targets.depth_view(),
+                    depth_ops: Some(wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(1.0),
+                        store: wgpu::StoreOp::Discard,
+                    }),
+                    stencil_ops: None,
+                }),
+                timestamp_writes: if timed {
+                    self.timer.as_ref().and_then(|t| t.pass_writes(true, false))
+                } else {
+                    None
+                },
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            for (i, inst) in self.instances.iter().enumerate() {
+                let (Some(mesh), Some(mat)) = (
+                    self.meshes.get(inst.mesh.index, inst.mesh.generation),
+                    self.materials
+                        .get(inst.material.index, inst.material.generation),
+                ) else {
+                    continue;
+                };
+                let Some(Some((_, bg))) = self.material_groups.get(mat.base_color.index() as usize)
+                else {
+                    continue;
+                };
+                self.pass
+                    .draw(&mut rp, ubind, (i as u64 * stride) as u32, bg, &mesh.gpu);
+                drawn += 1;
+            }
+        }
+        let settings = UpscaleSettings::default();
+        let ts = if timed {
+            self.timer.as_ref().and_then(|t| t.pass_writes(false, true))
+        } else {
+            None
+        };
+        self.upscale
+            .record(ctx, &mut enc, targets, target, &settings, ts)?;
+        if timed && let Some(t) = self.timer.as_mut() {
+            t.end_frame(&mut enc);
+        }
+        ctx.queue().submit([enc.finish()]);
+        if timed && let Some(t) = self.timer.as_mut() {
+            t.after_submit();
+        }
+        self.manager.end_frame();
+        self.last_submit = Some(Instant::now());
+
+        let (have, want) = self.manager.streamer().wanted_bytes();
+        let last = self.manager.last_plan();
+        self.stats = FrameStats {
+            frame: plan.frame,
+            budget_bytes: budget,
+            oom_cap_bytes: self.manager.oom_cap(),
+            ledger: ledger.snapshot(),
+            frame_peak_bytes: ledger.take_window_peak(),
+            render_scale: bucket.scale(),
+            memory_scale: mem_bucket.scale(),
+            stream: *self.manager.streamer().frame_stats(),
+            budget_too_small: matches!(status, PlanStatus::BudgetTooSmall { .. }),
+            floor_bytes: last.floor_bytes,
+            quality_cost: last.quality_cost,
+            resident_mip_bytes: have,
+            wanted_mip_bytes: want,
+            cpu_frame_ms: cpu_ms,
+            gpu_frame_ms: gpu_ms.or(self.timer.as_ref().and_then(|t| t.last_ms())),
+            instances_drawn: drawn,
+            skipped: false,
+        };
+        Ok(&self.stats)
+    }
+
+}

@@ -1,0 +1,420 @@
+//! The reference renderer: a scene (meshes, materials, instances) drawn with streamed textures,
+//! on top of the [`BudgetManager`], with no privileges the manager does not give any game.
+//!
+//! Each [`Renderer::render`]:
+//! 1. computes every texture's demand from the instances in view (plus a guard band and a
+//!    look-ahead) and gives it to the manager;
+//! 2. runs the manager's frame (plan, transitions, render targets at the chosen scale, uploads);
+//! 3. refreshes the material bind groups whose texture view changed (by view version);
+//! 4. draws the scene into the HDR target at that scale, and upscales it into the caller's view.
+
+mod frame;
+
+use std::time::Instant;
+
+use glam::{Mat4, Vec3};
+
+use crate::budget::{Budget, Category, LedgerSnapshot};
+use crate::gpu::{GpuContext, GpuOptions, TrackedBuffer, TrackedTexture};
+use crate::manager::{BudgetManager, ManagerConfig};
+use crate::render::scene::{
+    Camera, Instance, InstanceHandle, MaterialDesc, MaterialHandle, Mesh, MeshHandle, Slab,
+};
+use crate::render::{GpuMesh, TexturedPass, Vertex};
+use crate::resolution::{
+    ChangeReason, ControllerConfig, GpuTimer, ResolutionController, UpscalePass, Upscaler,
+};
+use crate::stream::{StreamConfig, StreamFrameStats, Streamer, TextureHandle, TextureOptions, TextureSource};
+use crate::{Error, Result};
+
+/// How a [`Renderer`] is made. `Default` renders to `Rgba8UnormSrgb` with a 256 MiB budget.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct RendererConfig {
+    /// The VRAM budget (bytes, a fraction of the adapter's memory, or a callback).
+    pub budget: Budget,
+    /// Format of the views passed to [`Renderer::render`].
+    pub output_format: wgpu::TextureFormat,
+    /// Streaming settings.
+    pub stream: StreamConfig,
+    /// Resolution controller settings (scale range, stable window, time path).
+    pub controller: ControllerConfig,
+    /// The upscaler.
+    pub upscaler: Upscaler,
+    /// A GPU frame-time target in ms: above it the scale goes down. `None`: memory only.
+    pub target_frame_ms: Option<f32>,
+    /// Background colour (linear).
+    pub clear_color: [f64; 4],
+    /// Anisotropic filtering of materials, 1 to 16 (default 8). Why configurable: on a software
+    /// rasteriser (lavapipe) 8x costs about 5x the frame time of 1x.
+    pub anisotropy: u16,
+    /// Streaming guard band: instances outside the view but inside a frustum whose vertical
+    /// field of view is this many times wider (default 2; 1 turns it off) also ask for their
+    /// levels, with a quarter of their pixels' weight. Why: a camera that turns brings them into
+    /// view before a read and an upload can complete; at a quarter weight they only take bytes
+    /// the visible ones do not need. Measured by `mipflow bench` (c): frames under 40 dB 20 of 120
+    /// without it, 8 at 1.5, 5 at 2.
+    pub guard_band: f32,
+}
+
+impl Default for RendererConfig {
+    fn default() -> Self {
+        Self {
+            budget: Budget::bytes(256 << 20),
+            output_format: wgpu::TextureFormat::Rgba8UnormSrgb,
+            stream: StreamConfig::default(),
+            controller: ControllerConfig::default(),
+            upscaler: Upscaler::EasuRcas,
+            target_frame_ms: None,
+            clear_color: [0.02, 0.025, 0.035, 1.0],
+            anisotropy: 8,
+            guard_band: 2.0,
+        }
+    }
+}
+
+/// Per-frame input.
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct FrameInput {
+    /// The camera.
+    pub camera: Camera,
+    /// Colour surfaces by the mip level they sample (debug view).
+    pub debug_mips: bool,
+}
+
+impl FrameInput {
+    /// A frame seen by `camera`, with no debug view.
+    pub fn new(camera: Camera) -> Self {
+        Self {
+            camera,
+            debug_mips: false,
+        }
+    }
+
+    /// This input with the mip-colour debug view on or off.
+    pub fn with_debug_mips(mut self, on: bool) -> Self {
+        self.debug_mips = on;
+        self
+    }
+}
+
+/// What [`Renderer::prefetch`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Prefetch {
+    /// Every level the view wants is resident.
+    pub complete: bool,
+    /// Streaming rounds run (frames without drawing).
+    pub frames: u32,
+    /// Bytes uploaded.
+    pub uploaded_bytes: u64,
+    /// Bytes of the wanted levels that are resident, and of the wanted levels.
+    pub resident_mip_bytes: u64,
+    /// Bytes of the levels the view wants.
+    pub wanted_mip_bytes: u64,
+    /// Wall time spent (ms).
+    pub ms: f32,
+}
+
+/// What one frame did, for the overlay, the reports and the caller's own checks.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FrameStats {
+    /// Frame number, from 1.
+    pub frame: u64,
+    /// The budget in force.
+    pub budget_bytes: u64,
+    /// When the driver ran out of memory below the budget: the effective budget it set (what
+    /// the driver really gave; raised again after a quiet spell, cleared by a new budget).
+    pub oom_cap_bytes: Option<u64>,
+    /// The ledger at the end of the frame.
+    pub ledger: LedgerSnapshot,
+    /// The ledger's peak total inside the frame (transients included).
+    pub frame_peak_bytes: u64,
+    /// The render scale the frame was drawn at.
+    pub render_scale: f32,
+    /// The planner's memory-driven scale.
+    pub memory_scale: f32,
+    /// Streaming figures.
+    pub stream: StreamFrameStats,
+    /// Whether the budget held the floors.
+    pub budget_too_small: bool,
+    /// Bytes every floor, the smallest targets and the fixed bytes need.
+    pub floor_bytes: u64,
+    /// Pixel-octaves of blur left (planner's figure).
+    pub quality_cost: f64,
+    /// Bytes of the wanted levels that are resident.
+    pub resident_mip_bytes: u64,
+    /// Bytes of the levels the view wants.
+    pub wanted_mip_bytes: u64,
+    /// CPU time of the previous frame, submit to submit (ms).
+    pub cpu_frame_ms: f32,
+    /// Latest GPU frame time (ms), when timestamps are available.
+    pub gpu_frame_ms: Option<f32>,
+    /// Instances drawn.
+    pub instances_drawn: u32,
+    /// True when nothing was drawn (a 0x0 output).
+    pub skipped: bool,
+}
+
+/// The renderer: a [`BudgetManager`] (made from the caller's device and queue, or a given
+/// context), a scene, the textured pass and the upscaler.
+pub struct Renderer {
+    config: RendererConfig,
+    pass: TexturedPass,
+    meshes: Slab<Mesh>,
+    materials: Slab<MaterialDesc>,
+    instances: Slab<Instance>,
+    uniforms: Option<(TrackedBuffer, wgpu::BindGroup, u64)>,
+    uniform_scratch: Vec<u8>,
+    /// Material bind groups by texture slot, with the view version each was made from: rebuilt
+    /// only when the manager's view of the texture changed.
+    material_groups: Vec<Option<(u64, wgpu::BindGroup)>>,
+    upscale: UpscalePass,
+    timer: Option<GpuTimer>,
+    last_submit: Option<Instant>,
+    /// The camera's view matrix at the previous frame (for the look-ahead).
+    last_view: Option<Mat4>,
+    stats: FrameStats,
+    /// Last: fields drop in order, and the context's leak report (in the manager's context)
+    /// must see everything else gone.
+    manager: BudgetManager,
+}
+
+impl std::fmt::Debug for Renderer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Renderer")
+            .field("manager", &self.manager)
+            .finish()
+    }
+}
+
+impl Renderer {
+    /// A renderer on the caller's device and queue (the game owns them, and its window and loop).
+    /// No uncaptured-error handler is installed on the caller's device.
+    pub fn new(device: wgpu::Device, queue: wgpu::Queue, config: RendererConfig) -> Result<Self> {
+        let opts = GpuOptions {
+            install_error_handler: false,
+            ..GpuOptions::default()
+        };
+        Self::with_context(GpuContext::adopt(device, queue, &opts), config)
+    }
+
+    /// A renderer on a context mipflow made (headless, or for a window).
+    pub fn with_context(ctx: GpuContext, config: RendererConfig) -> Result<Self> {
+        let pass = TexturedPass::new(&ctx, wgpu::TextureFormat::Rgba16Float, config.anisotropy);
+        let upscale = UpscalePass::new(&ctx, config.output_format)?;
+        let timer = GpuTimer::new(&ctx).unwrap_or(None);
+        let mut mc = ManagerConfig::default();
+        mc.budget = config.budget.clone();
+        mc.stream = config.stream.clone();
+        mc.controller = config.controller.clone();
+        mc.upscaler = config.upscaler;
+        mc.target_frame_ms = config.target_frame_ms;
+        Ok(Self {
+            manager: BudgetManager::with_context(ctx, mc),
+            pass,
+            upscale,
+            timer,
+            meshes: Slab::default(),
+            materials: Slab::default(),
+            instances: Slab::default(),
+            uniforms: None,
+            uniform_scratch: Vec::new(),
+            material_groups: Vec::new(),
+            last_submit: None,
+            last_view: None,
+            stats: FrameStats::default(),
+            config,
+        })
+    }
+
+    /// The GPU context (device, queue, ledger).
+    pub fn context(&self) -> &GpuContext {
+        self.manager.context()
+    }
+
+    /// The budget manager under this renderer.
+    pub fn manager(&self) -> &BudgetManager {
+        &self.manager
+    }
+
+    /// The streamer (texture states and views).
+    pub fn streamer(&self) -> &Streamer {
+        self.manager.streamer()
+    }
+
+    /// The resolution controller (current bucket, history of changes and their reasons).
+    pub fn controller(&self) -> &ResolutionController {
+        self.manager.controller()
+    }
+
+    /// The last frame's figures.
+    pub fn stats(&self) -> &FrameStats {
+        &self.stats
+    }
+
+    /// The budget.
+    pub fn budget(&self) -> &Budget {
+        self.manager.budget()
+    }
+
+    /// Replaces the budget; the next frame plans with it (a lower one is reached in that frame,
+    /// without passing it). A budget the caller chose replaces what an out-of-memory error
+    /// inferred.
+    pub fn set_budget(&mut self, budget: Budget) {
+        self.config.budget = budget.clone();
+        self.manager.set_budget(budget);
+    }
+
+    /// Sets the scale range (min and max per axis, clamped to 1/16..=1).
+    pub fn set_scale_range(&mut self, min_scale: f32, max_scale: f32) {
+        self.manager.set_scale_range(min_scale, max_scale);
+    }
+
+    /// Adds a mesh (positions, normals, UVs); its buffers are charged to the ledger.
+    pub fn add_mesh(&mut self, vertices: &[Vertex], indices: &[u32]) -> Result<MeshHandle> {
+        if let Some(bad) = indices.iter().find(|&&i| i as usize >= vertices.len()) {
+            return Err(Error::InvalidResource {
+                label: "mesh".into(),
+                reason: format!("index {bad} out of range for {} vertices", vertices.len()),
+            });
+        }
+        if vertices.is_empty() || indices.len() < 3 {
+            return Err(Error::InvalidResource {
+                label: "mesh".into(),
+                reason: "a mesh needs vertices and at least one triangle".into(),
+            });
+        }
+        let (center, radius, uv_density) = Mesh::measure(vertices, indices);
+        let gpu = GpuMesh::new(self.manager.context(), "mesh", vertices, indices)?;
+        let (index, generation) = self.meshes.insert(Mesh {
+            gpu,
+            center,
+            radius,
+            uv_density,
+        });
+        Ok(MeshHandle { index, generation })
+    }
+
+    /// Adds a streamed texture from a KTX2 file or bytes. Reads its header and floor tail now.
+    pub fn add_texture(
+        &mut self,
+        source: TextureSource,
+        opts: TextureOptions,
+    ) -> Result<TextureHandle> {
+        self.manager.add_texture(source, opts)
+    }
+
+    /// Adds a texture the caller made, fully resident and not streamed (see
+    /// [`Streamer::add_resident`]): it is charged as it was created, and drawn like any other.
+    pub fn add_resident_texture(&mut self, tex: TrackedTexture, label: &str) -> TextureHandle {
+        self.manager.add_resident_texture(tex, label)
+    }
+
+    /// Removes a texture (freed at once). False for a stale handle.
+    pub fn remove_texture(&mut self, h: TextureHandle) -> bool {
+        if let Some(g) = self.material_groups.get_mut(h.index() as usize) {
+            *g = None;
+        }
+        self.manager.remove_texture(h)
+    }
+
+    /// Adds a material.
+    pub fn add_material(&mut self, desc: MaterialDesc) -> Result<MaterialHandle> {
+        if !self.manager.streamer().contains(desc.base_color) {
+            return Err(Error::InvalidResource {
+                label: "material".into(),
+                reason: "its base colour texture handle is stale".into(),
+            });
+        }
+        let (index, generation) = self.materials.insert(desc);
+        Ok(MaterialHandle { index, generation })
+    }
+
+    /// Adds an instance of `mesh` with `material` at `transform`.
+    pub fn add_instance(
+        &mut self,
+        mesh: MeshHandle,
+        material: MaterialHandle,
+        transform: Mat4,
+    ) -> Result<InstanceHandle> {
+        if self.meshes.get(mesh.index, mesh.generation).is_none()
+            || self
+                .materials
+                .get(material.index, material.generation)
+                .is_none()
+        {
+            return Err(Error::InvalidResource {
+                label: "instance".into(),
+                reason: "stale mesh or material handle".into(),
+            });
+        }
+        let (index, generation) = self.instances.insert(Instance {
+            mesh,
+            material,
+            transform,
+        });
+        Ok(InstanceHandle { index, generation })
+    }
+
+    /// Moves an instance. False for a stale handle.
+    pub fn set_transform(&mut self, h: InstanceHandle, transform: Mat4) -> bool {
+        match self.instances.get_mut(h.index, h.generation) {
+            Some(i) => {
+                i.transform = transform;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Removes an instance. False for a stale handle.
+    pub fn remove_instance(&mut self, h: InstanceHandle) -> bool {
+        self.instances.remove(h.index, h.generation).is_some()
+    }
+
+    /// Removes a mesh (its buffers freed). False for a stale handle.
+    pub fn remove_mesh(&mut self, h: MeshHandle) -> bool {
+        self.meshes.remove(h.index, h.generation).is_some()
+    }
+
+    /// Instances in the scene.
+    pub fn instance_count(&self) -> usize {
+        self.instances.len()
+    }
+
+    /// Unloads the whole scene: instances, materials, meshes, textures; the render targets and
+    /// per-draw buffers too. Every category goes back to its baseline.
+    pub fn clear_scene(&mut self) {
+        self.instances = Slab::default();
+        self.materials = Slab::default();
+        self.meshes = Slab::default();
+        self.material_groups.clear();
+        self.manager.clear();
+        self.uniforms = None;
+        let _ = self.manager.context().wait_idle();
+    }
+
+    /// Reasons of the recent scale changes, oldest first.
+    pub fn scale_history(&self) -> impl Iterator<Item = (u64, f32, f32, ChangeReason)> + '_ {
+        self.manager
+            .controller()
+            .history()
+            .map(|c| (c.frame, c.from.scale(), c.to.scale(), c.reason))
+    }
+
+    /// The camera looking from `eye` at `target`, for quick set-ups.
+    pub fn camera(eye: Vec3, target: Vec3) -> Camera {
+        Camera::look_at(eye, target)
+    }
+
+    /// Bytes per category now.
+    pub fn ledger_snapshot(&self) -> LedgerSnapshot {
+        self.manager.context().ledger().snapshot()
+    }
+
+    /// Bytes in `category` now.
+    pub fn bytes(&self, category: Category) -> u64 {
+        self.manager.context().ledger().bytes(category)
+    }
+}

@@ -1,0 +1,151 @@
+//! The planner's benchmark scene, one definition for `benches/planner.rs` (criterion) and
+//! `mipflow bench` (its planner row): `n` random BC7 textures of 16² to 8192², about half of them
+//! in view, a budget of about half the demand, nine render-scale buckets at 1080p.
+
+use super::SplitMix64 as Rng;
+use crate::budget::planner::{Plan, PlanInput, PlanTexture, Planner, ScaleBucket, SimExecutor};
+
+/// Output pixels of the scene (1080p).
+pub const OUTPUT_PIXELS: u64 = 1920 * 1080;
+
+/// A BC7 chain for `side x side` (a power of two) with its floor at the first level no larger
+/// than 32x32.
+pub fn bc7_chain(side: u32) -> PlanTexture {
+    let mut levels = Vec::new();
+    let mut s = side;
+    let mut floor = 0;
+    loop {
+        if s > 32 {
+            floor += 1;
+        }
+        levels.push(u64::from(s.div_ceil(4)).pow(2) * 16);
+        if s == 1 {
+            break;
+        }
+        s /= 2;
+    }
+    PlanTexture::new(&levels, floor)
+}
+
+/// The scene and its planner.
+pub struct BenchScene {
+    /// Every texture (executed plans applied).
+    pub textures: Vec<PlanTexture>,
+    /// The render-scale buckets.
+    pub buckets: Vec<ScaleBucket>,
+    /// The budget.
+    pub budget: u64,
+    /// The next frame number.
+    pub frame: u64,
+    /// The current bucket.
+    pub bucket: usize,
+    /// The planner.
+    pub planner: Planner,
+    /// Its last plan.
+    pub plan: Plan,
+}
+
+impl BenchScene {
+    /// The scene with `n` textures (seeded by `n`), not yet converged.
+    pub fn new(n: usize) -> Self {
+        let mut rng = Rng(n as u64);
+        let mut textures = Vec::with_capacity(n);
+        let mut demand = 0u64;
+        for _ in 0..n {
+            let side = 1u32 << (4 + rng.next() % 10);
+            let mut t = bc7_chain(side);
+            if rng.unit() < 0.5 {
+                let extent = 4.0 * 512f32.powf(rng.unit());
+                t.wanted_level = (side as f32 / extent).log2();
+                t.screen_pixels = extent * extent * 0.5;
+                let level = (t.wanted_level.max(0.0) as u8).min(t.floor_level);
+                demand += t.bytes_from(level);
+            } else {
+                demand += t.bytes_from(t.floor_level);
+            }
+            textures.push(t);
+        }
+        let buckets: Vec<ScaleBucket> = (8..=16)
+            .map(|k| {
+                let s = k as f32 / 16.0;
+                ScaleBucket {
+                    scale: s,
+                    bytes: (OUTPUT_PIXELS as f64 * f64::from(s * s) * 16.0) as u64,
+                }
+            })
+            .collect();
+        Self {
+            textures,
+            bucket: buckets.len() - 1,
+            buckets,
+            budget: demand / 2 + OUTPUT_PIXELS * 16,
+            frame: 0,
+            planner: Planner::default(),
+            plan: Plan::default(),
+        }
+    }
+
+    fn input<'a>(&self, textures: &'a [PlanTexture], buckets: &'a [ScaleBucket]) -> PlanInput<'a> {
+        PlanInput {
+            frame: self.frame,
+            budget: self.budget,
+            fixed_bytes: 4 << 20,
+            headroom: self.budget / 50,
+            output_pixels: OUTPUT_PIXELS,
+            buckets,
+            current_bucket: self.bucket,
+            textures,
+        }
+    }
+
+    /// Plans and executes frames through [`SimExecutor`] (every grow built at once) until
+    /// nothing changed for 250 frames, past every hold. Returns the frames it took, or why it
+    /// stopped (a contract violation, or no convergence within `max_frames`).
+    pub fn converge(&mut self, max_frames: u64) -> Result<u64, String> {
+        let start = self.frame;
+        let mut quiet = 0;
+        while quiet < 250 {
+            if self.frame - start > max_frames {
+                return Err(format!("did not converge in {max_frames} frames"));
+            }
+            let snapshot = self.textures.clone();
+            let inp = self.input(&snapshot, &self.buckets);
+            let _ = self.planner.plan(&inp, &mut self.plan);
+            let mut exec = SimExecutor::new(&inp);
+            exec.apply(&self.plan, &self.buckets, &mut self.textures)
+                .map_err(|e| format!("contract violation while converging: {e}"))?;
+            for i in 0..self.textures.len() {
+                if self.textures[i].busy {
+                    exec.build(i as u32, &mut self.textures)
+                        .map_err(|e| format!("contract violation in a build: {e}"))?;
+                }
+            }
+            self.bucket = exec.bucket();
+            quiet = if self.plan.transitions.is_empty() {
+                quiet + 1
+            } else {
+                0
+            };
+            self.frame += 1;
+        }
+        Ok(self.frame - start)
+    }
+
+    /// One frame's plan (not executed); whether it was planned again.
+    pub fn plan_frame(&mut self) -> bool {
+        self.frame += 1;
+        let inp = self.input(&self.textures, &self.buckets);
+        let _ = self.planner.plan(&inp, &mut self.plan);
+        self.plan.replanned
+    }
+
+    /// Moves every visible texture's wanted level by `delta` (a slow dolly): the next plan
+    /// starts from scratch.
+    pub fn move_view(&mut self, delta: f32) {
+        for t in &mut self.textures {
+            if t.wanted_level.is_finite() {
+                t.wanted_level += delta;
+            }
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! Shared set-up of the GPU tests.
+#![allow(dead_code)]
+
+pub mod alloc;
+
+use mipflow::gpu::{GpuContext, GpuOptions};
+
+/// A headless context, or `None` when this machine has no adapter at all. That case is announced
+/// loudly; under CI (`CI=true`) or with `MIPFLOW_REQUIRE_GPU=1` it fails the test instead, since CI
+/// has lavapipe and must run every GPU test.
+pub fn gpu() -> Option<GpuContext> {
+    match GpuContext::headless(&GpuOptions::default()) {
+        Ok(ctx) => Some(ctx),
+        Err(e) => {
+            let required = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+                || std::env::var("MIPFLOW_REQUIRE_GPU").is_ok_and(|v| v == "1");
+            if required {
+                panic!(
+                    "no GPU adapter, and this run requires one (CI or MIPFLOW_REQUIRE_GPU=1): {e}"
+                );
+            }
+            eprintln!(
+                "\n!!!!!!!! SKIPPING GPU TEST: no adapter ({e}).\n!!!!!!!! Install lavapipe: apt-get install mesa-vulkan-drivers libvulkan1\n"
+            );
+            None
+        }
+    }
+}
+
+/// The folder of reference images.
+pub fn reference_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference")
+}
+
+/// Procedural texture `i` of the demo set with `seed`, cooked at `size`² (fast BC7) and added to
+/// `r` as a streamed texture with a material: (texture, material).
+pub fn procedural_material(
+    r: &mut mipflow::Renderer,
+    seed: u64,
+    i: u32,
+    size: u32,
+) -> (mipflow::TextureHandle, mipflow::MaterialHandle) {
+    let spec = mipflow_cook::procedural::TextureSpec {
+        size,
+        ..mipflow_cook::procedural::demo_specs(seed, i + 1, size)[i as usize].clone()
+    };
+    let bytes = mipflow_cook::procedural::cook_procedural(&spec, mipflow_cook::Quality::Fast).unwrap();
+    let tex = r
+        .add_texture(
+            mipflow::TextureSource::Bytes(bytes.into()),
+            mipflow::TextureOptions::default(),
+        )
+        .unwrap();
+    let mat = r.add_material(mipflow::MaterialDesc::new(tex)).unwrap();
+    (tex, mat)
+}

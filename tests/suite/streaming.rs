@@ -1,0 +1,823 @@
+//! Streaming under a budget on a real adapter (lavapipe in CI): a gallery of 64 KTX2 files on disk,
+//! read by the IO workers level by level, made resident through GPU rebuilds, with the budget
+//! changed 256 -> 48 -> 256 MiB during the run.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use mipflow::budget::Category;
+use mipflow::budget::Budget;
+use mipflow::budget::planner::PlanStatus;
+use mipflow::gpu::GpuContext;
+use mipflow::ktx2::{EncodedTexture, write_ktx2};
+use mipflow::manager::FrameTiming;
+use mipflow::stream::{StreamConfig, TextureHandle, TextureOptions, TextureSource};
+use mipflow::{BudgetManager, ManagerConfig};
+
+const MIB: u64 = 1 << 20;
+
+/// Writes `count` BC7 KTX2 files of `size`² with full chains. The blocks are arbitrary bytes
+/// (every 16-byte pattern is a valid BC7 block): streaming does not look at the content, and this
+/// keeps the test free of encoder time.
+fn write_gallery(dir: &Path, count: u32, size: u32, zstd_every: u32) -> Vec<PathBuf> {
+    std::fs::create_dir_all(dir).unwrap();
+    (0..count)
+        .map(|i| {
+            let path = dir.join(format!("t{i:03}.ktx2"));
+            // Some files are zstd-supercompressed, so both read paths stream.
+            let z = (zstd_every > 0 && i % zstd_every == 0).then_some(3);
+            write_texture(&path, size, size, i, z);
+            path
+        })
+        .collect()
+}
+
+/// Writes one `w x h` BC7 KTX2 file with a full chain of arbitrary blocks.
+fn write_texture(path: &Path, w: u32, h: u32, seed: u32, zstd: Option<i32>) {
+    let levels = mipflow::budget::size::full_mip_count(w, h);
+    let tex = EncodedTexture {
+        format: wgpu::TextureFormat::Bc7RgbaUnormSrgb,
+        width: w,
+        height: h,
+        levels: (0..levels)
+            .map(|l| {
+                let (lw, lh) = ((w >> l).max(1), (h >> l).max(1));
+                let n = (lw.div_ceil(4) * lh.div_ceil(4) * 16) as usize;
+                (0..n)
+                    .map(|k| (k as u32 ^ seed.wrapping_mul(2_654_435_761)) as u8)
+                    .collect()
+            })
+            .collect(),
+        key_values: Vec::new(),
+    };
+    let mut f = std::fs::File::create(path).unwrap();
+    write_ktx2(&mut f, &tex, zstd, "mipflow test").unwrap();
+}
+
+/// The budget manager with no render targets of its own (a game whose targets are fixed), fed
+/// the same demand for every texture each frame.
+struct Harness {
+    m: BudgetManager,
+    handles: Vec<TextureHandle>,
+    budget: u64,
+}
+
+impl Harness {
+    fn new(ctx: GpuContext, config: StreamConfig) -> Self {
+        let mut mc = ManagerConfig::default();
+        mc.stream = config;
+        mc.render_targets = false;
+        Self {
+            m: BudgetManager::with_context(ctx, mc),
+            handles: Vec::new(),
+            budget: 0,
+        }
+    }
+
+    /// Registers the KTX2 file at `path` (under `budget`).
+    fn add(&mut self, path: PathBuf, opts: TextureOptions, budget: u64) -> TextureHandle {
+        self.set_budget(budget);
+        let h = self
+            .m
+            .add_texture(TextureSource::Path(Arc::new(path)), opts)
+            .unwrap();
+        self.handles.push(h);
+        h
+    }
+
+    fn set_budget(&mut self, budget: u64) {
+        if budget != self.budget {
+            self.m.set_budget(Budget::bytes(budget));
+            self.budget = budget;
+        }
+    }
+
+    /// One frame of the budget loop, as a game runs it (without drawing): every texture wants
+    /// level `wanted`. Returns the ledger's peak inside the frame and the plan status.
+    fn frame(&mut self, budget: u64, wanted: f32) -> (u64, PlanStatus) {
+        self.set_budget(budget);
+        for &h in &self.handles {
+            self.m.add_demand(h, wanted, 50_000.0);
+        }
+        let plan = self
+            .m
+            .frame((1280, 720), FrameTiming::default())
+            .unwrap();
+        self.m.context().queue().submit([]);
+        self.m.end_frame();
+        (self.m.context().ledger().take_window_peak(), plan.status)
+    }
+
+    /// Every texture holds its whole chain, each level the file's, byte for byte.
+    fn assert_whole_and_intact(&self, files: &[PathBuf], handles: &[TextureHandle]) {
+        for (f, hd) in files.iter().zip(handles) {
+            let info = mipflow::ktx2::read_info(f, &Default::default()).unwrap();
+            let levels = TextureSource::Path(Arc::new(f.clone()))
+                .read_levels(
+                    &info,
+                    0..info.levels.len() as u8,
+                    &std::sync::atomic::AtomicBool::new(false),
+                )
+                .unwrap();
+            let tex = self.m.streamer().resident_texture(*hd).unwrap();
+            assert_eq!(tex.mip_level_count() as usize, levels.len());
+            for (l, want) in levels.iter().enumerate() {
+                let got = mipflow::gpu::read_level(self.m.context(), tex, l as u32).unwrap();
+                assert!(got == *want, "{}: level {l} differs", f.display());
+            }
+        }
+    }
+
+    fn all_at(&self, level: u8) -> bool {
+        self.m.streamer()
+            .plan_textures()
+            .iter()
+            .filter(|p| p.level_count > 0)
+            .all(|p| p.resident_level == level && !p.busy)
+    }
+}
+
+#[test]
+fn gallery_holds_budget_through_256_48_256_and_unloads_to_baseline() {
+    let Some(ctx) = common::gpu() else { return };
+    let dir = std::env::temp_dir().join(format!("mipflow-stream-{}", std::process::id()));
+    // 64 textures of 1024² (1,398,128 bytes each at full residency, 85.3 MiB in all): more than
+    // 48 MiB, less than 256 MiB.
+    let files = write_gallery(&dir, 64, 1024, 4);
+    let mut h = Harness::new(ctx, StreamConfig::default().with_deterministic(true));
+    // The manager's own baseline: its 1x1 fallback texture, made by its first frame.
+    let _ = h.frame(256 * MIB, 0.0);
+    let baseline = h.m.context().ledger().snapshot();
+    let mut handles = Vec::new();
+    for f in &files {
+        handles.push(h.add(f.clone(), TextureOptions::default(), 256 * MIB));
+    }
+    // Floors (32x32 down) resident at once: 64 x 1,392 bytes (the 32, 16, 8, 4, 2, 1 levels).
+    assert_eq!(
+        h.m.context().ledger().bytes(Category::Textures),
+        64 * (64 + 16 + 4 + 1 + 1 + 1) * 16
+    );
+    h.m.context().ledger().take_window_peak();
+
+    let full = 64 * 1_398_128u64;
+    let mut converged_at = None;
+    for i in 0..60 {
+        let (peak, status) = h.frame(256 * MIB, 0.0);
+        assert_eq!(status, PlanStatus::Ok);
+        assert!(peak <= 256 * MIB, "frame {i}: {peak} over 256 MiB");
+        if converged_at.is_none() && h.all_at(0) {
+            converged_at = Some(i);
+        }
+    }
+    let at = converged_at.expect("all wanted mips resident at 256 MiB");
+    assert_eq!(h.m.context().ledger().bytes(Category::Textures), full);
+    println!("256 MiB: every texture at level 0 after {at} frames");
+
+    // The budget drops to 48 MiB: the very first frame must already be within it.
+    let mut first = true;
+    for i in 0..60 {
+        let (peak, status) = h.frame(48 * MIB, 0.0);
+        assert_eq!(status, PlanStatus::Ok);
+        assert!(
+            peak <= 48 * MIB,
+            "frame {i} after the drop: peak {peak} over 48 MiB (first frame: {first})"
+        );
+        first = false;
+    }
+    let used = h.m.context().ledger().total_bytes();
+    assert!(used <= 48 * MIB);
+    // Demand exceeds the budget: at least 90% of what the planner may use (budget - headroom)
+    // holds textures.
+    let limit = h.m.last_plan().limit;
+    assert!(
+        used * 10 >= limit * 9,
+        "only {used} of {limit} bytes used at 48 MiB"
+    );
+
+    // Back to 256 MiB: converges to full residency again.
+    let mut back = None;
+    for i in 0..80 {
+        let (peak, _) = h.frame(256 * MIB, 0.0);
+        assert!(peak <= 256 * MIB);
+        if back.is_none() && h.all_at(0) {
+            back = Some(i);
+        }
+    }
+    assert!(back.is_some(), "wanted mips converge again at 256 MiB");
+    assert_eq!(h.m.context().ledger().bytes(Category::Textures), full);
+
+    // A steady view: nothing changes over 100 frames.
+    let before: Vec<u8> = h
+        .m
+        .streamer()
+        .plan_textures()
+        .iter()
+        .map(|p| p.resident_level)
+        .collect();
+    for _ in 0..100 {
+        let (_, _) = h.frame(256 * MIB, 0.0);
+    }
+    let after: Vec<u8> = h
+        .m
+        .streamer()
+        .plan_textures()
+        .iter()
+        .map(|p| p.resident_level)
+        .collect();
+    assert_eq!(before, after, "no texture changes in a steady view");
+
+    // Unload: every category back to baseline, and the driver agrees.
+    for handle in handles {
+        assert!(h.m.remove_texture(handle));
+        assert!(
+            !h.m.remove_texture(handle),
+            "a stale handle fails softly"
+        );
+        assert!(h.m.texture_view(handle).is_none());
+    }
+    let _ = h.frame(256 * MIB, 0.0);
+    h.m.context().queue().submit([]);
+    h.m.context().wait_idle().unwrap();
+    h.m.poll(); // releases the last staging charges
+    let snap = h.m.context().ledger().snapshot();
+    for c in Category::ALL {
+        assert_eq!(
+            snap.by_category.get(c).bytes,
+            baseline.by_category.get(c).bytes,
+            "{c:?}"
+        );
+        assert_eq!(
+            snap.by_category.get(c).count,
+            baseline.by_category.get(c).count,
+            "{c:?}"
+        );
+    }
+    assert!(h.m.context().take_uncaptured_errors().is_empty());
+    h.m.clear();
+    assert_eq!(h.m.context().ledger().total_bytes(), 0, "{:?}", h.m.context().leak_report());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn corrupt_level_keeps_the_texture_and_is_reported() {
+    let Some(ctx) = common::gpu() else { return };
+    let dir = std::env::temp_dir().join(format!("mipflow-corrupt-{}", std::process::id()));
+    let files = write_gallery(&dir, 2, 256, 1);
+    // Overwrite the end of the second file's level 0 (zstd, stored last) with garbage: the header
+    // and the floor stay readable, level 0 fails to decompress.
+    let f = &files[1];
+    let mut bytes = std::fs::read(f).unwrap();
+    let n = bytes.len();
+    for b in &mut bytes[n - 60..] {
+        *b = 0xA5;
+    }
+    std::fs::write(f, bytes).unwrap();
+    let mut h = Harness::new(ctx, StreamConfig::default().with_deterministic(true));
+    for f in &files {
+        h.add(f.clone(), TextureOptions::default(), 64 * MIB);
+    }
+    let mut errors = 0;
+    for _ in 0..20 {
+        let _ = h.frame(64 * MIB, 0.0);
+        errors += h.m.streamer().frame_stats().io_errors;
+    }
+    let infos = h.m.streamer().texture_infos();
+    assert_eq!(infos[0].resident_level, 0, "the good texture streams fully");
+    assert!(
+        infos[1].resident_level > 0,
+        "the corrupt one keeps what it had"
+    );
+    assert!(
+        infos[1]
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("level 0")),
+        "{:?}",
+        infos[1].error
+    );
+    assert!(errors >= 1);
+    assert!(h.m.context().take_uncaptured_errors().is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn npot_textures_start_only_at_block_aligned_levels() {
+    let Some(ctx) = common::gpu() else { return };
+    let dir = std::env::temp_dir().join(format!("mipflow-npot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut h = Harness::new(ctx, StreamConfig::default().with_deterministic(true));
+    // (size, the floor the streamer must pick): 960x540 can only start at level 0 (480x270 is
+    // not a multiple of 4), 200x120 at 0 or 1, 100x100 at 0 or 3 (12x12), 256x256 anywhere.
+    let cases = [
+        ((960, 540), 0u8),
+        ((200, 120), 1),
+        ((100, 100), 3),
+        ((256, 256), 3),
+    ];
+    for (i, ((w, hh), floor)) in cases.into_iter().enumerate() {
+        let path = dir.join(format!("npot{i}.ktx2"));
+        write_texture(&path, w, hh, i as u32, None);
+        h.add(path, TextureOptions::default(), 64 * MIB);
+        let p = h.m.streamer().plan_textures()[i];
+        assert_eq!(
+            (p.floor_level, p.resident_level),
+            (floor, floor),
+            "{w}x{hh}"
+        );
+    }
+    // Every level wanted: each texture reaches level 0, never stopping at a level wgpu refuses.
+    let mut seen = vec![Vec::new(); cases.len()];
+    for _ in 0..20 {
+        let (peak, _) = h.frame(64 * MIB, 0.0);
+        assert!(peak <= 64 * MIB);
+        for (i, p) in h.m.streamer().plan_textures().iter().enumerate() {
+            if seen[i].last() != Some(&p.resident_level) {
+                seen[i].push(p.resident_level);
+            }
+        }
+    }
+    assert_eq!(seen[0], vec![0], "960x540 is whole from the start");
+    assert_eq!(seen[1], vec![1, 0]);
+    assert_eq!(
+        seen[2],
+        vec![3, 0],
+        "100x100 skips levels 1 and 2 (50x50, 25x25)"
+    );
+    assert_eq!(seen[3].first(), Some(&3));
+    assert_eq!(seen[3].last(), Some(&0));
+    for info in h.m.streamer().texture_infos() {
+        assert_eq!(info.error, None, "{}", info.label);
+        let full: u64 = (0..info.level_count)
+            .map(|l| {
+                let (w, hh) = ((info.width >> l).max(1), (info.height >> l).max(1));
+                u64::from(w.div_ceil(4) * hh.div_ceil(4) * 16)
+            })
+            .sum();
+        assert_eq!(info.resident_bytes, full, "{}", info.label);
+    }
+    assert!(h.m.context().take_uncaptured_errors().is_empty());
+
+    // A chain with no level a BC7 texture can start at is refused with a clear error.
+    let path = dir.join("odd.ktx2");
+    write_texture(&path, 30, 30, 9, None);
+    let err = h
+        .m
+        .add_texture(TextureSource::Path(Arc::new(path)), TextureOptions::default())
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("multiple of the 4x4 block"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Set in the child process of the out-of-memory tests.
+#[cfg(target_os = "linux")]
+const OOM_CHILD: &str = "MIPFLOW_OOM_CHILD";
+
+/// The address space this process maps now (`VmSize`).
+#[cfg(target_os = "linux")]
+fn mapped_bytes() -> u64 {
+    let kib: u64 = std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmSize:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    kib * 1024
+}
+
+/// `setrlimit(RLIMIT_AS)`, what `ulimit -v` does: allocations past it fail, the driver's too.
+#[cfg(target_os = "linux")]
+fn set_address_space_limit(bytes: u64) {
+    let lim = libc::rlimit {
+        rlim_cur: bytes,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    // SAFETY: setrlimit reads the struct we pass; no memory is shared.
+    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_AS, &lim) }, 0);
+}
+
+/// In the child of an out-of-memory test, the GPU to run it on; None in a normal run, or with
+/// no GPU (then the child says it skipped).
+#[cfg(target_os = "linux")]
+fn oom_child_gpu() -> Option<GpuContext> {
+    std::env::var_os(OOM_CHILD)?;
+    let ctx = common::gpu();
+    if ctx.is_none() {
+        println!("oom-result: skipped");
+    }
+    ctx
+}
+
+/// Runs this test binary on the test `child` alone with [`OOM_CHILD`] set and prints the text
+/// after `oom-result: ` in its output; fails when the child fails (a panic, an abort). Does
+/// nothing inside a child.
+#[cfg(target_os = "linux")]
+fn run_oom_child(child: &str) {
+    if std::env::var_os(OOM_CHILD).is_some() {
+        return;
+    }
+    let exe = std::env::current_exe().unwrap();
+    // The test's full name in this binary: its module path less the crate's name.
+    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
+    let name = format!("{module}::{child}");
+    let out = std::process::Command::new(exe)
+        .args(["--exact", name.as_str(), "--nocapture", "--test-threads=1"])
+        .env(OOM_CHILD, "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the child failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+    let line = stdout
+        .lines()
+        .find_map(|l| l.split_once("oom-result: ").map(|(_, r)| r))
+        .unwrap_or_else(|| panic!("no result from the child:\n{stdout}\n{stderr}"));
+    eprintln!("child: {line}");
+    if line == "skipped" {
+        eprintln!("no GPU: the out-of-memory test did not run");
+    }
+}
+
+/// A real out-of-memory from the driver, through the streamer. The test re-runs this binary on
+/// `oom_child` alone: the child limits its own address space (`setrlimit(RLIMIT_AS)`, what
+/// `ulimit -v` does) once set up, so lavapipe's memory allocations fail with
+/// `VK_ERROR_OUT_OF_DEVICE_MEMORY` while the budget still says 1 GiB. A crash of any kind
+/// (panic, abort) fails the child and so this test.
+#[cfg(target_os = "linux")]
+#[test]
+fn driver_out_of_memory_lowers_the_effective_budget_and_recovers() {
+    // The child asserted everything; its exit status said it passed.
+    run_oom_child("oom_child");
+}
+
+/// The child of the out-of-memory test (does nothing in a normal run).
+#[cfg(target_os = "linux")]
+#[test]
+fn oom_child() {
+    let Some(ctx) = oom_child_gpu() else { return };
+    const GIB: u64 = 1 << 30;
+    let dir = std::env::temp_dir().join(format!("mipflow-oom-{}", std::process::id()));
+    let files = write_gallery(&dir, 48, 1024, 0);
+    let mut config = StreamConfig::default().with_deterministic(true);
+    config.oom_probe_frames = 40;
+    let mut h = Harness::new(ctx, config);
+    for f in &files {
+        h.add(f.clone(), TextureOptions::default(), GIB);
+    }
+    let _ = h.frame(GIB, f32::INFINITY);
+    let base = h.m.context().ledger().total_bytes();
+
+    // What the process maps now, plus 40 MiB: the 48 textures' full chains need 64 MiB.
+    set_address_space_limit(mapped_bytes() + 40 * MIB);
+
+    let mut ooms = 0u32;
+    let mut first_oom = None;
+    let mut caps = Vec::new();
+    let mut over = Vec::new();
+    for f in 0..160u32 {
+        let cap_before = h.m.oom_cap();
+        let (peak, _) = h.frame(GIB, 0.0);
+        let st = *h.m.streamer().frame_stats();
+        if std::env::var_os("MIPFLOW_OOM_TRACE").is_some() {
+            println!(
+                "frame {f}: total {} staging {} cap {:?} peak {peak} grows {} evictions {} shrinks {} pending {} oom {} limit {}",
+                h.m.context().ledger().total_bytes(),
+                h.m.context().ledger().bytes(Category::Staging),
+                h.m.oom_cap(),
+                st.grows,
+                st.evictions,
+                st.shrinks,
+                st.pending,
+                st.oom_events,
+                h.m.last_plan().limit
+            );
+        }
+        ooms += st.oom_events;
+        if st.oom_events > 0 {
+            first_oom.get_or_insert(f);
+            caps.push(h.m.oom_cap());
+        }
+        // Once a cap is known, a frame without a new out-of-memory stays under it.
+        if let Some(cap) = cap_before
+            && st.oom_events == 0
+            && peak > cap
+        {
+            over.push((f, peak, cap));
+        }
+    }
+    let cap = h.m.oom_cap();
+    let infos = h.m.streamer().texture_infos();
+    let full = infos.iter().filter(|i| i.resident_level == 0).count();
+    let floors = h
+        .m
+        .streamer()
+        .plan_textures()
+        .iter()
+        .filter(|p| p.level_count > 0 && p.resident_level <= p.floor_level)
+        .count();
+    let total = h.m.context().ledger().total_bytes();
+    set_address_space_limit(libc::RLIM_INFINITY);
+    let errors = h.m.context().take_uncaptured_errors();
+    println!(
+        "oom-result: out-of-memory errors {ooms} (first at frame {first_oom:?}), caps {caps:?}, \
+         final cap {cap:?}, total {total} (base {base}), {full} of {} textures whole, {floors} \
+         with their floor, uncaptured errors {}",
+        infos.len(),
+        errors.len()
+    );
+    assert!(
+        ooms >= 1,
+        "the address-space limit never failed an allocation"
+    );
+    // One failed creation per frame at most (the rest wait for the lowered plan). After the
+    // first, only the raise after each quiet spell of 40 frames may find the memory still gone;
+    // a second failure may follow each (memory the evictions freed is not always reusable by
+    // the driver: its heap fragments), never one every frame.
+    assert!(
+        ooms as usize <= caps.len(),
+        "{ooms} errors in {} frames",
+        caps.len()
+    );
+    let spells = (160 - first_oom.unwrap_or(0) as usize) / 40;
+    assert!(
+        caps.len() <= 2 * (1 + spells),
+        "out-of-memory frames: {}",
+        caps.len()
+    );
+    let cap = cap.expect("the cap stays below the budget");
+    assert!(total <= cap && cap < GIB, "total {total}, cap {cap}");
+    assert!(
+        over.is_empty(),
+        "frames over the out-of-memory cap: {over:?}"
+    );
+    assert_eq!(
+        floors,
+        infos.len(),
+        "every texture keeps at least its floor"
+    );
+    assert!(
+        full >= 16,
+        "streaming went on under the cap: {full} textures whole"
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn grows_go_one_level_at_a_time_smallest_first_by_deficit_and_priority() {
+    let Some(ctx) = common::gpu() else { return };
+    let dir = std::env::temp_dir().join(format!("mipflow-order-{}", std::process::id()));
+    // 8 textures of 512²: levels of 256, 64, 16 and 4 KiB above the 32² floor.
+    let files = write_gallery(&dir, 8, 512, 0);
+    let mut config = StreamConfig::default().with_deterministic(true);
+    config.upload_bytes_per_frame = 48 << 10;
+    let mut h = Harness::new(ctx, config);
+    for (i, f) in files.iter().enumerate() {
+        // Texture 0 is the hero: its blur weighs four times as much.
+        let opts = if i == 0 {
+            TextureOptions::with_priority(4.0)
+        } else {
+            TextureOptions::default()
+        };
+        h.add(f.clone(), opts, 256 * MIB);
+    }
+    let mut history = Vec::new();
+    let mut steps = 0;
+    for _ in 0..100 {
+        let _ = h.frame(256 * MIB, 0.0);
+        let st = h.m.streamer().frame_stats();
+        steps += st.steps;
+        // The cap holds, but for a first step larger than it (a 256 KiB level 0).
+        assert!(
+            st.uploaded_bytes <= 48 << 10 || st.grows + st.steps == 1,
+            "{st:?}"
+        );
+        let r: Vec<u8> = h
+            .m
+            .streamer()
+            .plan_textures()
+            .iter()
+            .map(|p| p.resident_level)
+            .collect();
+        if history.last() != Some(&r) {
+            history.push(r.clone());
+        }
+        if h.all_at(0) {
+            break;
+        }
+    }
+    assert!(h.all_at(0), "{history:?}");
+    // Every texture went 4 -> 3 -> 2 -> 1 -> 0: one level per step.
+    assert_eq!(steps, 8 * 3, "{history:?}");
+    for r in &history {
+        let others = &r[1..];
+        let (lo, hi) = (others.iter().min().unwrap(), others.iter().max().unwrap());
+        // Breadth first: no texture is two levels ahead of an equal one.
+        assert!(hi - lo <= 1, "{r:?} in {history:?}");
+        // The hero is never behind.
+        assert!(r[0] <= *lo, "{r:?} in {history:?}");
+    }
+    // The small levels came first: among equals, every texture had level 2 before any had
+    // level 0 (the hero may go ahead: four times the weight outweighs three levels less).
+    let first_l0 = history.iter().position(|r| r[1..].contains(&0)).unwrap();
+    assert!(
+        history[first_l0 - 1][1..].iter().all(|&l| l <= 1),
+        "{history:?}"
+    );
+    assert!(history[1][1..].iter().all(|&l| l == 3), "{history:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn large_levels_upload_in_bands_within_the_cap_and_arrive_intact() {
+    let Some(ctx) = common::gpu() else { return };
+    let dir = std::env::temp_dir().join(format!("mipflow-bands-{}", std::process::id()));
+    // 1024²: level 0 is 1 MiB, 16 times the 64 KiB cap; one file zstd, one not.
+    let files = write_gallery(&dir, 2, 1024, 2);
+    let mut config = StreamConfig::default().with_deterministic(true);
+    config.upload_bytes_per_frame = 64 << 10;
+    let mut h = Harness::new(ctx, config);
+    let handles: Vec<_> = files
+        .iter()
+        .map(|f| h.add(f.clone(), TextureOptions::default(), 64 * MIB))
+        .collect();
+    let mut frames = 0;
+    let mut peak_staging = 0;
+    while !h.all_at(0) && frames < 200 {
+        let (peak, _) = h.frame(64 * MIB, 0.0);
+        assert!(peak <= 64 * MIB);
+        // The cap holds every frame: bands, not whole levels.
+        assert!(h.m.streamer().frame_stats().uploaded_bytes <= 64 << 10);
+        peak_staging = peak_staging.max(h.m.context().ledger().bytes(Category::Staging));
+        // Let the GPU finish, so the next frame releases this frame's staging: what staging
+        // is held at once then depends on the bands only, not on how busy the machine is.
+        h.m.context().wait_idle().unwrap();
+        frames += 1;
+    }
+    assert!(h.all_at(0), "not converged after {frames} frames");
+    // 2 x 1.33 MiB at 64 KiB a frame: at least 42 frames.
+    assert!(frames >= 42, "{frames} frames");
+    assert!(
+        peak_staging <= 64 * MIB / 16,
+        "staging peaked at {peak_staging}"
+    );
+    h.assert_whole_and_intact(&files, &handles);
+    // Streaming done: the staging ring's chunks are freed after a while without uploads, so a
+    // settled scene holds no staging.
+    assert!(h.m.context().ledger().bytes(Category::Staging) > 0);
+    for _ in 0..130 {
+        let _ = h.frame(64 * MIB, 0.0);
+        assert_eq!(h.m.streamer().frame_stats().uploaded_bytes, 0);
+    }
+    assert_eq!(h.m.context().ledger().bytes(Category::Staging), 0);
+    assert!(h.m.context().take_uncaptured_errors().is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_grow_whose_view_wants_more_is_retargeted_and_nothing_is_uploaded_twice() {
+    let Some(ctx) = common::gpu() else { return };
+    let dir = std::env::temp_dir().join(format!("mipflow-retarget-{}", std::process::id()));
+    // 1024²: level 2 is 64 KiB, so with a 32 KiB cap its upload spans frames.
+    let files = write_gallery(&dir, 1, 1024, 1);
+    let mut config = StreamConfig::default().with_deterministic(true);
+    config.upload_bytes_per_frame = 32 << 10;
+    let mut h = Harness::new(ctx, config);
+    let handles = vec![h.add(files[0].clone(), TextureOptions::default(), 64 * MIB)];
+    let p = h.m.streamer().plan_textures()[0];
+    // Only the levels finer than the floor come by IO and upload.
+    let io_bytes = p.bytes_from(0) - p.bytes_from(p.floor_level);
+    let (mut uploaded, mut cancels, mut retargets, mut frames) = (0u64, 0, 0, 0);
+    let mut tally = |h: &Harness| {
+        let s = h.m.streamer().frame_stats();
+        uploaded += s.uploaded_bytes;
+        cancels += s.cancels;
+        retargets += s.retargets;
+    };
+    // The camera far away: level 2 is wanted; run until its upload is under way.
+    loop {
+        let (peak, status) = h.frame(64 * MIB, 2.0);
+        assert!(peak <= 64 * MIB && status == PlanStatus::Ok);
+        tally(&h);
+        frames += 1;
+        let p = h.m.streamer().plan_textures()[0];
+        if p.resident_level <= 3 {
+            assert!(p.busy && p.in_flight_level == 2, "{p:?}");
+            break;
+        }
+        assert!(frames < 20, "the grow to level 2 did not start");
+    }
+    // The camera comes close: level 0 is wanted while level 2 is still uploading.
+    while !h.all_at(0) && frames < 200 {
+        let (peak, status) = h.frame(64 * MIB, 0.0);
+        assert!(peak <= 64 * MIB && status == PlanStatus::Ok);
+        tally(&h);
+        frames += 1;
+    }
+    assert!(h.all_at(0), "not converged after {frames} frames");
+    assert!(retargets >= 1, "the grow was not retargeted");
+    assert_eq!(cancels, 0, "the grow was cancelled");
+    // Every IO level uploaded exactly once: nothing read or uploaded was thrown away.
+    assert_eq!(uploaded, io_bytes);
+    h.assert_whole_and_intact(&files, &handles);
+    assert!(h.m.context().take_uncaptured_errors().is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Render targets the driver has no memory for: the frame is made at a lower scale instead of
+/// failing, the effective budget is capped at what the driver gave, and the next frames keep
+/// within it. Real out-of-memory, as above: a child process limits its address space once set
+/// up, then asks for 3840x2160 targets that do not fit in what is left.
+#[cfg(target_os = "linux")]
+#[test]
+fn render_targets_out_of_memory_lower_the_scale_not_the_frame() {
+    run_oom_child("render_targets_oom_child");
+}
+
+/// The child of the render-target out-of-memory test (does nothing in a normal run).
+#[cfg(target_os = "linux")]
+#[test]
+fn render_targets_oom_child() {
+    use glam::{Mat4, Vec3};
+    use mipflow::budget::Budget;
+    use mipflow::resolution::target_bytes;
+    use mipflow::{Camera, FrameInput, Renderer, RendererConfig};
+
+    let Some(ctx) = oom_child_gpu() else { return };
+    const GIB: u64 = 1 << 30;
+    let mut cfg = RendererConfig::default();
+    cfg.budget = Budget::bytes(GIB);
+    cfg.stream = cfg.stream.with_deterministic(true);
+    let upscaler = cfg.upscaler;
+    let mut r = Renderer::with_context(ctx, cfg).unwrap();
+    let (pv, pi) = mipflow::render::panel(1.0, 1.0);
+    let mesh = r.add_mesh(&pv, &pi).unwrap();
+    let (_, mat) = common::procedural_material(&mut r, 5, 0, 128);
+    r.add_instance(mesh, mat, Mat4::IDENTITY).unwrap();
+    let input = FrameInput::new(Camera::look_at(Vec3::new(0.0, 0.0, 3.0), Vec3::ZERO));
+    let small = r
+        .context()
+        .create_offscreen_target("small", 320, 180)
+        .unwrap();
+    let large = r
+        .context()
+        .create_offscreen_target("large", 3840, 2160)
+        .unwrap();
+    let (small, large) = (small.create_view(), large.create_view());
+    // Warm up at a small size: pipelines built, shaders compiled, the texture streamed.
+    for _ in 0..10 {
+        r.render(&small, &input).unwrap();
+    }
+    r.context().wait_idle().unwrap();
+    // Room for 3840x2160 targets at 3/4 scale, not at full scale. The heap's free space counts
+    // too (the allocator serves from it without mapping more), so it goes back first.
+    let full = target_bytes((3840, 2160), 1.0, upscaler);
+    let room = target_bytes((3840, 2160), 0.75, upscaler);
+    // SAFETY: malloc_trim only returns free heap memory to the system.
+    unsafe { libc::malloc_trim(0) };
+    assert!(room < full);
+    set_address_space_limit(mapped_bytes() + room);
+    let mut scales = Vec::new();
+    let mut ooms = 0;
+    let mut result = Ok(());
+    for _ in 0..20 {
+        match r.render(&large, &input) {
+            Ok(st) => {
+                scales.push(st.render_scale);
+                ooms += st.stream.oom_events;
+                if st.instances_drawn == 0 {
+                    result = Err("nothing drawn".to_string());
+                }
+            }
+            Err(e) => {
+                result = Err(e.to_string());
+                break;
+            }
+        }
+    }
+    let cap = r.stats().oom_cap_bytes;
+    let total = r.context().ledger().total_bytes();
+    set_address_space_limit(libc::RLIM_INFINITY);
+    println!(
+        "oom-result: targets {full} bytes at full scale, room {room}; scales {scales:?}, \
+         out-of-memory errors {ooms}, cap {cap:?}, total {total}, result {result:?}"
+    );
+    result.unwrap();
+    assert_eq!(scales.len(), 20);
+    assert!(ooms >= 1, "the limit never failed an allocation");
+    // The first large frame already came out at a lower scale, and so did every later one.
+    assert!(scales.iter().all(|&s| s < 1.0), "{scales:?}");
+    // The cap is what the driver gave, and later frames stay within it without failing again.
+    let cap = cap.expect("an out-of-memory cap");
+    assert!(cap < GIB && total <= cap, "total {total}, cap {cap}");
+    assert!(ooms <= 2, "{ooms} out-of-memory errors in 20 frames");
+    assert!(r.context().take_uncaptured_errors().is_empty());
+}
