@@ -19,11 +19,11 @@ use std::time::Instant;
 
 use glam::{Mat4, Quat, Vec3};
 use mipflow::budget::Budget;
-use mipflow_cook::Quality;
 use mipflow::render::Vertex;
 use mipflow::{
     Camera, FrameInput, MaterialDesc, Renderer, RendererConfig, TextureOptions, TextureSource,
 };
+use mipflow_cook::Quality;
 use winit::application::ApplicationHandler;
 use winit::event::WindowEvent;
 use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
@@ -168,8 +168,8 @@ impl Game {
         let specs = mipflow_cook::procedural::demo_specs(7, 6, 512);
         let mut panels = Vec::new();
         for (i, spec) in specs.iter().enumerate() {
-            let bytes =
-                mipflow_cook::procedural::cook_procedural(spec, Quality::Fast).map_err(|e| e.to_string())?;
+            let bytes = mipflow_cook::procedural::cook_procedural(spec, Quality::Fast)
+                .map_err(|e| e.to_string())?;
             let tex = mipflow
                 .add_texture(
                     TextureSource::Bytes(bytes.into()),
@@ -234,10 +234,7 @@ impl Game {
         let camera = Camera::look_at(Vec3::new(0.0, 1.0, 6.0), Vec3::ZERO);
         let stats = *self
             .mipflow
-            .render(
-                &view,
-                &FrameInput::new(camera),
-            )
+            .render(&view, &FrameInput::new(camera))
             .map_err(|e| e.to_string())?;
 
         // 2. The game's own pass, over it.

@@ -9,11 +9,11 @@
 use glam::{Mat4, Vec3};
 use mipflow::budget::Budget;
 use mipflow::budget::source::format_bytes;
-use mipflow_cook::Quality;
 use mipflow::gpu::{GpuContext, GpuOptions};
 use mipflow::{
     Camera, FrameInput, MaterialDesc, Renderer, RendererConfig, TextureOptions, TextureSource,
 };
+use mipflow_cook::Quality;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ctx = GpuContext::headless(&GpuOptions::default())?;
@@ -68,10 +68,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut peak = 0;
         let mut last = None;
         for _ in 0..20 {
-            let s = *r.render(
-                &view,
-                &FrameInput::new(camera),
-            )?;
+            let s = *r.render(&view, &FrameInput::new(camera))?;
             peak = peak.max(s.frame_peak_bytes);
             last = Some(s);
         }

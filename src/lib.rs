@@ -41,9 +41,9 @@
 //! let mut manager = BudgetManager::new(device, queue, ManagerConfig::default())?;
 //! let wall = manager.add_texture(TextureSource::path("wall.ktx2"), TextureOptions::default())?;
 //! // Each frame: say what the view needs (a wanted level and the pixels it covers)...
-//! manager.set_demand(wall, 0.0, 200_000.0);
+//! manager.add_demand(wall, 0.0, 200_000.0);
 //! // ...plan and stream, at this output size...
-//! let plan = manager.frame((1280, 720))?;
+//! let plan = manager.frame((1280, 720), mipflow::FrameTiming::default())?;
 //! // ...then draw with the views (rebuild a bind group when the version changed).
 //! if let Some((view, version)) = manager.texture_view(wall) {
 //!     let _ = (view, version, plan.mip_bias);

@@ -446,7 +446,8 @@ impl BudgetManager {
         // Grows whose data arrived, within the caps and the limit.
         self.streamer.issue_io();
         let effective = self.budget.effective(budget);
-        self.streamer.build_ready(&self.ctx, frame, limit, effective);
+        self.streamer
+            .build_ready(&self.ctx, frame, limit, effective);
         if let Some(total) = self.streamer.take_out_of_memory() {
             // The next plan evicts down to the new limit (the cap less the staging headroom)
             // and retries the texture if it is still worth its bytes.

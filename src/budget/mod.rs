@@ -7,6 +7,6 @@ pub mod planner;
 pub mod size;
 pub mod source;
 
-pub use ledger::{Category, CategoryStats, Charge, Ledger, LedgerSnapshot};
 pub use effective::EffectiveBudget;
+pub use ledger::{Category, CategoryStats, Charge, Ledger, LedgerSnapshot};
 pub use source::{Budget, BudgetSource, parse_size};

@@ -18,7 +18,6 @@
 mod reader;
 mod writer;
 
-
 pub use reader::{HEADER_LEN, RawHeader, Validation, read_info, read_level, validate};
 pub use writer::write_ktx2;
 

@@ -185,11 +185,13 @@ impl Renderer {
         let device = self.manager.context().device().clone();
         let gpu_ms = self.timer.as_mut().and_then(|t| t.poll(&device));
         self.visibility(&input.camera, output);
-        let plan = self
-            .manager
-            .frame(output, FrameTiming { gpu_ms, cpu_ms })?;
-        let (budget, status, bucket, mem_bucket) =
-            (plan.budget_bytes, plan.status, plan.bucket, plan.memory_bucket);
+        let plan = self.manager.frame(output, FrameTiming { gpu_ms, cpu_ms })?;
+        let (budget, status, bucket, mem_bucket) = (
+            plan.budget_bytes,
+            plan.status,
+            plan.bucket,
+            plan.memory_bucket,
+        );
         self.refresh_material_groups();
         let ctx = self.manager.context();
         let ledger = ctx.ledger().clone();
@@ -203,9 +205,7 @@ impl Renderer {
         if self.uniforms.as_ref().is_none_or(|u| u.2 < count) {
             let cap = count.max(16).next_power_of_two();
             self.uniforms = None;
-            let (buf, bg) = self
-                .pass
-                .uniform_buffer(ctx, "instance uniforms", cap)?;
+            let (buf, bg) = self.pass.uniform_buffer(ctx, "instance uniforms", cap)?;
             self.uniforms = Some((buf, bg, cap));
         }
         self.uniform_scratch.clear();
@@ -330,5 +330,4 @@ impl Renderer {
         };
         Ok(&self.stats)
     }
-
 }

@@ -24,7 +24,9 @@ use crate::render::{GpuMesh, TexturedPass, Vertex};
 use crate::resolution::{
     ChangeReason, ControllerConfig, GpuTimer, ResolutionController, UpscalePass, Upscaler,
 };
-use crate::stream::{StreamConfig, StreamFrameStats, Streamer, TextureHandle, TextureOptions, TextureSource};
+use crate::stream::{
+    StreamConfig, StreamFrameStats, Streamer, TextureHandle, TextureOptions, TextureSource,
+};
 use crate::{Error, Result};
 
 /// How a [`Renderer`] is made. `Default` renders to `Rgba8UnormSrgb` with a 256 MiB budget.
@@ -204,12 +206,14 @@ impl Renderer {
         let pass = TexturedPass::new(&ctx, wgpu::TextureFormat::Rgba16Float, config.anisotropy);
         let upscale = UpscalePass::new(&ctx, config.output_format)?;
         let timer = GpuTimer::new(&ctx).unwrap_or(None);
-        let mut mc = ManagerConfig::default();
-        mc.budget = config.budget.clone();
-        mc.stream = config.stream.clone();
-        mc.controller = config.controller.clone();
-        mc.upscaler = config.upscaler;
-        mc.target_frame_ms = config.target_frame_ms;
+        let mc = ManagerConfig {
+            budget: config.budget.clone(),
+            stream: config.stream.clone(),
+            controller: config.controller.clone(),
+            upscaler: config.upscaler,
+            target_frame_ms: config.target_frame_ms,
+            ..ManagerConfig::default()
+        };
         Ok(Self {
             manager: BudgetManager::with_context(ctx, mc),
             pass,

@@ -34,7 +34,7 @@ pub use controller::{
     ChangeReason, ControllerConfig, ControllerMode, FrameInput, ResolutionController, ScaleChange,
     TimeSource, lerp_baseline,
 };
+pub use target_set::{DEPTH_FORMAT, HDR_FORMAT, INTERMEDIATE_FORMAT, Upscaler};
 pub use targets::{RenderTargets, Targets};
 pub use timer::GpuTimer;
-pub use target_set::{DEPTH_FORMAT, HDR_FORMAT, INTERMEDIATE_FORMAT, Upscaler};
 pub use upscale::{ToneMap, UpscalePass, UpscaleSettings};

@@ -90,4 +90,3 @@ pub(crate) fn target_descriptors(
         },
     ]
 }
-

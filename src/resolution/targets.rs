@@ -10,8 +10,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::buckets::{Bucket, scaled_size};
-use super::target_set::{INTERMEDIATE, SLOTS, TargetDesc, Upscaler, target_descriptors};
 use super::target_set::{DEPTH, HDR};
+use super::target_set::{INTERMEDIATE, SLOTS, TargetDesc, Upscaler, target_descriptors};
 use crate::Result;
 use crate::budget::Category;
 use crate::gpu::{GpuContext, TrackedTexture};

@@ -25,6 +25,16 @@ pub enum TextureSource {
 }
 
 impl TextureSource {
+    /// A KTX2 file on disk.
+    pub fn path(path: impl Into<PathBuf>) -> Self {
+        TextureSource::Path(Arc::new(path.into()))
+    }
+
+    /// A KTX2 file in memory.
+    pub fn bytes(bytes: impl Into<Arc<[u8]>>) -> Self {
+        TextureSource::Bytes(bytes.into())
+    }
+
     /// A short description for errors and the overlay.
     pub fn describe(&self) -> String {
         match self {

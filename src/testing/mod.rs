@@ -11,11 +11,10 @@ pub use rng::SplitMix64;
 
 use glam::{Mat4, Vec3};
 
-use crate::render::{DrawUniforms, GpuMesh, TexturedPass};
 use crate::Result;
 use crate::budget::Category;
 use crate::gpu::{GpuContext, read_texture_rgba8, upload};
-
+use crate::render::{DrawUniforms, GpuMesh, TexturedPass};
 
 /// Renders a quad textured with `levels` (a full or partial mip chain of `format`, level 0 =
 /// `tex_width x tex_height`) into a `width x height` `Rgba8UnormSrgb` target, tilted so that it

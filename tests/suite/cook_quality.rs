@@ -5,10 +5,10 @@ use std::io::Cursor;
 use std::path::Path;
 
 use image::{DynamicImage, Rgba, RgbaImage};
+use mipflow::ktx2::{Ktx2Info, ReadLimits, Supercompression, read_level, write_ktx2};
 use mipflow_cook::{
     ColorSpace, CookOptions, MipFilter, Quality, cook_image, decode_bc7, psnr_rgb, srgb_to_linear,
 };
-use mipflow::ktx2::{Ktx2Info, ReadLimits, Supercompression, read_level, write_ktx2};
 
 /// Cooks `img`, writes the KTX2 file, reads it back with the streaming reader and decodes every
 /// level to RGBA8.

@@ -4,10 +4,10 @@
 
 use crate::common;
 
-use mipflow_cook::compare::{Tolerance, check_snapshot, psnr_rgb};
-use mipflow_cook::{CookOptions, Quality, cook_image};
 use mipflow::testing::render_textured_quad;
+use mipflow_cook::compare::{Tolerance, check_snapshot, psnr_rgb};
 use mipflow_cook::procedural::test_pattern;
+use mipflow_cook::{CookOptions, Quality, cook_image};
 
 /// Thresholds: the reference was rendered by lavapipe from the same BC7 data, so a rerun on
 /// lavapipe gives an identical image (infinite PSNR). Other drivers differ in anisotropic filtering

@@ -8,7 +8,6 @@ use crate::common;
 
 use common::alloc::allocations;
 
-
 use glam::{Mat4, Vec3};
 use mipflow::budget::Budget;
 use mipflow::{Camera, FrameInput, Renderer, RendererConfig};

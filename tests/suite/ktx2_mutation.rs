@@ -8,7 +8,6 @@
 
 use crate::common;
 
-
 use std::io::Cursor;
 
 use mipflow::ktx2::{

@@ -45,12 +45,7 @@ fn prefetch_brings_the_first_view_in_before_frame_one() {
     assert!(p.uploaded_bytes > 0 && p.frames >= 2, "{p:?}");
     // The first frame drawn has every wanted level and streams nothing more.
     let view = output.create_view();
-    let stats = *r
-        .render(
-            &view,
-            &FrameInput::new(camera),
-        )
-        .unwrap();
+    let stats = *r.render(&view, &FrameInput::new(camera)).unwrap();
     assert_eq!(
         stats.resident_mip_bytes, stats.wanted_mip_bytes,
         "{stats:?}"
@@ -168,11 +163,7 @@ fn a_turning_camera_asks_for_what_it_turns_towards() {
             };
             let dir = Vec3::new(-yaw.sin(), 0.0, -yaw.cos());
             let camera = Camera::look_at(Vec3::ZERO, dir);
-            r.render(
-                &view,
-                &FrameInput::new(camera),
-            )
-            .unwrap();
+            r.render(&view, &FrameInput::new(camera)).unwrap();
             wanted = r.streamer().plan_textures()[tex.index() as usize].wanted_level;
         }
         assert_eq!(

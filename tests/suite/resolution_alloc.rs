@@ -6,7 +6,6 @@ use crate::common;
 
 use common::alloc::allocations;
 
-
 use mipflow::resolution::{
     Bucket, ControllerConfig, ControllerMode, FrameInput, RenderTargets, ResolutionController,
     TimeSource, Upscaler,

@@ -7,11 +7,11 @@ use crate::common;
 
 use glam::{Mat4, Vec3};
 use mipflow::budget::Category;
-use mipflow_cook::compare::{psnr_rgb, ssim};
 use mipflow::gpu::{GpuContext, TrackedBuffer, TrackedTexture, read_texture_rgba8, upload};
-use mipflow_cook::procedural::test_pattern;
 use mipflow::render::{self, DrawUniforms, GpuMesh, TexturedPass, Vertex};
 use mipflow::resolution::{Bucket, RenderTargets, UpscalePass, UpscaleSettings, Upscaler};
+use mipflow_cook::compare::{psnr_rgb, ssim};
+use mipflow_cook::procedural::test_pattern;
 
 const OUT: (u32, u32) = (320, 240);
 

@@ -32,18 +32,18 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::{Error, Result};
+use crate::headless::Scenario;
+use crate::scenes;
+use crate::scenes::Residency;
 use mipflow::budget::ledger::ByCategory;
 use mipflow::budget::{Budget, Category};
-use mipflow_cook::{CookOptions, Quality};
 use mipflow::gpu::{GpuContext, GpuOptions, TrackedTexture};
-use crate::headless::Scenario;
 use mipflow::render::scene::Camera;
 use mipflow::resolution::BucketRange;
-use crate::scenes::Residency;
 use mipflow::stream::StreamConfig;
-use crate::error::{Error, Result};
-use crate::scenes;
 use mipflow::{FrameInput, Renderer, RendererConfig, TextureSource};
+use mipflow_cook::{CookOptions, Quality};
 
 /// Default output size. Why this small: lavapipe rasterises on the CPU, and three modes render
 /// every frame; at 640x360 the default run stays well under the 10 minutes issue 8 allows on a

@@ -6,8 +6,8 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use mipflow::ktx2::{
-    DfdSummary, HEADER_LEN, Ktx2Error, ReadLimits, Supercompression, header_region_len,
-    level_dims, read_level, validate,
+    DfdSummary, HEADER_LEN, Ktx2Error, ReadLimits, Supercompression, header_region_len, level_dims,
+    read_level, validate,
 };
 
 /// Arguments of `mipflow inspect`.

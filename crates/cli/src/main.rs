@@ -3,7 +3,6 @@
 //! A user of the library like any game: everything here goes through `mipflow`'s public API
 //! (plus its `testing` helpers) and `mipflow-cook`.
 
-
 use std::path::PathBuf;
 use std::process::ExitCode;
 

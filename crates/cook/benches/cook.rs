@@ -13,8 +13,8 @@ use std::time::Instant;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use image::DynamicImage;
-use mipflow_cook::{CookOptions, Quality, cook_image, decode_bc7, psnr_rgb};
 use mipflow::ktx2::{Ktx2Info, ReadLimits, read_level, write_ktx2};
+use mipflow_cook::{CookOptions, Quality, cook_image, decode_bc7, psnr_rgb};
 use rayon::prelude::*;
 
 fn inputs() -> Vec<(String, DynamicImage)> {

@@ -30,11 +30,11 @@ pub mod procedural;
 
 use std::path::PathBuf;
 
-pub use mipflow::ktx2::EncodedTexture;
 pub use color::{linear_to_srgb, srgb_to_linear};
-pub use encoder::{Bc7Encoder, IntelBc7, encode_level, encoder_for};
 pub use compare::psnr_rgb;
+pub use encoder::{Bc7Encoder, IntelBc7, encode_level, encoder_for};
 pub use metrics::decode_bc7;
+pub use mipflow::ktx2::EncodedTexture;
 pub use mips::MipFilter;
 
 use mipflow::ktx2::{full_level_count, level_dims};

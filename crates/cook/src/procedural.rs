@@ -286,8 +286,8 @@ mod tests {
         let d: f64 = (0..3).map(|c| (m0[c] - m1[c]).abs()).sum();
         assert!(d > 20.0, "levels too similar: {m0:?} vs {m1:?}");
         let bytes = cook_procedural(spec, Quality::Fast).unwrap();
-        let info =
-            mipflow::ktx2::Ktx2Info::parse(&bytes, bytes.len() as u64, &Default::default()).unwrap();
+        let info = mipflow::ktx2::Ktx2Info::parse(&bytes, bytes.len() as u64, &Default::default())
+            .unwrap();
         assert_eq!(info.levels.len(), 8);
         assert_eq!(info.width, 128);
     }

@@ -100,7 +100,11 @@ pub struct PanelInput<'a> {
 
 impl<'a> PanelInput<'a> {
     /// Input with these figures and nothing else (no loading bar, no fps, an unnamed budget).
-    pub fn new(stats: &'a FrameStats, history: &'a History, scale_changes: &'a [ScaleChange]) -> Self {
+    pub fn new(
+        stats: &'a FrameStats,
+        history: &'a History,
+        scale_changes: &'a [ScaleChange],
+    ) -> Self {
         Self {
             stats,
             history,

@@ -44,7 +44,8 @@ pub fn procedural_material(
         size,
         ..mipflow_cook::procedural::demo_specs(seed, i + 1, size)[i as usize].clone()
     };
-    let bytes = mipflow_cook::procedural::cook_procedural(&spec, mipflow_cook::Quality::Fast).unwrap();
+    let bytes =
+        mipflow_cook::procedural::cook_procedural(&spec, mipflow_cook::Quality::Fast).unwrap();
     let tex = r
         .add_texture(
             mipflow::TextureSource::Bytes(bytes.into()),

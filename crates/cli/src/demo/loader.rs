@@ -15,11 +15,11 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
-use mipflow_cook::{CookOptions, Quality};
-use mipflow::render::scene::MeshHandle;
-use crate::scenes::{self, TextureSpec};
 use crate::error::{Error, Result};
+use crate::scenes::{self, TextureSpec};
+use mipflow::render::scene::MeshHandle;
 use mipflow::{MaterialDesc, Renderer, TextureOptions, TextureSource};
+use mipflow_cook::{CookOptions, Quality};
 
 /// What the demo shows.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,9 +50,11 @@ enum Job {
 impl Job {
     fn run(&self) -> Result<TextureSource> {
         match self {
-            Job::Procedural(spec, cache) => {
-                Ok(scenes::cached_procedural(spec, Quality::Fast, cache.as_deref())?)
-            }
+            Job::Procedural(spec, cache) => Ok(scenes::cached_procedural(
+                spec,
+                Quality::Fast,
+                cache.as_deref(),
+            )?),
             Job::Ktx2(p) => Ok(TextureSource::Path(Arc::new(p.clone()))),
             Job::Image(p) => {
                 let img = image::open(p).map_err(|source| Error::Image {

@@ -28,17 +28,17 @@ use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
 use winit::keyboard::{KeyCode, PhysicalKey};
 use winit::window::{Window, WindowId};
 
+use crate::scenes;
+use camera::{FlyCamera, FlyInput};
+use loader::{Loader, SceneChoice};
 use mipflow::budget::ledger::Charge;
 use mipflow::budget::{Budget, Category, parse_size};
 use mipflow::gpu::{GpuContext, GpuOptions};
 use mipflow::render::scene::Camera;
 use mipflow::resolution::BucketRange;
-use crate::scenes;
 use mipflow::{FrameInput, FrameStats, Renderer, RendererConfig};
-use camera::{FlyCamera, FlyInput};
 #[cfg(feature = "overlay")]
 use mipflow_overlay::History;
-use loader::{Loader, SceneChoice};
 
 /// The demo's default budget. Why 128 MiB: the default scene (200 textures, 13 of them 2048²)
 /// needs about 170 MiB of textures at full residency, plus the render targets, so streaming and

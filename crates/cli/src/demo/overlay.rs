@@ -275,4 +275,3 @@ impl Overlay {
             + self.buffer_charge.as_ref().map_or(0, |(b, _)| *b)
     }
 }
-

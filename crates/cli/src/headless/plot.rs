@@ -7,8 +7,8 @@ use plotters::prelude::*;
 use plotters::style::RGBColor;
 
 use super::report::Report;
-use mipflow::budget::Category;
 use crate::error::{Error, Result};
+use mipflow::budget::Category;
 
 const MIB: f64 = 1024.0 * 1024.0;
 

@@ -5,13 +5,13 @@ use std::time::Instant;
 
 use super::report::{FrameRecord, Report};
 use super::scenario::Scenario;
+use crate::error::Result;
+use crate::scenes;
 use mipflow::budget::source::format_bytes;
 use mipflow::budget::{Budget, Category};
 use mipflow::gpu::GpuContext;
 use mipflow::render::scene::Camera;
 use mipflow::stream::StreamConfig;
-use crate::error::Result;
-use crate::scenes;
 use mipflow::{FrameInput, Renderer, RendererConfig};
 
 /// What to run: a scenario plus command-line overrides (flags win over the scenario).
@@ -90,12 +90,18 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
     let cache = opts.cache.as_deref();
     let quiet = |_: usize, _: usize| {};
     let (kind, length) = match (&opts.textures, sc.scene.kind.as_str()) {
-        (Some(dir), _) => ("gallery", scenes::build_gallery(&mut r, dir, scenes::Residency::Streamed)?),
+        (Some(dir), _) => (
+            "gallery",
+            scenes::build_gallery(&mut r, dir, scenes::Residency::Streamed)?,
+        ),
         (None, "gallery") => {
             let dir = sc
                 .base_dir
                 .join(sc.scene.textures.clone().unwrap_or_default());
-            ("gallery", scenes::build_gallery(&mut r, &dir, scenes::Residency::Streamed)?)
+            (
+                "gallery",
+                scenes::build_gallery(&mut r, &dir, scenes::Residency::Streamed)?,
+            )
         }
         (None, "grid") => (
             "grid",
@@ -151,10 +157,7 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
             _ => scenes::tour(frame, sc.frames, length),
         });
         let t0 = Instant::now();
-        let stats = *r.render(
-            &view,
-            &FrameInput::new(Camera::look_at(eye, target)),
-        )?;
+        let stats = *r.render(&view, &FrameInput::new(Camera::look_at(eye, target)))?;
         let frame_ms = t0.elapsed().as_secs_f64() * 1e3;
         if stats.budget_too_small && too_small_at.is_none() {
             too_small_at = Some(frame);

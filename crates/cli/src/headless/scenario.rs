@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use glam::Vec3;
 use serde::Deserialize;
 
-use mipflow::budget::parse_size;
 use crate::error::{Error, Result};
+use mipflow::budget::parse_size;
 
 /// A byte size in a scenario: a number or a string such as `"256MiB"`.
 #[derive(Clone, Debug, Deserialize, PartialEq)]

@@ -1,0 +1,177 @@
+//! The greedy fill: every free texture's target by gain per byte, best first, within the limit.
+
+use super::*;
+
+impl Planner {
+    /// Choose every free texture's target at `bucket` by gain per byte, best first, within
+    /// `limit`; `compete` lets floors compete (the budget is too small for all of them). Returns
+    /// whether the mandatory part (pinned textures, floors, render targets) fits.
+    pub(super) fn greedy(
+        &mut self,
+        tex: &[PlanTexture],
+        bucket: usize,
+        limit: u64,
+        compete: bool,
+    ) -> bool {
+        let mb = self.mip_bias(bucket);
+        // A bonus below 1 would favour churn; NaN counts as no bonus.
+        let bonus = if self.config.keep_bonus >= 1.0 {
+            self.config.keep_bonus
+        } else {
+            1.0
+        };
+        let mut base = self.fixed.saturating_add(self.rt(bucket));
+        let mut margin = 0u64;
+        self.items.clear();
+        self.growers.clear();
+        self.targets.clear();
+        self.old.clear();
+        for (i, (t, w)) in tex.iter().zip(self.work.iter_mut()).enumerate() {
+            let i = i as u32;
+            self.old.push(w.resident_bytes);
+            let mut grower = false;
+            match w.mode {
+                Mode::Busy => {
+                    w.target = w.flight;
+                    base = base.saturating_add(w.resident_bytes.max(w.flight_bytes));
+                    if w.flight != w.resident {
+                        margin = margin.max(w.resident_bytes.min(w.flight_bytes));
+                    }
+                }
+                Mode::Cooling | Mode::Kept => {
+                    w.target = w.resident;
+                    base = base.saturating_add(w.resident_bytes);
+                }
+                Mode::Evicted => {
+                    w.target = w.floor;
+                    base = base.saturating_add(w.floor_bytes);
+                }
+                Mode::Free | Mode::Stale | Mode::Released => {
+                    let (count, floor, resident) = (w.count, w.floor, w.resident);
+                    let can_grow = w.mode != Mode::Released;
+                    let weight = w.weight();
+                    let wanted = w.wanted + mb;
+                    if compete {
+                        w.target = count;
+                        if floor < count && (resident <= floor || can_grow) {
+                            let gain = weight * (blur(count, wanted) - blur(floor, wanted));
+                            let kept = resident <= floor;
+                            let d = density(gain, w.floor_bytes, kept, bonus);
+                            self.items
+                                .push(Item::new(i, floor, count, kept, d, w.floor_bytes));
+                        }
+                    } else {
+                        // Floors are mandatory; one that is missing (after a too-small budget)
+                        // comes back alone first: it needs no IO, and the next plans add levels
+                        // from there.
+                        w.target = floor;
+                        base = base.saturating_add(w.floor_bytes);
+                        if resident > floor {
+                            grower = true;
+                            self.growers.push(i);
+                        }
+                    }
+                    if resident <= floor {
+                        // One step per allowed base level, from the next coarser allowed one
+                        // (every level, unless the texture's format forbids some bases).
+                        let mut prev = floor;
+                        let mut bytes = 0u64;
+                        for k in (0..floor).rev() {
+                            bytes = bytes.saturating_add(t.level_bytes[usize::from(k)]);
+                            if !t.base_allowed(k) && k != resident {
+                                continue;
+                            }
+                            let kept = k >= resident;
+                            let gain = weight * (blur(prev, wanted) - blur(k, wanted));
+                            if !kept && (!can_grow || gain.is_nan() || gain <= 0.0) {
+                                break;
+                            }
+                            let d = density(gain, bytes, kept, bonus);
+                            self.items.push(Item::new(i, k, prev, kept, d, bytes));
+                            prev = k;
+                            bytes = 0;
+                        }
+                    }
+                }
+            }
+            self.targets
+                .push(w.target | if grower { GROWER } else { 0 });
+        }
+
+        // Bucket sort by bin, best first; stable, so ties go by texture then coarse to fine.
+        self.counts.fill(0);
+        for it in &self.items {
+            self.counts[it.bin()] += 1;
+        }
+        let mut acc = 0u32;
+        for c in self.counts.iter_mut().rev() {
+            let n = *c;
+            *c = acc;
+            acc += n;
+        }
+        self.sorted.clear();
+        self.sorted.resize(self.items.len(), Item::default());
+        for it in &self.items {
+            let b = it.bin();
+            self.sorted[self.counts[b] as usize] = *it;
+            self.counts[b] += 1;
+        }
+
+        // The greedy itself touches only the sorted items and two compact per-texture arrays
+        // (target, old bytes): at 10k textures that is what keeps a full plan in cache.
+        let fits = base.saturating_add(margin) <= limit;
+        let mut steady = base;
+        for it in &self.sorted {
+            let i = it.texture as usize;
+            let target = &mut self.targets[i];
+            // Each texture's steps are taken coarse to fine: a step whose coarser neighbour was
+            // not taken is blocked (its gain per byte is no better anyway).
+            if *target & !GROWER != it.prev {
+                continue;
+            }
+            let kept = it.kept();
+            // A grow keeps the old texture alive while the new one is built: the largest such
+            // old texture must fit on top of the steady total (builds run one at a time).
+            let m = if kept {
+                margin
+            } else {
+                margin.max(self.old[i])
+            };
+            if steady.saturating_add(it.bytes).saturating_add(m) <= limit {
+                steady = steady.saturating_add(it.bytes);
+                margin = m;
+                if !kept && *target & GROWER == 0 {
+                    *target |= GROWER;
+                    self.growers.push(it.texture);
+                }
+                *target = it.level | (*target & GROWER);
+            }
+        }
+        for (w, &t) in self.work.iter_mut().zip(&self.targets) {
+            w.target = t & !GROWER;
+        }
+        fits
+    }
+
+    /// The planner's objective at a bucket, with the current targets: the scale's blur on every
+    /// output pixel plus each texture's missing octaves times its pixels and priority.
+    pub(super) fn cost(&self, bucket: usize) -> f64 {
+        self.output_pixels as f64 * self.scale_blur(bucket) + self.texture_blur(bucket)
+    }
+
+    /// Texture blur (priority-weighted) of the current targets at a bucket's mip bias.
+    pub(super) fn texture_blur(&self, bucket: usize) -> f64 {
+        let mb = self.mip_bias(bucket);
+        self.work
+            .iter()
+            .map(|w| {
+                let level = if w.mode == Mode::Busy {
+                    w.flight
+                } else {
+                    w.target
+                };
+                f64::from(w.weight()) * f64::from(blur(level, w.wanted + mb))
+            })
+            .sum()
+    }
+}

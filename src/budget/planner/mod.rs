@@ -1,0 +1,303 @@
+//! The budget planner: how ONE budget is spent on texture mips and on the render-target scale.
+//!
+//! Pure CPU, no wgpu types, and no allocation per frame once its buffers have grown to the scene.
+//! The streaming code keeps one [`PlanTexture`] per streamed texture (its index is the texture's id
+//! in [`Transition::texture`]), updates the fields every frame and calls [`Planner::plan`]. The
+//! [`Plan`] says which mips each texture should have, which render-target scale bucket to use, and
+//! the [`Transition`]s that get there, in execution order.
+//!
+//! # The quality currency: blurred pixel-octaves
+//! A texture that covers `c` output pixels, wants level `w` and has only `r > w` resident blurs
+//! those pixels by `r - w` octaves: it costs `c * (r - w)` pixel-octaves. A render scale `s < 1`
+//! blurs every output pixel by `log2(1/s)` octaves and, through the mip bias, adds the same amount
+//! to every wanted level; that is why scale and mips trade against each other. Each step of one
+//! more mip has a gain (pixel-octaves removed, times the texture's priority) and a cost in bytes;
+//! the planner takes the steps with the best gain per byte first ("greedy by gain per byte").
+//! [`Plan::quality_cost`] reports the remaining blur for the overlay and the reports.
+//!
+//! # How a plan is made
+//! 1. Every texture's floor tail is mandatory while every floor fits; the render targets at the
+//!    current bucket, the fixed bytes and the transitions already in flight are counted too.
+//! 2. Every other mip step (the resident ones included) is an item valued by gain per byte; items
+//!    already resident are worth [`PlannerConfig::keep_bonus`] times more, so nothing is dropped
+//!    for something worth barely more. Items are taken best first while they fit, each texture's
+//!    steps coarse to fine; a resident step that is not taken is a drop.
+//! 3. The neighbouring scale buckets are planned the same way, and one is taken when its whole
+//!    plan (scale blur plus mip blur, within the same limit) is clearly better: by
+//!    [`PlannerConfig::rescale_margin`] of the blur the scale step itself moves. Comparing whole
+//!    plans matters: a higher scale only pays once the mips follow it.
+//! 4. Transitions are ordered drops first (cancels, a lower scale, evictions and shrinks), then a
+//!    higher scale, then grows, so that no step passes [`Plan::limit`] (next section).
+//!
+//! A drop whose shrink would not fit (its new texture next to the old one) must become an
+//! eviction to the floor; the plan is then made again both with that texture kept as it is and
+//! with it evicted, and the one with less blur wins.
+//!
+//! A texture whose level changed stays put for [`PlannerConfig::min_frames_between_changes`]
+//! frames while its own view (wanted level, pixels, priority) and the budget stay the same, so
+//! that nothing flips back and forth; a grow in flight whose view moved is planned again (kept,
+//! or retargeted to a finer level, or cancelled if it would now hold more than planned). The scale is evaluated only when a view or the budget
+//! changed, at most once per [`PlannerConfig::min_frames_between_rescales`] frames.
+//!
+//! When nothing changed since the previous call, the previous plan is returned at the cost of one
+//! scan of the inputs (about one cache line per texture); a frame where something changed is
+//! planned again from scratch in `O(levels x textures)` (a bucket sort by quantised gain per
+//! byte, no comparison sort).
+//!
+//! # The executor contract
+//! The plan is made for the state passed in: `resident_level` is what is on the GPU now,
+//! `busy`/`in_flight_level` are grows requested but not yet built, `current_bucket` is the render
+//! targets that exist, and `fixed_bytes` is everything else on the ledger. Then:
+//! 1. **Right after `plan` returns, before building any grow**, run [`Plan::transitions`] in order,
+//!    one at a time, each finished (its old resource destroyed and released from the ledger)
+//!    before the next starts:
+//!    - [`TransitionKind::Cancel`]: abandon the texture's in-flight grow; nothing is allocated and
+//!      the texture is no longer busy. A busy texture gets no other transition without one first,
+//!      except a `Grow` to a finer level than its in-flight one (see below).
+//!    - [`TransitionKind::Evict`]: destroy the texture first, then create levels `to..` from the
+//!      CPU-held floor data (nothing when `to == level_count`). It never raises the total.
+//!    - [`TransitionKind::Shrink`]: create the texture with levels `to..`, copy them GPU-side,
+//!      swap the bind group, destroy the old one. Momentarily the total grows by
+//!      `bytes_from(to)`.
+//!    - [`TransitionKind::Rescale`]: destroy the render targets, then create them at bucket `to`.
+//!    - [`TransitionKind::Grow`]: request levels `to..from` and mark the texture busy with
+//!      `in_flight_level = to`. Nothing is allocated yet. On a texture already busy (its
+//!      `to` then finer than its `in_flight_level`), it retargets the grow in flight: what was
+//!      read or built for it stays, and the finer levels are requested too.
+//! 2. **Build each requested grow when its data is ready** (this frame or a later one), one at a
+//!    time: create the texture with levels `to..`, copy the resident levels GPU-side, upload the
+//!    new ones, swap, destroy the old one, then clear `busy`. From `level_count` (nothing resident)
+//!    the floor comes from CPU-held data, so that grow can be built at once.
+//!
+//! With `limit = plan.limit` (never above the budget), the planner guarantees: (a) in step 1
+//! every allocation keeps the total within the limit, except that an `Evict` and a `Rescale` to a
+//! smaller bucket, which free first, may run while the total is still above it (they never raise
+//! it); so a budget lowered below the current usage is reached without any momentary overshoot;
+//! (b) after step 1 the total is within the limit (unless the fixed bytes and the smallest render
+//! targets alone pass it); (c) the builds of step 2, in any order and interleaved with later
+//! frames' plans executed the same way, each stay within the limit, old and new texture alive
+//! together. An executor should still check `total + new_bytes <= limit` before every allocation
+//! and cancel a build that fails: that only happens when the state passed to `plan` was wrong.
+//! [`SimExecutor`] runs this contract on plain numbers and reports every violation; the
+//! simulation test uses it and the streaming code can mirror it.
+//!
+//! # When even the floors do not fit
+//! When `fixed_bytes`, the smallest render targets and every floor tail together pass the budget,
+//! `plan` returns [`PlanStatus::BudgetTooSmall`], drops to the smallest bucket, and lets floors
+//! compete like any other step: the floors of the textures that are worth most per byte stay (an
+//! invisible texture's floor is worth nothing), the others are evicted to nothing
+//! (`to == level_count`), and the total stays within the budget. It never panics.
+
+mod exec;
+mod greedy;
+mod order;
+mod replan;
+mod state;
+#[cfg(test)]
+mod tests;
+mod types;
+
+pub use exec::{ContractViolation, SimExecutor};
+use state::*;
+pub use types::{
+    Plan, PlanInput, PlanStatus, PlanTexture, PlannerConfig, ScaleBucket, Transition,
+    TransitionKind,
+};
+
+/// The most mip levels a texture may have (a 32768² texture has 16).
+pub const MAX_LEVELS: usize = 16;
+
+/// "Never": no change recorded, no rescale yet, nothing to wake up for.
+pub(crate) const NEVER: u64 = u64::MAX;
+
+/// Gain-per-byte values are bucket-sorted by the top 13 bits of their `f32` pattern: sign (always
+/// 0), 8 exponent bits and 4 mantissa bits, so 16 bins per octave (at most 6.25% apart). Items
+/// closer than that are taken in texture order, which is finer than any hysteresis used here.
+pub(crate) const BIN_SHIFT: u32 = 19;
+/// Number of gain-per-byte bins (`2^12`: positive `f32` patterns shifted by [`BIN_SHIFT`]).
+pub(crate) const BINS: usize = 1 << 12;
+
+/// The planner. Create once, call [`Planner::plan`] every frame; it keeps the hysteresis state
+/// and reusable scratch buffers.
+#[derive(Debug)]
+pub struct Planner {
+    config: PlannerConfig,
+    seen: Vec<Seen>,
+    history: Vec<History>,
+    work: Vec<Work>,
+    items: Vec<Item>,
+    sorted: Vec<Item>,
+    targets: Vec<u8>,
+    old: Vec<u64>,
+    counts: Vec<u32>,
+    growers: Vec<u32>,
+    shrinks: Vec<(u64, u32)>,
+    evicts: Vec<(u32, u32)>,
+    drop_seq: Vec<Drop>,
+    forced: Vec<u32>,
+    buckets: Vec<ScaleBucket>,
+    cache: Plan,
+    cache_status: PlanStatus,
+    valid: bool,
+    last: (u64, u64, u64, u64, usize, usize),
+    last_frame: u64,
+    epoch_frame: u64,
+    epoch_available: Option<u64>,
+    epoch_pixels: u64,
+    /// Frame of the last scale evaluation or change.
+    last_rescale: u64,
+    /// A view or the budget changed since the last scale evaluation: one is due.
+    scale_dirty: bool,
+    /// [`Planner::invalidate`] was called: recompute every texture's cached sizes.
+    resize: bool,
+    wake: u64,
+    fixed: u64,
+    output_pixels: u64,
+}
+
+impl Default for Planner {
+    fn default() -> Self {
+        Self::new(PlannerConfig::default())
+    }
+}
+
+impl Planner {
+    /// A planner with this tuning.
+    pub fn new(config: PlannerConfig) -> Self {
+        Self {
+            config,
+            seen: Vec::new(),
+            history: Vec::new(),
+            work: Vec::new(),
+            items: Vec::new(),
+            sorted: Vec::new(),
+            targets: Vec::new(),
+            old: Vec::new(),
+            counts: vec![0; BINS],
+            growers: Vec::new(),
+            shrinks: Vec::new(),
+            evicts: Vec::new(),
+            drop_seq: Vec::new(),
+            forced: Vec::new(),
+            buckets: Vec::new(),
+            cache: Plan::default(),
+            cache_status: PlanStatus::Ok,
+            valid: false,
+            last: (0, 0, 0, 0, 0, 0),
+            last_frame: 0,
+            epoch_frame: 0,
+            epoch_available: None,
+            epoch_pixels: 0,
+            last_rescale: NEVER,
+            scale_dirty: true,
+            resize: false,
+            wake: NEVER,
+            fixed: 0,
+            output_pixels: 0,
+        }
+    }
+
+    /// The tuning this planner was made with.
+    pub fn config(&self) -> &PlannerConfig {
+        &self.config
+    }
+
+    /// Forget the previous plan and every texture's cached sizes, so that the next call plans
+    /// from scratch. Needed only when a slot's `level_bytes` changed without its `level_count`,
+    /// `floor_level` or `level_bytes[0]` changing; the hysteresis state is kept.
+    pub fn invalidate(&mut self) {
+        self.valid = false;
+        self.resize = true;
+    }
+
+    /// Plan this frame: fill `out` (its vectors are reused) and say whether the floors fit.
+    ///
+    /// When nothing changed since the previous call (every input equal, no hold expiring), this
+    /// costs one scan of the inputs and returns the previous plan with `replanned == false`.
+    pub fn plan(&mut self, input: &PlanInput<'_>, out: &mut Plan) -> PlanStatus {
+        if self.unchanged(input) {
+            out.clone_from(&self.cache);
+            out.replanned = false;
+            return self.cache_status;
+        }
+        let status = self.replan(input, out);
+        self.cache.clone_from(out);
+        self.cache_status = status;
+        self.valid = true;
+        self.last = (
+            input.budget,
+            input.fixed_bytes,
+            input.headroom,
+            input.output_pixels,
+            input.current_bucket,
+            input.textures.len(),
+        );
+        self.last_frame = input.frame;
+        status
+    }
+
+    /// Whether the previous plan still answers `input`.
+    fn unchanged(&self, input: &PlanInput<'_>) -> bool {
+        self.valid
+            && input.frame >= self.last_frame
+            && input.frame < self.wake
+            && self.last
+                == (
+                    input.budget,
+                    input.fixed_bytes,
+                    input.headroom,
+                    input.output_pixels,
+                    input.current_bucket,
+                    input.textures.len(),
+                )
+            && self.same_buckets(input.buckets)
+            && self.same_textures(input.textures)
+    }
+
+    /// Whether every texture's inputs are the ones of the previous plan: the steady-view cost of
+    /// a frame, so a branch-free scan; it is bound by reading one cache line per texture.
+    fn same_textures(&self, textures: &[PlanTexture]) -> bool {
+        if self.seen.len() != textures.len() {
+            return false;
+        }
+        let mut diff = 0u64;
+        for (s, t) in self.seen.iter().zip(textures) {
+            let k = Seen::of(t);
+            diff |= (s.0[0] ^ k.0[0]) | (s.0[1] ^ k.0[1]) | (s.0[2] ^ k.0[2]);
+        }
+        diff == 0
+    }
+
+    /// Whether `buckets` are the ones of the previous plan (after the same sanitising).
+    fn same_buckets(&self, buckets: &[ScaleBucket]) -> bool {
+        // By bits, so that a NaN scale compares equal to itself.
+        let same = |a: &ScaleBucket, b: &ScaleBucket| {
+            a.scale.to_bits() == b.scale.to_bits() && a.bytes == b.bytes
+        };
+        if buckets.is_empty() {
+            return self.buckets.len() == 1 && same(&self.buckets[0], &DEFAULT_BUCKET);
+        }
+        let n = buckets.len().min(256);
+        self.buckets.len() == n && self.buckets.iter().zip(buckets).all(|(a, b)| same(a, b))
+    }
+
+    fn rt(&self, bucket: usize) -> u64 {
+        self.buckets[bucket].bytes
+    }
+
+    /// Mip bias of a bucket: `log2(1/scale)`.
+    fn mip_bias(&self, bucket: usize) -> f32 {
+        let s = self.buckets[bucket].scale;
+        if s.is_finite() && s > 0.0 {
+            -s.log2()
+        } else {
+            0.0
+        }
+    }
+
+    /// Blur of every output pixel at a bucket: `max(0, log2(1/scale))` (a scale above 1 does not
+    /// make pixels sharper than native).
+    fn scale_blur(&self, bucket: usize) -> f64 {
+        f64::from(self.mip_bias(bucket).max(0.0))
+    }
+}

@@ -1,0 +1,335 @@
+//! The full replan: which textures are pinned, cooling or free, the scale bucket, the greedy
+//! fill and the transitions, with the transient cost of each.
+
+use super::*;
+
+impl Planner {
+    pub(super) fn replan(&mut self, input: &PlanInput<'_>, out: &mut Plan) -> PlanStatus {
+        let tex = input.textures;
+        let n = tex.len();
+        let frame = input.frame;
+        self.fixed = input.fixed_bytes;
+        self.output_pixels = input.output_pixels;
+
+        // Buckets, sanitised: none means render targets are not the planner's business.
+        let buckets_changed = !self.same_buckets(input.buckets);
+        self.buckets.clear();
+        if input.buckets.is_empty() {
+            self.buckets.push(DEFAULT_BUCKET);
+        } else {
+            self.buckets
+                .extend_from_slice(&input.buckets[..input.buckets.len().min(256)]);
+        }
+        let nb = self.buckets.len();
+        let cur = input.current_bucket.min(nb - 1);
+
+        // A frame counter that went backwards means a new run: forget every hold.
+        if input.frame < self.last_frame {
+            self.history.clear();
+            self.epoch_available = None;
+            self.last_rescale = NEVER;
+        }
+
+        // A new budget (beyond the jitter tolerance) lifts every hold: the textures' levels were
+        // chosen for another budget, and the planner must react at once.
+        let available = input
+            .budget
+            .saturating_sub(input.headroom)
+            .saturating_sub(input.fixed_bytes);
+        let new_epoch = match self.epoch_available {
+            None => true,
+            Some(prev) => {
+                let tol = f64::from(self.config.budget_tolerance.max(0.0));
+                (available as f64 - prev as f64).abs() > tol * prev.max(1) as f64
+                    || buckets_changed
+                    || input.output_pixels != self.epoch_pixels
+            }
+        };
+        if new_epoch {
+            self.epoch_available = Some(available);
+            self.epoch_pixels = input.output_pixels;
+            self.epoch_frame = frame;
+        }
+
+        // Scratch sized to the scene: grows only when the scene does.
+        if self.seen.len() != n {
+            self.scale_dirty = true;
+        }
+        self.seen.resize(n, Seen::default());
+        self.work.resize(n, Work::default());
+        if self.history.len() < n {
+            // An identity no texture has (level counts are at most 16): reset on first sight.
+            let mut none = History::fresh(&PlanTexture::default());
+            none.identity = (u64::MAX, u8::MAX, u8::MAX);
+            self.history.resize(n, none);
+        }
+        let resize = std::mem::take(&mut self.resize);
+
+        // Pass 1: observe changes, sanitise, sizes.
+        let mut sums = Sums::default();
+        let mut floor_sum = 0u64;
+        let mut view_changed = new_epoch;
+        for (i, t) in tex.iter().enumerate() {
+            let seen = Seen::of(t);
+            view_changed |= seen.view_differs(&self.seen[i]);
+            self.seen[i] = seen;
+            let count = t.count();
+            let floor = t.floor();
+            let resident = t.resident();
+            let identity = (t.level_bytes[0], count, floor);
+            let h = &mut self.history[i];
+            if h.identity != identity {
+                *h = History::fresh(t);
+            } else if resize {
+                h.floor_bytes = t.bytes_from(floor);
+                h.resident_bytes = t.bytes_from(resident);
+            }
+            if resident != h.level {
+                h.level = resident;
+                h.changed_at = if h.exempt { NEVER } else { frame };
+                // A grow built in steps (one level at a time) changes the level several times:
+                // an exemption lasts until the last step.
+                if !t.busy {
+                    h.exempt = false;
+                }
+                h.resident_bytes = t.bytes_from(resident);
+            }
+            let w = &mut self.work[i];
+            *w = Work {
+                mode: Mode::Free,
+                count,
+                floor,
+                resident,
+                flight: if t.busy { t.in_flight() } else { resident },
+                target: resident,
+                done: false,
+                busy: t.busy,
+                wanted: if t.wanted_level.is_nan() {
+                    f32::INFINITY
+                } else {
+                    t.wanted_level
+                },
+                pixels: sanitize_weight(t.screen_pixels),
+                priority: sanitize_weight(t.priority),
+                floor_bytes: h.floor_bytes,
+                resident_bytes: h.resident_bytes,
+                flight_bytes: if t.busy {
+                    t.bytes_from(t.in_flight())
+                } else {
+                    h.resident_bytes
+                },
+            };
+            floor_sum = floor_sum.saturating_add(w.floor_bytes);
+            sums.resident = sums.resident.saturating_add(w.resident_bytes);
+        }
+
+        let floor_bytes = input
+            .fixed_bytes
+            .saturating_add(self.rt(0))
+            .saturating_add(floor_sum);
+        let too_small = floor_bytes > input.budget;
+        // Floors first: when they need part of the headroom they get it, as the headroom only
+        // speeds streaming up while a missing floor leaves a texture with nothing to draw.
+        let limit = if too_small {
+            input.budget
+        } else {
+            input
+                .budget
+                .saturating_sub(input.headroom)
+                .max(floor_bytes)
+                .min(input.budget)
+        };
+
+        // Pass 2: modes (holds), and the sums that size the mandatory bytes.
+        let hold = u64::from(self.config.min_frames_between_changes);
+        let mut wake = NEVER;
+        for (i, t) in tex.iter().enumerate() {
+            let w = &mut self.work[i];
+            let h = &mut self.history[i];
+            let now = (w.wanted, w.pixels, w.priority);
+            let same_view = h
+                .decided
+                .is_some_and(|d| same_view(&self.config, now, d, w.count));
+            w.mode = if t.busy {
+                if h.decided.is_none() {
+                    // A grow the planner did not order: trust the caller and hold it.
+                    h.decided = Some(now);
+                    Mode::Busy
+                } else if same_view && !new_epoch {
+                    Mode::Busy
+                } else {
+                    Mode::Stale
+                }
+            } else if h.changed_at != NEVER
+                && h.changed_at > self.epoch_frame
+                && frame < h.changed_at.saturating_add(hold)
+                && same_view
+                && (too_small || w.resident <= w.floor)
+            {
+                wake = wake.min(h.changed_at.saturating_add(hold));
+                Mode::Cooling
+            } else {
+                Mode::Free
+            };
+            let floor = if too_small { 0 } else { w.floor_bytes };
+            match w.mode {
+                Mode::Busy => {
+                    let (old, new) = (w.resident_bytes, w.flight_bytes);
+                    sums.busy_commit = sums.busy_commit.saturating_add(old.max(new));
+                    sums.busy_floor = sums.busy_floor.saturating_add(floor);
+                    if w.flight != w.resident {
+                        sums.busy_margin = sums.busy_margin.max(old.min(new));
+                    }
+                }
+                Mode::Cooling => {
+                    sums.cool_resident = sums.cool_resident.saturating_add(w.resident_bytes);
+                    sums.cool_floor = sums.cool_floor.saturating_add(floor);
+                }
+                _ => sums.free_floor = sums.free_floor.saturating_add(floor),
+            }
+        }
+
+        // Mandatory bytes at a bucket for a release level: 0 holds everything, 1 lets the
+        // cooling textures go, 2 also cancels the busy ones. The cheapest sacrifice comes first:
+        // a hold is only policy, a cancelled grow only wastes IO, a lower scale blurs everything.
+        let mandatory = |this: &Self, bucket: usize, release: u8| -> u64 {
+            let (pinned, margin) = match release {
+                0 => (
+                    sums.busy_commit.saturating_add(sums.cool_resident),
+                    sums.busy_margin,
+                ),
+                1 => (
+                    sums.busy_commit.saturating_add(sums.cool_floor),
+                    sums.busy_margin,
+                ),
+                _ => (sums.busy_floor.saturating_add(sums.cool_floor), 0),
+            };
+            input
+                .fixed_bytes
+                .saturating_add(this.rt(bucket))
+                .saturating_add(pinned)
+                .saturating_add(sums.free_floor)
+                .saturating_add(margin)
+        };
+        // When floors do not fit, the smallest render targets leave the most for them.
+        let mut bucket = if too_small { 0 } else { cur };
+        let mut release = 0u8;
+        while mandatory(self, bucket, release) > limit {
+            if release < 2 {
+                release += 1;
+            } else if bucket > 0 {
+                bucket -= 1;
+            } else {
+                break;
+            }
+        }
+        if release > 0 {
+            for w in &mut self.work {
+                match w.mode {
+                    Mode::Cooling => w.mode = Mode::Free,
+                    Mode::Busy | Mode::Stale if release >= 2 => w.mode = Mode::Released,
+                    _ => {}
+                }
+            }
+            wake = NEVER; // nothing is cooling any more
+        }
+
+        self.greedy(tex, bucket, limit, too_small);
+
+        // The render scale: plan the neighbouring buckets too and move while clearly better. Only
+        // when a view or the budget changed: the textures decide in the same plan, so a steady
+        // view never sees a rescale that its held textures could not follow.
+        self.scale_dirty |= view_changed;
+        let rescale_hold = u64::from(self.config.min_frames_between_rescales);
+        let rescale_free = new_epoch
+            || self.last_rescale == NEVER
+            || frame >= self.last_rescale.saturating_add(rescale_hold);
+        if !too_small && nb > 1 && self.scale_dirty {
+            if rescale_free {
+                self.scale_dirty = false;
+                self.last_rescale = frame;
+                let margin = f64::from(self.config.rescale_margin.max(0.0));
+                let mut cost = self.cost(bucket);
+                let mut planned = bucket;
+                let mut moved = false;
+                for up in [true, false] {
+                    if moved {
+                        break;
+                    }
+                    loop {
+                        let next = if up {
+                            bucket + 1
+                        } else if bucket > 0 {
+                            bucket - 1
+                        } else {
+                            break;
+                        };
+                        if next >= nb || mandatory(self, next, release) > limit {
+                            break;
+                        }
+                        self.greedy(tex, next, limit, false);
+                        planned = next;
+                        let next_cost = self.cost(next);
+                        let at_stake = self.output_pixels as f64
+                            * (self.scale_blur(bucket) - self.scale_blur(next)).abs();
+                        if !(next_cost < cost && cost - next_cost >= margin * at_stake) {
+                            break;
+                        }
+                        bucket = next;
+                        cost = next_cost;
+                        moved = true;
+                    }
+                }
+                if planned != bucket {
+                    self.greedy(tex, bucket, limit, false); // restore the chosen bucket's targets
+                }
+            } else {
+                // A view changed during the hold: evaluate once it is over.
+                wake = wake.min(self.last_rescale.saturating_add(rescale_hold));
+            }
+        }
+        if bucket != cur {
+            self.last_rescale = frame;
+        }
+
+        self.transitions(
+            tex,
+            input,
+            cur,
+            bucket,
+            limit,
+            too_small,
+            new_epoch,
+            sums.resident,
+            out,
+        );
+
+        // Outputs.
+        let mb = self.mip_bias(bucket);
+        let mut quality = self.scale_blur(bucket) * input.output_pixels as f64;
+        out.target_level.clear();
+        for w in &self.work {
+            let level = if w.mode == Mode::Busy {
+                w.flight
+            } else {
+                w.target
+            };
+            out.target_level.push(level);
+            quality += f64::from(w.pixels) * f64::from(blur(level, w.wanted + mb));
+        }
+        out.bucket = bucket;
+        out.limit = limit;
+        out.floor_bytes = floor_bytes;
+        out.quality_cost = quality;
+        out.replanned = true;
+        self.wake = wake;
+        if too_small {
+            PlanStatus::BudgetTooSmall {
+                floor_bytes,
+                budget: input.budget,
+            }
+        } else {
+            PlanStatus::Ok
+        }
+    }
+}

@@ -1,0 +1,276 @@
+//! The planner's state between frames (what it saw, each texture's history) and its scratch
+//! types (per-frame work, sums, drops, greedy items), with the pure helpers they use.
+
+use super::*;
+
+/// How a texture takes part in this frame's plan.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) enum Mode {
+    /// Planned from scratch.
+    #[default]
+    Free,
+    /// Busy, inputs unchanged: pinned at its in-flight level.
+    Busy,
+    /// Busy, but its inputs moved since the grow was decided, or the budget changed: planned
+    /// again; the grow stays in flight if the new plan wants the same level, otherwise it is
+    /// cancelled (a grow decided for a smaller budget would otherwise complete into a hold and
+    /// keep the texture below what the new budget allows).
+    Stale,
+    /// Busy, cancelled because the budget no longer holds it: may keep or drop levels, not grow.
+    Released,
+    /// Changed recently with unchanged inputs: pinned at its resident level.
+    Cooling,
+    /// Its drop could not shrink (no room for the new texture next to the old): kept as it is,
+    /// and the others planned again around that.
+    Kept,
+    /// Its drop could not shrink, and keeping it does not fit either: evicted to its floor, and
+    /// the others planned again around that.
+    Evicted,
+}
+
+/// Per-texture values derived for one plan.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Work {
+    pub(super) mode: Mode,
+    pub(super) count: u8,
+    pub(super) floor: u8,
+    pub(super) resident: u8,
+    pub(super) flight: u8,
+    pub(super) target: u8,
+    /// Set once a drop of this texture has been ordered.
+    pub(super) done: bool,
+    /// A grow is in flight.
+    pub(super) busy: bool,
+    /// Sanitised inputs: wanted level (NaN -> infinity), pixels and priority (>= 0).
+    pub(super) wanted: f32,
+    pub(super) pixels: f32,
+    pub(super) priority: f32,
+    pub(super) floor_bytes: u64,
+    pub(super) resident_bytes: u64,
+    pub(super) flight_bytes: u64,
+}
+
+impl Work {
+    /// Whether a busy texture planned again keeps its grow in flight: when the new plan still
+    /// grows it, to the in-flight level or finer (then a `Grow` without a `Cancel` retargets
+    /// it). Why: in a moving view every grow's inputs move each frame; cancelling a grow for a
+    /// finer target threw away its reads and a partly uploaded level, so a large level could
+    /// never land while the camera moved. A coarser target is cancelled: the flight's bytes
+    /// are more than the plan counted.
+    pub(super) fn keeps_flight(&self) -> bool {
+        self.mode == Mode::Stale && self.target <= self.flight && self.flight < self.resident
+    }
+
+    /// Bytes of `t` from `level` on, from the sizes already known where possible (levels above
+    /// the floor are few).
+    pub(super) fn bytes_at(&self, t: &PlanTexture, level: u8) -> u64 {
+        if level == self.resident {
+            self.resident_bytes
+        } else if level == self.floor {
+            self.floor_bytes
+        } else if level < self.floor {
+            t.level_bytes[usize::from(level)..usize::from(self.floor)]
+                .iter()
+                .fold(self.floor_bytes, |a, &b| a.saturating_add(b))
+        } else {
+            t.bytes_from(level)
+        }
+    }
+
+    /// Blur weight: pixels times priority.
+    pub(super) fn weight(&self) -> f32 {
+        (self.pixels * self.priority).min(f32::MAX)
+    }
+}
+
+/// What the change check compares, per texture, packed in three words so that the check is a
+/// few XORs per texture: the view (wanted level and pixels), the priority and the levels, and
+/// the identity (`level_bytes[0]`). `in_flight_level` only matters while busy, so it is stored
+/// as 255 when idle and at most 254 when busy (the planner clamps it to the level count anyway).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Seen(pub(super) [u64; 3]);
+
+impl Seen {
+    #[inline]
+    pub(super) fn of(t: &PlanTexture) -> Self {
+        let flight = if t.busy {
+            t.in_flight_level.min(254)
+        } else {
+            255
+        };
+        Self([
+            u64::from(t.wanted_level.to_bits()) | u64::from(t.screen_pixels.to_bits()) << 32,
+            u64::from(t.priority.to_bits())
+                | u64::from(t.level_count) << 32
+                | u64::from(t.floor_level) << 40
+                | u64::from(t.resident_level) << 48
+                | u64::from(flight) << 56,
+            t.level_bytes[0],
+        ])
+    }
+
+    /// Whether the view part (wanted level, pixels, priority) differs.
+    pub(super) fn view_differs(&self, other: &Seen) -> bool {
+        self.0[0] != other.0[0] || (self.0[1] ^ other.0[1]) & 0xFFFF_FFFF != 0
+    }
+}
+
+/// Per-texture memory across frames: the hysteresis state.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct History {
+    /// Identity of the texture in this slot (level 0 bytes, level count, floor): when it changes,
+    /// the slot holds another texture and its history starts afresh.
+    pub(super) identity: (u64, u8, u8),
+    /// Resident level seen at the previous plan.
+    pub(super) level: u8,
+    /// Frame at which the resident level was last seen to change, or [`NEVER`].
+    pub(super) changed_at: u64,
+    /// Inputs when the planner last decided something for this texture.
+    pub(super) decided: Option<(f32, f32, f32)>,
+    /// The next observed change was forced (an eviction right after a budget change) and starts
+    /// no hold, so the texture may grow back as soon as it is worth it.
+    pub(super) exempt: bool,
+    /// Bytes of the floor tail and of the resident levels (`level..`), kept across frames: they
+    /// change only with the identity or the resident level.
+    pub(super) floor_bytes: u64,
+    pub(super) resident_bytes: u64,
+}
+
+impl History {
+    pub(super) fn fresh(t: &PlanTexture) -> Self {
+        Self {
+            identity: (t.level_bytes[0], t.count(), t.floor()),
+            level: t.resident(),
+            changed_at: NEVER,
+            decided: None,
+            exempt: false,
+            floor_bytes: t.bytes_from(t.floor()),
+            resident_bytes: t.bytes_from(t.resident()),
+        }
+    }
+}
+
+/// Sums over the textures by mode, to size the mandatory bytes for each release level at O(1).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Sums {
+    /// Resident bytes of every texture now.
+    pub(super) resident: u64,
+    /// Busy textures: max(old, new) bytes, their floors, and the largest min(old, new).
+    pub(super) busy_commit: u64,
+    pub(super) busy_floor: u64,
+    pub(super) busy_margin: u64,
+    /// Cooling textures: resident bytes and floors.
+    pub(super) cool_resident: u64,
+    pub(super) cool_floor: u64,
+    /// Free and stale textures: floors.
+    pub(super) free_floor: u64,
+}
+
+/// One drop in execution order.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Drop {
+    pub(super) texture: u32,
+    pub(super) to: u8,
+    pub(super) kind: TransitionKind,
+    /// Evicted to the floor because its shrink did not fit.
+    pub(super) forced: bool,
+}
+
+/// The bucket used when the caller gives none.
+pub(super) const DEFAULT_BUCKET: ScaleBucket = ScaleBucket {
+    scale: 1.0,
+    bytes: 0,
+};
+
+/// Pixels and priority: negative or NaN count as 0, infinity as the largest `f32`.
+pub(super) fn sanitize_weight(v: f32) -> f32 {
+    if v > 0.0 { v.min(f32::MAX) } else { 0.0 }
+}
+
+/// Whether `now` is the same view as `then` within the configured tolerances.
+pub(super) fn same_view(
+    c: &PlannerConfig,
+    now: (f32, f32, f32),
+    then: (f32, f32, f32),
+    count: u8,
+) -> bool {
+    // Out of view is "wanted at level_count", so that infinities compare.
+    let cap = f32::from(count);
+    let (wa, wb) = (now.0.min(cap), then.0.min(cap));
+    (wa - wb).abs() <= c.wanted_tolerance
+        && (now.1 - then.1).abs() <= c.pixels_tolerance * now.1.max(then.1)
+        && now.2 == then.2
+}
+
+/// Octaves of blur when `level` is the finest resident level and `wanted` (mip bias included) is
+/// wanted. Wanted levels below 0 (magnified textures) count as 0: no mip can fix that blur.
+pub(super) fn blur(level: u8, wanted: f32) -> f32 {
+    let w = if wanted > 0.0 { wanted } else { 0.0 };
+    (f32::from(level) - w).max(0.0)
+}
+
+/// Gain per byte, with the keep bonus for a resident step. A free step (0 bytes) is the best.
+pub(super) fn density(gain: f32, bytes: u64, kept: bool, bonus: f32) -> f32 {
+    let gain = if gain > 0.0 { gain } else { 0.0 };
+    let d = if bytes == 0 {
+        if gain > 0.0 { f32::MAX } else { 0.0 }
+    } else {
+        gain / bytes as f32
+    };
+    if kept { (d * bonus).min(f32::MAX) } else { d }
+}
+
+/// Bin of a gain per byte (0 for nothing).
+pub(super) fn bin_of(d: f32) -> usize {
+    if d > 0.0 {
+        ((d.min(f32::MAX).to_bits() >> BIN_SHIFT) as usize).min(BINS - 1)
+    } else {
+        0
+    }
+}
+
+/// In [`Planner::greedy`]'s compact target array: the texture is listed among the grows.
+pub(super) const GROWER: u8 = 0x80;
+
+/// One mip step as the greedy sees it: 16 bytes, everything the greedy loop reads.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Item {
+    /// Bytes the step adds.
+    pub(super) bytes: u64,
+    pub(super) texture: u32,
+    /// Gain-per-byte bin, with [`Item::KEPT`] set for a resident step.
+    pub(super) bin: u16,
+    /// The level the step leads to (the floor level for a whole floor tail).
+    pub(super) level: u8,
+    /// The level the texture must be at for this step to be taken.
+    pub(super) prev: u8,
+}
+
+impl Item {
+    const KEPT: u16 = 0x8000;
+
+    pub(super) fn new(
+        texture: u32,
+        level: u8,
+        prev: u8,
+        kept: bool,
+        density: f32,
+        bytes: u64,
+    ) -> Self {
+        Self {
+            bytes,
+            texture,
+            bin: bin_of(density) as u16 | if kept { Self::KEPT } else { 0 },
+            level,
+            prev,
+        }
+    }
+
+    pub(super) fn bin(&self) -> usize {
+        usize::from(self.bin & !Self::KEPT)
+    }
+
+    pub(super) fn kept(&self) -> bool {
+        self.bin & Self::KEPT != 0
+    }
+}

@@ -1,0 +1,404 @@
+//! The grow scheduler: IO requests, and grows built one level at a time, smallest first, within
+//! the frame's upload caps and the room under the budget.
+
+use super::*;
+
+impl Streamer {
+    /// Queues the reads of every grow still waiting for data (never blocks: a full queue is
+    /// retried next frame).
+    pub fn issue_io(&mut self) {
+        for (i, s) in self.slots.iter_mut().enumerate() {
+            let Some(f) = s.inflight.as_mut() else {
+                continue;
+            };
+            if f.queued || f.data.is_some() {
+                continue;
+            }
+            let floor = self.plan_tex[i].floor_level;
+            let req = IoRequest {
+                slot: i as u32,
+                generation: s.generation,
+                first: f.to,
+                end: f.from.min(floor),
+                source: s.source.clone(),
+                info: s.info.clone(),
+                cancel: f.cancel.clone(),
+            };
+            match self.io.try_request(req) {
+                Ok(()) => {
+                    f.queued = true;
+                    self.outstanding += 1;
+                    self.frame_stats.io_requests += 1;
+                }
+                Err(_) => break,
+            }
+        }
+        self.frame_stats.pending =
+            self.slots.iter().filter(|s| s.inflight.is_some()).count() as u32;
+    }
+
+    /// Builds grows whose data has arrived, one step at a time: a step adds the next finer level
+    /// the texture may start at (see [`PlanTexture::base_levels`]), so the smallest missing
+    /// level of each texture comes first and a frame's upload cap is spread over many textures
+    /// before any of them gets its largest level. Textures go in order of quality deficit (the
+    /// missing octaves times their screen pixels and priority), largest first; then by the
+    /// smaller step. Each step is built only when `total + new texture <= limit` and
+    /// `total + new texture + its staging <= budget`; one that does not fit waits.
+    /// `frame` tags the staging charges, released once the GPU has finished that frame.
+    pub fn build_ready(&mut self, ctx: &GpuContext, frame: u64, limit: u64, budget: u64) {
+        let t0 = Instant::now();
+        self.build_steps(ctx, frame, limit, budget, t0);
+        // The bands recorded this frame go to the GPU before the frame's draw; what they read or
+        // wrote may be destroyed after that.
+        self.ring.submit(ctx, frame);
+        self.retired.clear();
+        self.frame_stats.upload_ms = t0.elapsed().as_secs_f32() * 1e3;
+    }
+
+    pub(super) fn build_steps(
+        &mut self,
+        ctx: &GpuContext,
+        frame: u64,
+        limit: u64,
+        budget: u64,
+        t0: Instant,
+    ) {
+        let budget = self.oom_at.map_or(budget, |c| c.min(budget));
+        // The step under way goes first; while it uploads, no other starts.
+        if self.step.is_some() && !self.continue_step(ctx, budget, t0) {
+            return;
+        }
+        // Drop requests whose texture changed under them; the planner will ask again.
+        let mut k = 0;
+        while k < self.ready.len() {
+            let i = self.ready[k] as usize;
+            let keep = self.slots[i]
+                .inflight
+                .as_ref()
+                .is_some_and(|f| f.from == self.plan_tex[i].resident_level && f.to < f.from);
+            if keep {
+                k += 1;
+                continue;
+            }
+            self.ready.swap_remove(k);
+            self.slots[i].inflight = None;
+            let p = &mut self.plan_tex[i];
+            p.busy = false;
+            p.in_flight_level = p.resident_level;
+        }
+        // Why this order: the deficit is the planner's own measure of blur, so the frame's upload
+        // goes where it removes the most; between equals, the cheaper step shows sooner.
+        let (plan_tex, slots) = (&self.plan_tex, &self.slots);
+        let key = |i: u32| {
+            let p = &plan_tex[i as usize];
+            let deficit =
+                (f32::from(p.resident_level.min(p.floor_level)) - p.wanted_level.max(0.0)).max(0.0);
+            let weight = p.screen_pixels.max(0.0) * p.priority.max(0.0) * deficit;
+            let to = slots[i as usize].step_target(p);
+            let next = Self::next_step(p, p.resident_level, to);
+            let step = p.bytes_from(next) - p.bytes_from(p.resident_level);
+            (weight, step)
+        };
+        self.ready.sort_unstable_by(|&a, &b| {
+            let (wa, sa) = key(a);
+            let (wb, sb) = key(b);
+            wb.total_cmp(&wa).then(sa.cmp(&sb)).then(a.cmp(&b))
+        });
+        // Passes over the sorted list, one step per texture per pass, while something is built.
+        let mut progress = true;
+        'passes: while progress {
+            progress = false;
+            let mut k = 0;
+            while k < self.ready.len() {
+                let i = self.ready[k] as usize;
+                let p = self.plan_tex[i];
+                let to = self.slots[i].step_target(&p);
+                let from = p.resident_level;
+                let next = Self::next_step(&p, from, to);
+                let new_bytes = p.bytes_from(next);
+                let elapsed_ms = t0.elapsed().as_secs_f32() * 1e3;
+                let over_time =
+                    !self.config.deterministic && elapsed_ms > self.config.upload_ms_per_frame;
+                if self.frame_stats.uploaded_bytes >= self.config.upload_bytes_per_frame
+                    || over_time
+                {
+                    break 'passes;
+                }
+                let total = ctx.ledger().total_bytes();
+                // The planner's contract: the new texture fits under its limit. The floor tail
+                // (from the CPU) is written with the texture; the IO levels go in bands, each
+                // only when its staging fits under the budget.
+                let floor_upload = if from > p.floor_level {
+                    p.bytes_from(p.floor_level.max(next))
+                } else {
+                    0
+                };
+                // The staging ring lives in the headroom, above the limit: it does not count
+                // against the limit, only against the budget.
+                let below_headroom = total.saturating_sub(self.ring.bytes());
+                let fits = below_headroom.saturating_add(new_bytes) <= limit
+                    && total.saturating_add(new_bytes).saturating_add(floor_upload) <= budget;
+                if !fits {
+                    tracing::debug!(texture = i, total, new_bytes, limit, budget, "grow waits");
+                    k += 1;
+                    continue;
+                }
+                progress = true;
+                match self.begin_step(ctx, i, next, from, frame) {
+                    Ok(()) => {
+                        self.frame_stats.uploaded_bytes += floor_upload;
+                        if !self.continue_step(ctx, budget, t0) {
+                            // Still uploading: nothing else starts this frame.
+                            break 'passes;
+                        }
+                    }
+                    Err(e) => {
+                        self.note_create_error(ctx, i, &e);
+                        self.end_grow(i);
+                    }
+                }
+                if self.frame_stats.oom_events > 0 {
+                    // The driver is out of memory: the rest waits for the next plan, made under
+                    // the lowered budget, rather than fail the same way.
+                    break 'passes;
+                }
+                // A finished grow left the list (its successor is now at `k`); one with more
+                // steps to come waits for the next pass.
+                if self.ready.get(k) == Some(&(i as u32)) {
+                    k += 1;
+                }
+            }
+        }
+    }
+
+    /// Ends texture `i`'s grow (done, or failed): it leaves the ready list and is no longer busy.
+    pub(super) fn end_grow(&mut self, i: usize) {
+        self.slots[i].inflight = None;
+        self.ready.retain(|&r| r as usize != i);
+        let p = &mut self.plan_tex[i];
+        p.busy = false;
+        p.in_flight_level = p.resident_level;
+    }
+
+    /// Drops the step under way if it is texture `i`'s (its new texture is destroyed; the old one
+    /// is still bound). Returns whether there was one.
+    pub(super) fn abort_step(&mut self, i: usize) -> bool {
+        if self.step.as_ref().is_some_and(|st| st.slot as usize == i) {
+            self.step = None;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Starts a step of texture `i`'s grow: creates the texture of levels `to..`, copies the
+    /// levels the old texture has, writes the floor tail from the CPU, and leaves the IO levels
+    /// to [`Streamer::continue_step`].
+    pub(super) fn begin_step(
+        &mut self,
+        ctx: &GpuContext,
+        i: usize,
+        to: u8,
+        from: u8,
+        frame: u64,
+    ) -> Result<()> {
+        let slot = &self.slots[i];
+        let count = self.plan_tex[i].level_count;
+        let floor = self.plan_tex[i].floor_level;
+        let old_first = if slot.gpu.is_some() { from } else { count };
+        // IO levels to upload: `to..min(old_first, floor)`, coarsest first; their data must be
+        // there before anything is created.
+        let top = old_first.min(floor);
+        let data_first = slot.inflight.as_ref().map_or(to, |f| f.to);
+        let have = slot
+            .inflight
+            .as_ref()
+            .and_then(|f| f.data.as_ref())
+            .map_or(0, Vec::len);
+        if top > to && (data_first > to || usize::from(top - data_first) > have) {
+            return Err(Error::InvalidResource {
+                label: slot.label.clone(),
+                reason: format!("levels {to}..{top} have no data to upload"),
+            });
+        }
+        let desc = Self::texture_desc(&slot.info, to, count, &slot.label);
+        let tex = ctx.create_texture(&desc, Category::Textures)?;
+        // The floor tail first (it can fail: then nothing refers to the new texture yet).
+        let mut staged = 0u64;
+        for level in to.max(floor)..old_first.min(count) {
+            let Some(data) = slot.floor_data.get(usize::from(level - floor)) else {
+                return Err(Error::InvalidResource {
+                    label: slot.label.clone(),
+                    reason: format!("floor level {level} has no data"),
+                });
+            };
+            upload::write_level(ctx, tex.texture(), u32::from(level - to), data)?;
+            staged += data.len() as u64;
+        }
+        // The resident levels are copied in the ring's encoder: ordered after the bands of an
+        // earlier step of the same texture (recorded there this frame), before this one's.
+        if let Some(old) = &slot.gpu {
+            let enc = self.ring.encoder(ctx);
+            copy_levels(
+                enc,
+                &slot.info,
+                old.tex.texture(),
+                old_first,
+                tex.texture(),
+                to,
+            );
+        }
+        if staged > 0 {
+            // queue.write_texture holds a staging copy until the GPU has consumed it.
+            let charge = ctx
+                .ledger()
+                .charge(Category::Staging, staged, "texture upload staging");
+            self.staging.push((frame, charge));
+        }
+        let data = self.slots[i]
+            .inflight
+            .as_mut()
+            .and_then(|f| f.data.take())
+            .unwrap_or_default();
+        self.step = Some(Step {
+            slot: i as u32,
+            to,
+            tex,
+            level: i16::from(top) - 1,
+            row: 0,
+            data,
+            data_first,
+        });
+        Ok(())
+    }
+
+    /// Uploads the step under way in bands of block rows, within the frame's caps and the room
+    /// under `budget`; finishes it (binds the new texture, destroys the old) when every level is
+    /// in. Returns whether no step is under way any more (finished or failed).
+    pub(super) fn continue_step(&mut self, ctx: &GpuContext, budget: u64, t0: Instant) -> bool {
+        loop {
+            let Some(st) = self.step.as_mut() else {
+                return true;
+            };
+            if st.level < i16::from(st.to) {
+                self.finish_step();
+                return true;
+            }
+            let level = st.level as u8;
+            let mip = u32::from(level - st.to);
+            let (row_bytes, rows) = upload::level_rows(st.tex.texture(), mip);
+            if st.row >= rows {
+                st.level -= 1;
+                st.row = 0;
+                continue;
+            }
+            let over_time = !self.config.deterministic
+                && t0.elapsed().as_secs_f32() * 1e3 > self.config.upload_ms_per_frame;
+            let uploaded = self.frame_stats.uploaded_bytes;
+            if over_time || uploaded >= self.config.upload_bytes_per_frame {
+                return false;
+            }
+            // The band: what the frame's cap allows (at least one row while the frame has
+            // uploaded nothing, so that a tiny cap still progresses), as far as one staging
+            // chunk holds; a new chunk is made only within the room under the budget.
+            let room = budget.saturating_sub(ctx.ledger().total_bytes());
+            let allowance = self.config.upload_bytes_per_frame - uploaded;
+            let row_bytes64 = u64::from(row_bytes.max(1));
+            let mut n = (allowance / row_bytes64).min(u64::from(rows - st.row)) as u32;
+            if n == 0 {
+                if uploaded > 0 {
+                    return false;
+                }
+                n = 1;
+            }
+            let i = st.slot as usize;
+            let data = st
+                .data
+                .get(usize::from(level - st.data_first))
+                .map_or(&[][..], Vec::as_slice);
+            let start = st.row as usize * row_bytes as usize;
+            let end = start + n as usize * row_bytes as usize;
+            let result = match data.get(start..end) {
+                Some(band) => self
+                    .ring
+                    .write_rows(ctx, st.tex.texture(), mip, st.row, band, room),
+                None => Err(Error::InvalidResource {
+                    label: self.slots[i].label.clone(),
+                    reason: format!("level {level} has {} bytes, too few", data.len()),
+                }),
+            };
+            let written = match result {
+                Ok(0) => return false, // no staging chunk free or affordable: next frame
+                Ok(w) => w,
+                Err(e) => {
+                    if let Some(st) = self.step.take() {
+                        self.retired.push(st.tex);
+                    }
+                    self.note_create_error(ctx, i, &e);
+                    self.end_grow(i);
+                    return true;
+                }
+            };
+            st.row += written;
+            self.frame_stats.uploaded_bytes += u64::from(written) * row_bytes64;
+        }
+    }
+
+    /// Binds the finished step's texture (the old one is destroyed now that its copies are
+    /// submitted) and moves the grow on: done, or waiting for its next step.
+    pub(super) fn finish_step(&mut self) {
+        let Some(st) = self.step.take() else {
+            return;
+        };
+        let i = st.slot as usize;
+        let old = self.slots[i].gpu.replace(Resident::new(st.tex));
+        // The old texture's copies are recorded, not yet submitted: it goes after the submit.
+        if let Some(old) = old {
+            self.retired.push(old.tex);
+        }
+        self.slots[i].error = None;
+        self.plan_tex[i].resident_level = st.to;
+        let target = self.plan_tex[i].in_flight_level;
+        let floor = self.plan_tex[i].floor_level;
+        let read_to = self.slots[i].step_target(&self.plan_tex[i]);
+        if st.to > read_to {
+            // More steps of the levels read.
+            self.frame_stats.steps += 1;
+            if let Some(f) = self.slots[i].inflight.as_mut() {
+                f.from = st.to;
+                f.data = Some(st.data);
+            }
+        } else if st.to > target {
+            // Retargeted: the levels read have landed; the finer ones are requested by the next
+            // `issue_io` (the read before has completed, so its cancel flag serves the next).
+            self.frame_stats.steps += 1;
+            let from_cpu = target >= st.to.min(floor);
+            if let Some(f) = self.slots[i].inflight.as_mut() {
+                f.to = target;
+                f.from = st.to;
+                f.queued = false;
+                f.data = from_cpu.then(Vec::new);
+            }
+            if !from_cpu {
+                self.ready.retain(|&r| r as usize != i);
+            }
+        } else {
+            self.frame_stats.grows += 1;
+            self.end_grow(i);
+        }
+    }
+
+    /// The level a grow of `p` from `from` towards `to` reaches in its next step: the floor
+    /// first when nothing is resident (its data is on the CPU), then the next finer level the
+    /// texture may start at, and `to` at the latest.
+    pub(super) fn next_step(p: &PlanTexture, from: u8, to: u8) -> u8 {
+        if from > p.floor_level {
+            return p.floor_level.max(to);
+        }
+        (to..from)
+            .rev()
+            .find(|&l| p.base_allowed(l))
+            .unwrap_or(to)
+            .max(to)
+    }
+}

@@ -1,0 +1,270 @@
+//! Registering and removing textures, and making a texture from the CPU-held floor data.
+
+use super::*;
+
+impl Streamer {
+    /// Registers a KTX2 texture: reads and validates its header and level index (not its level
+    /// data), reads its floor tail and makes it resident at once when `total + floor <= budget`
+    /// (otherwise the planner brings it in when there is room).
+    pub fn add_texture(
+        &mut self,
+        ctx: &GpuContext,
+        source: TextureSource,
+        opts: TextureOptions,
+        budget: u64,
+    ) -> Result<TextureHandle> {
+        let info = match &source {
+            TextureSource::Path(p) => crate::ktx2::read_info(p, &self.config.read_limits)?,
+            TextureSource::Bytes(b) => Ktx2Info::parse(b, b.len() as u64, &self.config.read_limits)
+                .map_err(|e| Error::Ktx2 {
+                    path: "<memory>".into(),
+                    source: e,
+                })?,
+        };
+        let label = match &source {
+            TextureSource::Path(p) => p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| p.display().to_string()),
+            TextureSource::Bytes(_) => info
+                .key_values
+                .iter()
+                .find(|(k, _)| k == "mipflowName")
+                .map(|(_, v)| String::from_utf8_lossy(v).trim_end_matches('\0').to_owned())
+                .unwrap_or_else(|| format!("memory texture {}x{}", info.width, info.height)),
+        };
+        if !ctx.bc_supported() {
+            return Err(Error::InvalidResource {
+                label,
+                reason: "the adapter cannot sample BC7 textures (no TEXTURE_COMPRESSION_BC)".into(),
+            });
+        }
+        let count = info.levels.len().min(crate::budget::planner::MAX_LEVELS) as u8;
+        if count == 0 {
+            return Err(Error::InvalidResource {
+                label,
+                reason: "no mip levels".into(),
+            });
+        }
+        // The levels a GPU texture may start at: wgpu wants a block-compressed texture's size to
+        // be a multiple of its block, so a 960x540 BC7 chain can only start at level 0.
+        let (bw, bh) = info.format.block_dimensions();
+        let bases = PlanTexture::block_aligned_bases(info.width, info.height, bw, bh, count);
+        // The floor: the first level whose largest side is <= floor_size that may be a base
+        // (the whole chain for a small texture; level 0 for a chain no other level can start).
+        let floor = PlanTexture::floor_for(
+            info.width,
+            info.height,
+            self.config.floor_size,
+            count,
+            bases,
+        );
+        let Some(floor_level) = floor else {
+            return Err(Error::InvalidResource {
+                label,
+                reason: format!(
+                    "{}x{} {:?}: no mip level is a multiple of the {bw}x{bh} block, so no GPU \
+                     texture can hold it (cook it from an image whose sides are multiples of 4)",
+                    info.width, info.height, info.format
+                ),
+            });
+        };
+        if floor_level == 0 && count > 1 {
+            tracing::info!(
+                texture = %label,
+                width = info.width,
+                height = info.height,
+                "only level 0 is a multiple of the block size: the texture stays whole (not \
+                 streamed); sides that are multiples of 4 << k let it stream k levels"
+            );
+        }
+        let info = Arc::new(info);
+        let floor_data = source
+            .read_levels(&info, floor_level..count, &AtomicBool::new(false))
+            .map_err(|reason| Error::InvalidResource {
+                label: label.clone(),
+                reason,
+            })?;
+        let level_bytes: Vec<u64> = (0..count)
+            .map(|l| info.level_size(usize::from(l)))
+            .collect();
+        let mut pt = PlanTexture::new(&level_bytes, floor_level);
+        pt.base_levels = bases;
+        pt.priority = opts.priority;
+        let floor_bytes = pt.bytes_from(floor_level);
+
+        let (index, generation) = match self.free.pop() {
+            Some(i) => (i, self.slots[i as usize].generation.wrapping_add(1)),
+            None => (self.slots.len() as u32, 0),
+        };
+        let mut slot = Slot {
+            generation,
+            alive: true,
+            label,
+            source,
+            info,
+            floor_data,
+            gpu: None,
+            inflight: None,
+            error: None,
+            backoff_until: 0,
+        };
+        if ctx.ledger().total_bytes().saturating_add(floor_bytes) <= budget {
+            match self.create_from_cpu(ctx, &slot, floor_level) {
+                Ok(r) => slot.gpu = Some(r),
+                Err(e) => {
+                    tracing::warn!(texture = %slot.label, error = %e, "floor not made resident");
+                    pt.resident_level = count;
+                    pt.in_flight_level = count;
+                }
+            }
+        } else {
+            pt.resident_level = count;
+            pt.in_flight_level = count;
+        }
+        if index as usize == self.slots.len() {
+            self.slots.push(slot);
+            self.plan_tex.push(pt);
+        } else {
+            self.slots[index as usize] = slot;
+            self.plan_tex[index as usize] = pt;
+        }
+        self.changed = true;
+        Ok(TextureHandle { index, generation })
+    }
+
+    /// Adds a texture the caller made and filled (fully resident, not streamed, not planned): a
+    /// UI atlas, a texture that must never blur, or a baseline to compare streaming with. It is
+    /// charged to the ledger as `tex` was created (use the tracked constructors of
+    /// [`GpuContext`]); the planner counts its bytes as fixed. Its view is handed out like any
+    /// other's.
+    pub fn add_resident(&mut self, tex: TrackedTexture, label: &str) -> TextureHandle {
+        let (w, h) = (tex.texture().width(), tex.texture().height());
+        let info = Ktx2Info::resident(tex.texture().format(), w, h);
+        let (index, generation) = match self.free.pop() {
+            Some(i) => (i, self.slots[i as usize].generation.wrapping_add(1)),
+            None => (self.slots.len() as u32, 0),
+        };
+        let slot = Slot {
+            generation,
+            alive: true,
+            label: label.to_owned(),
+            source: TextureSource::Bytes(Arc::from(Vec::new())),
+            info: Arc::new(info),
+            floor_data: Vec::new(),
+            gpu: Some(Resident::new(tex)),
+            inflight: None,
+            error: None,
+            backoff_until: 0,
+        };
+        if index as usize == self.slots.len() {
+            self.slots.push(slot);
+            self.plan_tex.push(PlanTexture::default());
+        } else {
+            self.slots[index as usize] = slot;
+            self.plan_tex[index as usize] = PlanTexture::default();
+        }
+        self.changed = true;
+        TextureHandle { index, generation }
+    }
+
+    /// Removes a texture: its GPU memory is freed at once, its reads are cancelled, and the handle
+    /// becomes stale. Returns false for a stale handle.
+    pub fn remove_texture(&mut self, h: TextureHandle) -> bool {
+        if self.slot(h).is_none() {
+            return false;
+        }
+        let i = h.index as usize;
+        self.abort_step(i);
+        let s = &mut self.slots[i];
+        if let Some(f) = s.inflight.take() {
+            f.cancel.store(true, Ordering::Release);
+        }
+        s.gpu = None;
+        s.alive = false;
+        s.floor_data = Vec::new();
+        self.plan_tex[i] = PlanTexture::default();
+        self.ready.retain(|&r| r as usize != i);
+        self.free.push(h.index);
+        self.changed = true;
+        true
+    }
+
+    pub(super) fn texture_desc<'a>(
+        info: &Ktx2Info,
+        first: u8,
+        count: u8,
+        label: &'a str,
+    ) -> wgpu::TextureDescriptor<'a> {
+        let (w, h) = info.level_dims(usize::from(first));
+        wgpu::TextureDescriptor {
+            label: Some(label),
+            size: wgpu::Extent3d {
+                width: w,
+                height: h,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: u32::from(count - first),
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: info.format,
+            usage: wgpu::TextureUsages::TEXTURE_BINDING
+                | wgpu::TextureUsages::COPY_DST
+                | wgpu::TextureUsages::COPY_SRC,
+            view_formats: &[],
+        }
+    }
+
+    /// Creates levels `first..` from the CPU-held floor data (`first >= floor_level`).
+    pub(super) fn create_from_cpu(
+        &self,
+        ctx: &GpuContext,
+        slot: &Slot,
+        first: u8,
+    ) -> Result<Resident> {
+        let count = slot
+            .info
+            .levels
+            .len()
+            .min(crate::budget::planner::MAX_LEVELS) as u8;
+        let floor = count - slot.floor_data.len() as u8;
+        let first = first.max(floor);
+        let levels: Vec<&[u8]> = slot.floor_data[usize::from(first - floor)..]
+            .iter()
+            .map(Vec::as_slice)
+            .collect();
+        let desc = Self::texture_desc(&slot.info, first, count, &slot.label);
+        let tex = upload::create_texture_with_levels(ctx, &desc, &levels, Category::Textures)?;
+        Ok(Resident::new(tex))
+    }
+
+    /// Makes sure the 1x1 grey fallback exists (drawn for textures with nothing resident).
+    pub fn ensure_fallback(&mut self, ctx: &GpuContext) -> Result<()> {
+        if self.fallback.is_some() {
+            return Ok(());
+        }
+        let desc = wgpu::TextureDescriptor {
+            label: Some("missing-texture fallback"),
+            size: wgpu::Extent3d {
+                width: 1,
+                height: 1,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: wgpu::TextureFormat::Rgba8UnormSrgb,
+            usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+            view_formats: &[],
+        };
+        let tex = upload::create_texture_with_levels(
+            ctx,
+            &desc,
+            &[&[128, 128, 128, 255]],
+            Category::Textures,
+        )?;
+        let view = tex.create_view();
+        self.fallback = Some((tex, view));
+        Ok(())
+    }
+}

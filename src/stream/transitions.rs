@@ -1,0 +1,286 @@
+//! A frame's start and end, and the residency transitions of a plan: evictions, shrinks (GPU
+//! copies), the start of a grow, retargets; errors and the driver's out-of-memory.
+
+use super::*;
+
+impl Streamer {
+    /// Starts a frame: releases staging whose uploads the GPU has finished, and takes the IO
+    /// workers' finished reads (never blocks).
+    pub fn begin_frame(&mut self, ctx: &GpuContext) {
+        self.frame_stats = StreamFrameStats::default();
+        if self.config.deterministic && self.ring.busy() {
+            // Staging chunks come back when the GPU is done with them: waiting for it keeps the
+            // upload pace the same on every run (deterministic mode blocks on IO anyway).
+            let _ = ctx.wait_idle();
+        } else {
+            let _ = ctx.device().poll(wgpu::PollType::Poll);
+        }
+        let done = self.completed_frame.load(Ordering::Acquire);
+        self.staging.retain(|(f, _)| *f > done);
+        self.ring.recycle(done);
+        if self.config.deterministic && self.ring.busy() {
+            let _ = ctx.wait_idle(); // the chunks' mapping completes
+        }
+        loop {
+            let r = if self.config.deterministic && self.outstanding > 0 {
+                self.io.wait_result()
+            } else {
+                self.io.try_result()
+            };
+            let Some(r) = r else { break };
+            self.outstanding = self.outstanding.saturating_sub(1);
+            if r.levels.as_ref().is_err_and(|e| e == "cancelled") {
+                continue;
+            }
+            let Some(slot) = self.slots.get_mut(r.slot as usize) else {
+                continue;
+            };
+            if !slot.alive || slot.generation != r.generation {
+                continue;
+            }
+            let Some(f) = slot.inflight.as_mut() else {
+                continue;
+            };
+            if !Arc::ptr_eq(&f.cancel, &r.cancel) || f.cancel.load(Ordering::Acquire) {
+                continue;
+            }
+            match r.levels {
+                Ok(levels) => {
+                    f.data = Some(levels);
+                    self.ready.push(r.slot);
+                }
+                Err(e) => {
+                    // Keep what the texture has; report; the planner may ask again later.
+                    tracing::warn!(texture = %slot.label, error = %e, "streaming read failed");
+                    slot.error = Some(e);
+                    slot.inflight = None;
+                    // Why a back-off: a corrupt file stays corrupt; retrying every frame would
+                    // spend IO on it forever. A transient error (a file being replaced) heals
+                    // after the back-off.
+                    slot.backoff_until = self.frame + READ_RETRY_FRAMES;
+                    let p = &mut self.plan_tex[r.slot as usize];
+                    p.busy = false;
+                    p.in_flight_level = p.resident_level;
+                    self.frame_stats.io_errors += 1;
+                }
+            }
+        }
+        // The build order does not depend on the order reads finish in: `build_ready` sorts.
+    }
+
+    /// Readies a plan at `frame` under the effective `budget` with `headroom` bytes for staging:
+    /// sizes the staging ring from the headroom and holds back textures that are backing off
+    /// after a failed read. The planner runs next, over [`Streamer::plan_textures`].
+    pub(crate) fn prepare_plan(&mut self, frame: u64, budget: u64, headroom: u64) {
+        self.frame = frame;
+        self.plan_budget = budget;
+        // The staging ring lives in the headroom: four chunks of a quarter of it (64 KiB to
+        // 4 MiB each), so uploads can go on while earlier chunks are in the GPU's hands. When
+        // the budget has room to spare (textures still coming in), more chunks, up to the
+        // frame's upload cap, freed as soon as a frame does not need them.
+        // A power of two: a budget that moves a little every frame (a driver's memory-budget
+        // figure) must not change the chunk size, which would drop and remake the chunks.
+        let chunk = (headroom / 4).clamp(64 << 10, 4 << 20);
+        let chunk = 1u64 << (63 - chunk.leading_zeros());
+        let burst = (self.config.upload_bytes_per_frame * 2 / chunk).clamp(4, 256) as usize;
+        self.ring.set_size(chunk, 4, burst);
+        for (s, p) in self.slots.iter().zip(self.plan_tex.iter_mut()) {
+            if s.backoff_until > frame {
+                // Do not ask for levels finer than those it has while backing off.
+                p.wanted_level = p.wanted_level.max(f32::from(p.resident_level));
+            }
+        }
+    }
+
+    /// Counts the planner's time in this frame's figures.
+    pub(crate) fn note_planner_time(&mut self, us: f32) {
+        self.frame_stats.planner_us = us;
+    }
+
+    /// Executes one texture transition of the last plan (not a `Rescale`, which belongs to the
+    /// render targets). Shrinks are submitted at once and the old texture destroyed, so that one
+    /// old-and-new pair at most is alive. A failure leaves the texture as it was.
+    pub(crate) fn apply(&mut self, ctx: &GpuContext, t: Transition) {
+        let i = t.texture as usize;
+        if i >= self.slots.len() || !self.slots[i].alive {
+            return;
+        }
+        if t.kind == TransitionKind::Grow && self.retarget(i, t.to) {
+            return;
+        }
+        if t.kind != TransitionKind::Rescale && self.abort_step(i) {
+            // The plan changed the texture while a step of its grow was uploading: that step is
+            // dropped (its new texture destroyed), and so is the grow.
+            if let Some(f) = self.slots[i].inflight.take() {
+                f.cancel.store(true, Ordering::Release);
+            }
+            self.end_grow(i);
+            if t.kind == TransitionKind::Cancel {
+                self.frame_stats.cancels += 1;
+                return;
+            }
+        }
+        match t.kind {
+            TransitionKind::Rescale => {}
+            TransitionKind::Cancel => {
+                if let Some(f) = self.slots[i].inflight.take() {
+                    f.cancel.store(true, Ordering::Release);
+                }
+                self.ready.retain(|&r| r as usize != i);
+                let p = &mut self.plan_tex[i];
+                p.busy = false;
+                p.in_flight_level = p.resident_level;
+                self.frame_stats.cancels += 1;
+            }
+            TransitionKind::Evict => {
+                let count = self.plan_tex[i].level_count;
+                let floor = self.plan_tex[i].floor_level;
+                self.slots[i].gpu = None; // destroyed first: no transient bytes
+                let to = if t.to >= count { count } else { floor };
+                let mut resident = count;
+                if to < count {
+                    match self.create_from_cpu(ctx, &self.slots[i], to) {
+                        Ok(r) => {
+                            self.slots[i].gpu = Some(r);
+                            resident = to;
+                        }
+                        Err(e) => self.note_create_error(ctx, i, &e),
+                    }
+                }
+                let p = &mut self.plan_tex[i];
+                p.resident_level = resident;
+                p.in_flight_level = resident;
+                self.frame_stats.evictions += 1;
+            }
+            TransitionKind::Shrink => {
+                let from = self.plan_tex[i].resident_level;
+                if t.to <= from || t.to >= self.plan_tex[i].level_count {
+                    return;
+                }
+                // The smaller copy is built while the old texture is alive. The planner counted
+                // that against its limit, but not the upload staging the GPU has not released
+                // yet (it lives in the headroom, and a previous frame's may still be there): if
+                // the copy would pass the budget, it waits a frame (the plan asks again).
+                let total = ctx.ledger().total_bytes();
+                let during = total.saturating_add(self.plan_tex[i].bytes_from(t.to));
+                if total <= self.plan_budget && during > self.plan_budget {
+                    self.frame_stats.deferred += 1;
+                    return;
+                }
+                match self.rebuild(ctx, i, t.to, from) {
+                    Ok(()) => self.frame_stats.shrinks += 1,
+                    Err(e) => self.note_create_error(ctx, i, &e),
+                }
+            }
+            TransitionKind::Grow => {
+                let from = self.plan_tex[i].resident_level;
+                if t.to >= from {
+                    return;
+                }
+                let s = &mut self.slots[i];
+                if let Some(f) = s.inflight.take() {
+                    f.cancel.store(true, Ordering::Release);
+                }
+                // From nothing: the floor comes from CPU data; the rest by IO.
+                let read_end = from.min(self.plan_tex[i].floor_level);
+                s.inflight = Some(InFlight {
+                    to: t.to,
+                    from,
+                    cancel: Arc::new(AtomicBool::new(false)),
+                    queued: false,
+                    data: if t.to >= read_end {
+                        Some(Vec::new())
+                    } else {
+                        None
+                    },
+                });
+                if t.to >= read_end {
+                    self.ready.push(i as u32);
+                }
+                let p = &mut self.plan_tex[i];
+                p.busy = true;
+                p.in_flight_level = t.to;
+            }
+        }
+    }
+
+    /// A `Grow` on a busy texture: its grow goes on to the finer level `to`. What it has read, and
+    /// a step under way, stay; the finer levels are read with the others if their read was not
+    /// queued yet, else once the levels in flight have landed (see `finish_step`). Returns
+    /// false when the texture has no such grow (the `Grow` then starts afresh).
+    pub(super) fn retarget(&mut self, i: usize, to: u8) -> bool {
+        let p = &mut self.plan_tex[i];
+        let Some(f) = self.slots[i].inflight.as_mut() else {
+            return false;
+        };
+        if !p.busy || to >= p.in_flight_level || f.from != p.resident_level {
+            return false;
+        }
+        p.in_flight_level = to;
+        if !f.queued && f.data.is_none() {
+            f.to = to;
+        }
+        self.frame_stats.retargets += 1;
+        true
+    }
+
+    /// Call after the frame's last submit: the frame's staging is released once the GPU has
+    /// finished it.
+    pub fn end_frame(&mut self, ctx: &GpuContext, frame: u64) {
+        let done = self.completed_frame.clone();
+        ctx.queue().on_submitted_work_done(move || {
+            done.fetch_max(frame, Ordering::AcqRel);
+        });
+    }
+
+    pub(super) fn note_create_error(&mut self, ctx: &GpuContext, i: usize, e: &Error) {
+        self.slots[i].error = Some(e.to_string());
+        if let Error::OutOfMemory { .. } = e {
+            // The next plan evicts down to the new limit (the cap less the staging headroom)
+            // and retries the texture if it is still worth its bytes: no back-off, the cap is
+            // what keeps it from failing again.
+            tracing::warn!(texture = %self.slots[i].label, error = %e, "out of GPU memory");
+            let total = ctx.ledger().total_bytes();
+            self.oom_at = Some(self.oom_at.map_or(total, |t| t.min(total)));
+            self.frame_stats.oom_events += 1;
+            return;
+        }
+        tracing::warn!(texture = %self.slots[i].label, error = %e, "texture transition failed");
+        // Same back-off as a failed read: a transition that failed for another reason (a driver
+        // refusing a size) would fail again if retried every frame.
+        self.slots[i].backoff_until = self.frame + READ_RETRY_FRAMES;
+    }
+
+    /// Rebuilds texture `i` smaller, with levels `to..` (`to > from`): every level is copied from
+    /// the old texture GPU-side. Submits, then destroys the old texture.
+    pub(super) fn rebuild(&mut self, ctx: &GpuContext, i: usize, to: u8, from: u8) -> Result<()> {
+        let slot = &self.slots[i];
+        let count = self.plan_tex[i].level_count;
+        let Some(old) = slot.gpu.as_ref().filter(|_| to > from && to < count) else {
+            return Err(Error::InvalidResource {
+                label: slot.label.clone(),
+                reason: format!("no resident levels {from}.. to shrink to {to}.."),
+            });
+        };
+        let desc = Self::texture_desc(&slot.info, to, count, &slot.label);
+        let tex = ctx.create_texture(&desc, Category::Textures)?;
+        let mut enc = ctx
+            .device()
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("stream shrink"),
+            });
+        copy_levels(
+            &mut enc,
+            &slot.info,
+            old.tex.texture(),
+            from,
+            tex.texture(),
+            to,
+        );
+        ctx.queue().submit([enc.finish()]);
+        // Old texture destroyed now that the copy is submitted (wgpu frees it when the GPU is done).
+        self.slots[i].gpu = Some(Resident::new(tex));
+        self.plan_tex[i].resident_level = to;
+        Ok(())
+    }
+}
