@@ -15,6 +15,7 @@
 //! `VK_FORMAT_BC7_SRGB_BLOCK`, no supercompression or Zstandard. Everything else is a typed
 //! [`Ktx2Error`], never a panic.
 
+mod metadata;
 mod reader;
 mod writer;
 

@@ -7,12 +7,13 @@
 //! level index directly and are capped by [`ReadLimits`], the header region a reader has to load is
 //! small (at most 80 + 24 x 32 bytes of index plus the two caps), whatever the file claims.
 
+use super::metadata::{parse_dfd, parse_kvd};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use super::{
-    BC7_BLOCK_BYTES, DfdSummary, Ktx2Error, Ktx2Info, LevelInfo, ReadLimits, Supercompression,
+    BC7_BLOCK_BYTES, Ktx2Error, Ktx2Info, LevelInfo, ReadLimits, Supercompression,
     VK_FORMAT_BC7_SRGB, VK_FORMAT_BC7_UNORM, bc7_level_size, full_level_count, level_dims,
 };
 
@@ -85,19 +86,19 @@ pub struct Validation {
     pub problems: Vec<Ktx2Error>,
 }
 
-fn le_u32(b: &[u8], off: u64) -> Option<u32> {
+pub(super) fn le_u32(b: &[u8], off: u64) -> Option<u32> {
     let off = usize::try_from(off).ok()?;
     let s = b.get(off..off.checked_add(4)?)?;
     Some(u32::from_le_bytes(s.try_into().ok()?))
 }
 
-fn le_u64(b: &[u8], off: u64) -> Option<u64> {
+pub(super) fn le_u64(b: &[u8], off: u64) -> Option<u64> {
     let off = usize::try_from(off).ok()?;
     let s = b.get(off..off.checked_add(8)?)?;
     Some(u64::from_le_bytes(s.try_into().ok()?))
 }
 
-fn slice(b: &[u8], offset: u64, len: u64) -> Option<&[u8]> {
+pub(super) fn slice(b: &[u8], offset: u64, len: u64) -> Option<&[u8]> {
     let start = usize::try_from(offset).ok()?;
     let end = usize::try_from(offset.checked_add(len)?).ok()?;
     b.get(start..end)
@@ -513,205 +514,6 @@ pub fn validate(bytes: &[u8], file_len: u64, limits: &ReadLimits) -> Validation 
     out.header = Some(h);
     out.problems = problems;
     out
-}
-
-/// Parses the DFD section (starting at its `dfdTotalSize` field) and checks it describes BC7 with
-/// the transfer function `format` implies.
-fn parse_dfd(
-    section: &[u8],
-    format: Option<wgpu::TextureFormat>,
-    problems: &mut Vec<Ktx2Error>,
-) -> Option<DfdSummary> {
-    let len = section.len() as u64;
-    let total = le_u32(section, 0)?;
-    if u64::from(total) != len {
-        problems.push(Ktx2Error::DfdMismatch {
-            field: "dfdTotalSize",
-            expected: len,
-            found: total.into(),
-        });
-        return None;
-    }
-    let mut off = 4u64;
-    let mut basic: Option<(u16, &[u8])> = None;
-    let mut blocks = 0usize;
-    while off < len {
-        let (Some(w0), Some(w1)) = (le_u32(section, off), le_u32(section, off + 4)) else {
-            problems.push(Ktx2Error::BadDfd {
-                reason: format!("descriptor block header truncated at byte {off}"),
-            });
-            return None;
-        };
-        let vendor = w0 & 0x1_FFFF;
-        let dtype = w0 >> 17;
-        let version = (w1 & 0xFFFF) as u16;
-        let size = u64::from(w1 >> 16);
-        if size < 8 || off + size > len {
-            problems.push(Ktx2Error::BadDfd {
-                reason: format!(
-                    "descriptor block at byte {off} declares {size} bytes, which do not fit"
-                ),
-            });
-            return None;
-        }
-        blocks += 1;
-        if vendor == 0 && dtype == 0 && basic.is_none() {
-            basic = Some((version, slice(section, off, size)?));
-        }
-        off += size;
-    }
-    let Some((version, b)) = basic else {
-        problems.push(Ktx2Error::BadDfd {
-            reason: "no Basic descriptor block".into(),
-        });
-        return None;
-    };
-    let mut ok = true;
-    let mut mismatch = |field, expected: u64, found: u64| {
-        if expected != found {
-            problems.push(Ktx2Error::DfdMismatch {
-                field,
-                expected,
-                found,
-            });
-            ok = false;
-        }
-    };
-    mismatch("versionNumber", 2, version.into());
-    let size = b.len() as u64;
-    if size < 24 || !(size - 24).is_multiple_of(16) {
-        problems.push(Ktx2Error::BadDfd {
-            reason: format!(
-                "Basic block of {size} bytes is not 24 bytes plus whole 16-byte samples"
-            ),
-        });
-        return None;
-    }
-    let samples = ((size - 24) / 16) as usize;
-    let field = |i: usize| u64::from(b.get(i).copied().unwrap_or(0));
-    mismatch("sample count", 1, samples as u64);
-    mismatch("colorModel", DF_MODEL_BC7.into(), field(8));
-    if let Some(format) = format {
-        let expected = if format.is_srgb() {
-            DF_TRANSFER_SRGB
-        } else {
-            DF_TRANSFER_LINEAR
-        };
-        mismatch("transferFunction", expected.into(), field(10));
-    }
-    mismatch("texelBlockDimension0", 3, field(12));
-    mismatch("texelBlockDimension1", 3, field(13));
-    mismatch("texelBlockDimension2", 0, field(14));
-    mismatch("texelBlockDimension3", 0, field(15));
-    mismatch("bytesPlane0", BC7_BLOCK_BYTES, field(16));
-    let other_planes = (17..24).map(field).max().unwrap_or(0);
-    mismatch("bytesPlane1..7", 0, other_planes);
-    if samples >= 1 {
-        mismatch("sample bitOffset", 0, field(24) | (field(25) << 8));
-        mismatch("sample bitLength", 127, field(26));
-        mismatch("sample channelType", 0, field(27) & 0x0F);
-    }
-    ok.then(|| DfdSummary {
-        version,
-        color_model: field(8) as u8,
-        color_primaries: field(9) as u8,
-        transfer_function: field(10) as u8,
-        premultiplied_alpha: field(11) & 1 != 0,
-        block_dimensions: [
-            field(12) as u32 + 1,
-            field(13) as u32 + 1,
-            field(14) as u32 + 1,
-        ],
-        bytes_plane0: field(16) as u8,
-        samples,
-        blocks,
-    })
-}
-
-/// One key/value entry: key, value (as stored), offset of the next entry.
-type Entry<'a> = (&'a str, &'a [u8], u64);
-
-fn next_entry(section: &[u8], off: u64) -> Result<Entry<'_>, String> {
-    let len = section.len() as u64;
-    let Some(klen) = le_u32(section, off) else {
-        return Err(format!(
-            "{} trailing bytes, too short for a length field",
-            len - off
-        ));
-    };
-    let klen = u64::from(klen);
-    if klen == 0 {
-        return Err("zero-length entry".into());
-    }
-    let Some(entry) = slice(section, off + 4, klen) else {
-        return Err(format!(
-            "entry of {klen} bytes runs past the end of the section"
-        ));
-    };
-    let Some(nul) = entry.iter().position(|&c| c == 0) else {
-        return Err("key is not NUL-terminated".into());
-    };
-    let key =
-        std::str::from_utf8(&entry[..nul]).map_err(|_| "key is not valid UTF-8".to_string())?;
-    if key.is_empty() {
-        return Err("empty key".into());
-    }
-    // The last entry's padding may be left out by lax writers; accept that.
-    let next = (off + 4 + klen).next_multiple_of(4).min(len);
-    Ok((key, &entry[nul + 1..], next))
-}
-
-fn parse_kvd(
-    section: &[u8],
-    base: u64,
-    limits: &ReadLimits,
-    problems: &mut Vec<Ktx2Error>,
-) -> Option<Vec<(String, Vec<u8>)>> {
-    // First pass: validate and count, allocating nothing.
-    let len = section.len() as u64;
-    let mut off = 0u64;
-    let mut count = 0usize;
-    let mut prev: Option<&str> = None;
-    while off < len {
-        let fail = |reason: String| Ktx2Error::BadKeyValue {
-            offset: base + off,
-            reason,
-        };
-        match next_entry(section, off) {
-            Ok((key, _, next)) => {
-                if let Some(p) = prev {
-                    if key == p {
-                        problems.push(fail(format!("duplicate key {key:?}")));
-                        return None;
-                    }
-                    if key < p {
-                        problems.push(fail(format!("keys are not sorted ({key:?} after {p:?})")));
-                        return None;
-                    }
-                }
-                count += 1;
-                if count > limits.max_key_values {
-                    problems.push(fail(format!("more than {} entries", limits.max_key_values)));
-                    return None;
-                }
-                prev = Some(key);
-                off = next;
-            }
-            Err(reason) => {
-                problems.push(fail(reason));
-                return None;
-            }
-        }
-    }
-    // Second pass: build.
-    let mut out = Vec::with_capacity(count);
-    let mut off = 0u64;
-    while off < len {
-        let (key, value, next) = next_entry(section, off).ok()?;
-        out.push((key.to_string(), value.to_vec()));
-        off = next;
-    }
-    Some(out)
 }
 
 /// Reads and validates the header region of the KTX2 file at `path` (not the level data).

@@ -9,3 +9,11 @@ pub mod error;
 pub mod headless;
 pub mod inspect;
 pub mod scenes;
+
+/// Parses `WxH` (each side 1 to 16384).
+pub fn parse_wxh(s: &str) -> Option<(u32, u32)> {
+    let lower = s.trim().to_ascii_lowercase();
+    let (w, h) = lower.split_once('x')?;
+    let (w, h): (u32, u32) = (w.trim().parse().ok()?, h.trim().parse().ok()?);
+    ((1..=16384).contains(&w) && (1..=16384).contains(&h)).then_some((w, h))
+}

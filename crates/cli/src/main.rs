@@ -71,15 +71,6 @@ struct HeadlessArgs {
     monitor: bool,
 }
 
-fn parse_wxh(s: &str) -> Option<(u32, u32)> {
-    let (w, h) = s
-        .to_ascii_lowercase()
-        .split_once('x')
-        .map(|(a, b)| (a.trim().to_owned(), b.trim().to_owned()))?;
-    let (w, h) = (w.parse().ok()?, h.parse().ok()?);
-    (w > 0 && h > 0 && w <= 16384 && h <= 16384).then_some((w, h))
-}
-
 fn headless(args: &HeadlessArgs) -> ExitCode {
     use mipflow_cli::headless::{RunOptions, Scenario, run, write_plot};
     let usage = |msg: String| {
@@ -101,7 +92,7 @@ fn headless(args: &HeadlessArgs) -> ExitCode {
     };
     let size = match args.size.as_deref() {
         None => None,
-        Some(s) => match parse_wxh(s) {
+        Some(s) => match mipflow_cli::parse_wxh(s) {
             Some(v) => Some(v),
             None => return usage(format!("--size {s:?}: expected WxH, such as 1280x720")),
         },

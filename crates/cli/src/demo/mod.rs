@@ -12,6 +12,7 @@
 //! The per-frame path does no IO beyond the capped header reads of newly arrived textures and
 //! allocates only inside egui (when the overlay is shown) and for `--monitor` lines.
 
+mod args;
 pub mod camera;
 pub mod loader;
 #[cfg(feature = "overlay")]
@@ -28,7 +29,10 @@ use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
 use winit::keyboard::{KeyCode, PhysicalKey};
 use winit::window::{Window, WindowId};
 
+use crate::parse_wxh;
 use crate::scenes;
+use args::Options;
+pub use args::{DEFAULT_BUDGET, DemoArgs};
 use camera::{FlyCamera, FlyInput};
 use loader::{Loader, SceneChoice};
 use mipflow::budget::ledger::Charge;
@@ -39,173 +43,6 @@ use mipflow::resolution::BucketRange;
 use mipflow::{FrameInput, FrameStats, Renderer, RendererConfig};
 #[cfg(feature = "overlay")]
 use mipflow_overlay::History;
-
-/// The demo's default budget. Why 128 MiB: the default scene (200 textures, 13 of them 2048²)
-/// needs about 170 MiB of textures at full residency, plus the render targets, so streaming and
-/// dynamic resolution are always at work.
-pub const DEFAULT_BUDGET: &str = "128MiB";
-
-/// Arguments of `mipflow demo` (also the defaults of `mipflow` with no subcommand).
-#[derive(Clone, Debug, clap::Args)]
-pub struct DemoArgs {
-    /// Show a folder of your own .ktx2 files (and PNG/JPEG/TGA/BMP images, cooked on the fly) as
-    /// a gallery instead of the procedural hall.
-    #[arg(long, value_name = "DIR")]
-    pub textures: Option<PathBuf>,
-    /// The VRAM budget shared by textures and render targets ("128MiB", "1.5GiB", bytes).
-    /// The default, 128 MiB, is below what the default scene needs at full residency (about
-    /// 170 MiB of textures), so that streaming and dynamic resolution are visibly at work.
-    #[arg(long, value_name = "SIZE", default_value = DEFAULT_BUDGET)]
-    pub budget: String,
-    /// Fly the built-in tour (down the hall and back, near the walls and far from them) instead
-    /// of the free camera.
-    #[arg(long)]
-    pub tour: bool,
-    /// Frames one lap of the tour takes.
-    #[arg(long, value_name = "N", default_value_t = 1800)]
-    pub tour_frames: u64,
-    /// Print one line per second with the totals per category (stderr), like `nvidia-smi -l 1`.
-    #[arg(long)]
-    pub monitor: bool,
-    /// Exit after N frames, counted from when the scene has finished loading.
-    #[arg(long, value_name = "N")]
-    pub frames: Option<u64>,
-    /// Save the final frame, overlay included, as a PNG (with --frames; default 120 frames).
-    #[arg(long, value_name = "PATH.png")]
-    pub screenshot: Option<PathBuf>,
-    /// Window size, WxH.
-    #[arg(long, value_name = "WxH", default_value = "1280x720")]
-    pub size: String,
-    /// Procedural textures in the hall (the default scene: 200).
-    #[arg(long, value_name = "N", default_value_t = 200)]
-    pub count: u32,
-    /// Largest procedural texture side: 1 in 16 textures has it, 1 in 4 half of it, the rest a
-    /// quarter.
-    #[arg(long, value_name = "TEXELS", default_value_t = 2048)]
-    pub max_size: u32,
-    /// Seed of the procedural textures.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Start with the overlay hidden (F1 shows it).
-    #[arg(long)]
-    pub no_overlay: bool,
-    /// Present without waiting for vertical blank (for measuring frame rates).
-    #[arg(long)]
-    pub no_vsync: bool,
-    /// Smallest render scale per axis the resolution controller may use.
-    #[arg(long, value_name = "SCALE", default_value_t = 0.5)]
-    pub min_scale: f32,
-    /// A GPU frame-time target in ms: above it the render scale goes down too.
-    #[arg(long, value_name = "MS")]
-    pub target_ms: Option<f32>,
-    /// Anisotropic filtering, 1 to 16. Default: 8, or 1 on a software adapter such as lavapipe,
-    /// where 8x halves the frame rate.
-    #[arg(long, value_name = "N")]
-    pub anisotropy: Option<u16>,
-    /// Threads cooking textures in the background (each also encodes in parallel).
-    #[arg(long, default_value_t = 2)]
-    pub cook_threads: usize,
-    /// Testing aid: request a new window size every few frames (down to 1x1 and back).
-    #[arg(long, hide = true)]
-    pub resize_test: bool,
-}
-
-impl Default for DemoArgs {
-    fn default() -> Self {
-        Self {
-            textures: None,
-            budget: DEFAULT_BUDGET.to_owned(),
-            tour: false,
-            tour_frames: 1800,
-            monitor: false,
-            frames: None,
-            screenshot: None,
-            size: "1280x720".to_owned(),
-            count: 200,
-            max_size: 2048,
-            seed: 1,
-            no_overlay: false,
-            no_vsync: false,
-            min_scale: 0.5,
-            target_ms: None,
-            anisotropy: None,
-            cook_threads: 2,
-            resize_test: false,
-        }
-    }
-}
-
-/// Parses `WxH` (each side 1 to 16384).
-pub fn parse_wxh(s: &str) -> Option<(u32, u32)> {
-    let lower = s.trim().to_ascii_lowercase();
-    let (w, h) = lower.split_once('x')?;
-    let (w, h): (u32, u32) = (w.trim().parse().ok()?, h.trim().parse().ok()?);
-    ((1..=16384).contains(&w) && (1..=16384).contains(&h)).then_some((w, h))
-}
-
-/// The arguments, checked.
-#[derive(Clone, Debug)]
-struct Options {
-    args: DemoArgs,
-    budget: u64,
-    size: (u32, u32),
-    choice: SceneChoice,
-    frames: Option<u64>,
-}
-
-impl Options {
-    fn from_args(args: &DemoArgs) -> Result<Self, String> {
-        let budget = parse_size(&args.budget).map_err(|e| format!("--budget: {e}"))?;
-        let size = parse_wxh(&args.size)
-            .ok_or_else(|| format!("--size {:?}: expected WxH, such as 1280x720", args.size))?;
-        if !(64..=16384).contains(&args.max_size) {
-            return Err(format!(
-                "--max-size {}: expected 64 to 16384",
-                args.max_size
-            ));
-        }
-        if args.count == 0 || args.count > 20_000 {
-            return Err(format!("--count {}: expected 1 to 20000", args.count));
-        }
-        if !(args.min_scale.is_finite() && args.min_scale > 0.0 && args.min_scale <= 1.0) {
-            return Err(format!(
-                "--min-scale {}: expected a scale in (0, 1]",
-                args.min_scale
-            ));
-        }
-        if let Some(t) = args.target_ms
-            && !(t.is_finite() && t > 0.0)
-        {
-            return Err(format!("--target-ms {t}: expected a positive number"));
-        }
-        if let Some(a) = args.anisotropy
-            && !(1..=16).contains(&a)
-        {
-            return Err(format!("--anisotropy {a}: expected 1 to 16"));
-        }
-        let choice = match &args.textures {
-            Some(dir) => SceneChoice::Gallery(dir.clone()),
-            None => SceneChoice::Demo {
-                seed: args.seed,
-                count: args.count,
-                max_size: args.max_size,
-                cache: Some(scenes::cache_dir()),
-            },
-        };
-        let frames = match (args.frames, &args.screenshot) {
-            (Some(n), _) => Some(n.max(1)),
-            (None, Some(_)) => Some(120),
-            (None, None) => None,
-        };
-        Ok(Self {
-            args: args.clone(),
-            budget,
-            size,
-            choice,
-            frames,
-        })
-    }
-}
 
 /// Runs the demo until the window is closed (or `--frames` are done). Exit code 0 on success,
 /// 1 when something failed while running, 2 for bad arguments or no usable GPU/window.

@@ -1,0 +1,260 @@
+//! The rows besides the modes: planner time, upload throughput, cook speed and quality, the goals.
+
+use super::*;
+
+/// Planner time per frame on the scene of `benches/planner.rs`: `n` random BC7 textures of 16² to
+/// 8192², about half in view, a budget of about half the demand, nine render-scale buckets at
+/// 1080p; run to convergence (plans executed by `SimExecutor`, grows built at once) and then
+/// timed for `frames` frames of a steady view and of a moving one.
+pub fn planner_bench(n: usize, frames: u64) -> PlannerFigures {
+    let mut scene = mipflow::testing::planner_fixture::BenchScene::new(n);
+    let (converge_frames, note) = match scene.converge(20_000) {
+        Ok(f) => (f, None),
+        Err(e) => (scene.frame, Some(e)),
+    };
+    let mut steady = Vec::with_capacity(frames as usize);
+    for _ in 0..frames {
+        let t0 = Instant::now();
+        black_box(scene.plan_frame());
+        steady.push(t0.elapsed().as_secs_f64() * 1e6);
+    }
+    let mut moving = Vec::with_capacity(frames as usize);
+    let mut sign = 1.0;
+    for _ in 0..frames {
+        sign = -sign;
+        scene.move_view(0.01 * sign);
+        let t0 = Instant::now();
+        black_box(scene.plan_frame());
+        moving.push(t0.elapsed().as_secs_f64() * 1e6);
+    }
+    let s = Percentiles::of(&steady);
+    PlannerFigures {
+        textures: n,
+        converge_frames,
+        frames_timed: frames,
+        steady_us_mean: s.mean,
+        steady_us_p99: s.p99,
+        steady_us_p50: s.p50,
+        moving_us_mean: Percentiles::of(&moving).mean,
+        note,
+    }
+}
+
+/// Uploads a full BC7 chain (2048², or 512² when `quick`) the way the streamer does (through its
+/// mapped staging ring), submit and wait, several times, against `copy_from_slice` of the same
+/// bytes.
+pub fn upload_bench(ctx: &GpuContext, quick: bool) -> Result<UploadFigures> {
+    let side: u32 = if quick { 512 } else { 2048 };
+    let reps: u32 = if quick { 4 } else { 16 };
+    let bc = ctx.bc_supported();
+    let format = if bc {
+        wgpu::TextureFormat::Bc7RgbaUnormSrgb
+    } else {
+        wgpu::TextureFormat::Rgba8UnormSrgb
+    };
+    let count = mipflow::budget::size::full_mip_count(side, side);
+    let mut rng = mipflow::testing::SplitMix64(7);
+    let levels: Vec<Vec<u8>> = (0..count)
+        .map(|l| {
+            let s = (side >> l).max(1);
+            let bytes = mipflow::budget::size::level_bytes(format, s, s).unwrap_or(0) as usize;
+            (0..bytes.div_ceil(8))
+                .flat_map(|_| rng.next().to_le_bytes())
+                .take(bytes)
+                .collect()
+        })
+        .collect();
+    let total: u64 = levels.iter().map(|l| l.len() as u64).sum();
+    let tex = ctx.create_texture(
+        &wgpu::TextureDescriptor {
+            label: Some("bench upload"),
+            size: wgpu::Extent3d {
+                width: side,
+                height: side,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: count,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format,
+            usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+            view_formats: &[],
+        },
+        Category::Other,
+    )?;
+    // The streamer's path: a persistently mapped staging chunk (rows padded to 256 bytes),
+    // copy_buffer_to_texture, submit, wait, and the chunk mapped again for the next upload.
+    let mut ring = mipflow::gpu::staging::StagingRing::new(total * 2 + (1 << 20), 1, 1);
+    let mut upload_once = |rep: u64| -> Result<()> {
+        for (l, data) in levels.iter().enumerate() {
+            ring.write_level(ctx, tex.texture(), l as u32, data)?;
+        }
+        ring.submit(ctx, rep);
+        ctx.wait_idle()?;
+        ring.recycle(rep);
+        Ok(ctx.wait_idle()?)
+    };
+    upload_once(0)?; // warm-up
+    let t0 = Instant::now();
+    for rep in 0..reps {
+        upload_once(u64::from(rep) + 1)?;
+    }
+    let upload_s = t0.elapsed().as_secs_f64();
+    let mut dst: Vec<Vec<u8>> = levels.iter().map(|l| vec![0u8; l.len()]).collect();
+    // memcpy is fast and so noisier: more repetitions, same bytes per repetition.
+    let memcpy_reps = reps * 4;
+    let t0 = Instant::now();
+    for _ in 0..memcpy_reps {
+        for (d, s) in dst.iter_mut().zip(&levels) {
+            d.copy_from_slice(black_box(s));
+        }
+        black_box(&mut dst);
+    }
+    let memcpy_s = t0.elapsed().as_secs_f64();
+    let upload_mb_s = total as f64 * f64::from(reps) / upload_s.max(1e-9) / 1e6;
+    let memcpy_mb_s = total as f64 * f64::from(memcpy_reps) / memcpy_s.max(1e-9) / 1e6;
+    Ok(UploadFigures {
+        what: format!(
+            "{side}x{side} {}, {count} levels",
+            if bc {
+                "BC7"
+            } else {
+                "RGBA8 (no BC on this adapter)"
+            }
+        ),
+        bytes: total,
+        reps,
+        upload_mb_s,
+        memcpy_mb_s,
+        ratio: upload_mb_s / memcpy_mb_s.max(1e-9),
+    })
+}
+
+/// The images to cook: the photographs in `assets/photos/` (only the smallest when `quick`), or
+/// the test pattern when they are missing.
+pub(super) fn cook_inputs(quick: bool) -> Vec<image::RgbaImage> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/photos");
+    let names: &[&str] = if quick {
+        &["brick"]
+    } else {
+        &["astronaut", "coffee", "chelsea", "brick"]
+    };
+    let mut out: Vec<image::RgbaImage> = names
+        .iter()
+        .filter_map(|n| image::open(dir.join(format!("{n}.png"))).ok())
+        .map(|i| i.to_rgba8())
+        .collect();
+    if out.is_empty() {
+        out.push(mipflow_cook::procedural::test_pattern(if quick {
+            128
+        } else {
+            512
+        }));
+    }
+    out
+}
+
+/// Cooks the inputs at each quality (mips, BC7, every level; all cores), and measures level 0's
+/// RGB PSNR after BC7.
+pub fn cook_bench(quick: bool) -> Result<Vec<CookFigures>> {
+    let images = cook_inputs(quick);
+    let megapixels: f64 = images
+        .iter()
+        .map(|i| f64::from(i.width()) * f64::from(i.height()) / 1e6)
+        .sum();
+    let mut out = Vec::new();
+    for q in [Quality::Fast, Quality::Default, Quality::Slow] {
+        let opts = CookOptions {
+            quality: q,
+            ..CookOptions::default()
+        };
+        let encoder = mipflow_cook::encoder_for(q);
+        let t0 = Instant::now();
+        let mut cooked = Vec::with_capacity(images.len());
+        for img in &images {
+            let tex = mipflow_cook::cook_rgba8(img.clone(), &opts, encoder.as_ref())?;
+            cooked.push(tex);
+        }
+        let seconds = t0.elapsed().as_secs_f64();
+        let psnr: Vec<f64> = images
+            .iter()
+            .zip(&cooked)
+            .map(|(img, tex)| {
+                let level0 = tex.levels.first().map_or(&[][..], Vec::as_slice);
+                let decoded = mipflow_cook::decode_bc7(level0, img.width(), img.height());
+                capped_psnr(img.as_raw(), &decoded)
+            })
+            .collect();
+        out.push(CookFigures {
+            quality: format!("{q:?}").to_lowercase(),
+            images: images.len(),
+            megapixels,
+            seconds,
+            mp_per_s: megapixels / seconds.max(1e-9),
+            psnr_mean_db: psnr.iter().sum::<f64>() / psnr.len().max(1) as f64,
+            psnr_min_db: psnr.iter().copied().fold(f64::INFINITY, f64::min),
+        });
+    }
+    Ok(out)
+}
+
+pub(super) fn goals(r: &BenchReport, opts: &BenchOptions) -> Vec<Goal> {
+    let mut g = Vec::new();
+    let (Some(a), Some(b), Some(c)) = (r.modes.first(), r.modes.get(1), r.modes.get(2)) else {
+        return g;
+    };
+    let quarter = opts.budget == BudgetRule::QuarterOfBc7;
+    let note = if quarter {
+        ""
+    } else {
+        " (goal stated for a quarter of (b); this run's budget differs)"
+    };
+    let frac = c.peak_bytes as f64 / a.peak_bytes.max(1) as f64;
+    g.push(Goal {
+        name: format!("(c) peak VRAM against (a){note}"),
+        measured: format!("1/{:.1}", 1.0 / frac.max(1e-12)),
+        target: "at most 1/16".into(),
+        met: Some(frac <= 1.0 / 16.0),
+    });
+    g.push(Goal {
+        name: format!("(c) PSNR against (a), every compared frame{note}"),
+        measured: c
+            .psnr_min_db
+            .map_or("n/a".into(), |p| format!("min {p:.2} dB")),
+        target: "at least 40 dB".into(),
+        met: c.psnr_min_db.map(|p| p >= 40.0),
+    });
+    g.push(Goal {
+        name: "(c) frames over budget".into(),
+        measured: c.frames_over_budget.to_string(),
+        target: "0".into(),
+        met: Some(c.frames_over_budget == 0),
+    });
+    let p99 = c.frame_ms.p99 / b.frame_ms.p99.max(1e-9);
+    g.push(Goal {
+        name: "(c) p99 frame time against (b)".into(),
+        measured: format!("{p99:.2}x"),
+        target: "at most 1.25x".into(),
+        met: Some(p99 <= 1.25),
+    });
+    if let Some(p) = &r.planner {
+        g.push(Goal {
+            name: format!("planner per frame at {} textures, steady view", p.textures),
+            measured: format!(
+                "median {:.1} µs (mean {:.1})",
+                p.steady_us_p50, p.steady_us_mean
+            ),
+            target: "at most 50 µs at 10k".into(),
+            met: (p.textures == 10_000 && p.note.is_none()).then_some(p.steady_us_p50 <= 50.0),
+        });
+    }
+    if let Some(u) = &r.upload {
+        g.push(Goal {
+            name: "upload against memcpy".into(),
+            measured: format!("{:.0}%", u.ratio * 100.0),
+            target: "at least 50%".into(),
+            met: Some(u.ratio >= 0.5),
+        });
+    }
+    g
+}

@@ -1,0 +1,637 @@
+//! `mipflow bench`: mipflow against its two baselines, on the same scene, camera path and machine,
+//! in one run.
+//!
+//! Three modes, each on its own [`GpuContext`] and [`Renderer`]:
+//! - (a) `rgba8`: every texture fully resident as uncompressed RGBA8, full resolution (the naive
+//!   baseline);
+//! - (b) `bc7`: every texture fully resident as BC7, full resolution;
+//! - (c) `mipflow`: streaming and dynamic resolution under the budget.
+//!
+//! They render **interleaved frame by frame** (a, b, c, a, b, c, ...), so that the drift of a
+//! shared, noisy machine (other processes, lavapipe's thread pool, caches) hits all three alike:
+//! the ratios between modes are the figures to trust, more than the absolute times. A frame's
+//! time is the wall time of [`Renderer::render`] plus [`GpuContext::wait_idle`], so that GPU work
+//! counts on a software rasteriser too; frame 0 is left out of the percentiles and reported in the
+//! time to first frame instead.
+//!
+//! Per mode: peak VRAM per category (the ledger, cross-checked against wgpu's allocator report),
+//! p50/p95/p99 frame time, time to first frame (renderer creation, scene build and first frame),
+//! uploaded bytes, and the image quality of (b) and (c) against (a) (PSNR and SSIM of the output
+//! read back every `--quality-every` frames). Then, for the same table: planner microseconds per
+//! frame at 10k textures, upload MB/s against memcpy MB/s, and cook megapixels/s and PSNR per
+//! quality. Writes `bench.json`, `bench.md` and `bench.png`.
+//!
+//! The default budget of (c) is a quarter of (b)'s texture footprint, the setting issue 8's goals
+//! are stated for.
+
+use std::fmt::Write as _;
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+mod chart;
+mod figures;
+mod markdown;
+mod modes;
+#[cfg(test)]
+mod tests;
+
+pub use chart::write_chart;
+pub use figures::{cook_bench, planner_bench, upload_bench};
+pub use markdown::markdown;
+pub use modes::run;
+#[allow(unused_imports)]
+use {chart::*, figures::*, markdown::*, modes::*};
+
+use crate::error::{Error, Result};
+use crate::headless::Scenario;
+use crate::parse_wxh;
+use crate::scenes;
+use crate::scenes::Residency;
+use mipflow::budget::ledger::ByCategory;
+use mipflow::budget::{Budget, Category};
+use mipflow::gpu::{GpuContext, GpuOptions, TrackedTexture};
+use mipflow::render::scene::Camera;
+use mipflow::resolution::BucketRange;
+use mipflow::stream::StreamConfig;
+use mipflow::{FrameInput, Renderer, RendererConfig, TextureSource};
+use mipflow_cook::{CookOptions, Quality};
+
+/// Default output size. Why this small: lavapipe rasterises on the CPU, and three modes render
+/// every frame; at 640x360 the default run stays well under the 10 minutes issue 8 allows on a
+/// 2-core machine, while the render targets stay small next to the textures, so that the texture
+/// strategy, not the targets, decides each mode's VRAM.
+pub const DEFAULT_SIZE: (u32, u32) = (640, 360);
+/// Default frames per mode: one tour of the demo hall.
+pub const DEFAULT_FRAMES: u64 = 120;
+/// Default texture count of the demo scene.
+pub const DEFAULT_COUNT: u32 = 64;
+/// Default largest texture side of the demo scene. Why 2048: (b)'s footprint (about 56 MiB) must
+/// dwarf the render targets and the floors, or a quarter of it would not even hold them.
+pub const DEFAULT_TEXTURE_SIZE: u32 = 2048;
+/// Default anisotropy. Why 1: on lavapipe 8x costs several times the frame time of 1x, in every
+/// mode alike, which would only make the run longer; on a real GPU pass `--anisotropy 8`.
+pub const DEFAULT_ANISOTROPY: u16 = 1;
+/// Budget of the fully resident baselines: unlimited in effect (they do not stream, and their
+/// single full-resolution bucket must never be refused).
+const UNLIMITED: u64 = 1 << 50;
+/// PSNR reported for identical images (and anything closer), so that the JSON holds numbers only.
+pub const PSNR_CAP_DB: f64 = 100.0;
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// Arguments of `mipflow bench`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct BenchArgs {
+    /// Scenario file (TOML): scene, output size, frames, camera path, budget schedule, minimum
+    /// scale and anisotropy are taken from it (flags win). Without it: the demo scene.
+    #[arg(long, conflicts_with = "textures")]
+    pub scenario: Option<PathBuf>,
+    /// Show this folder of .ktx2 files as a gallery instead of the demo scene.
+    #[arg(long)]
+    pub textures: Option<PathBuf>,
+    /// Budget of mode (c) ("12MiB", bytes). Default: the scenario's schedule when it has one, else
+    /// a quarter of (b)'s texture footprint.
+    #[arg(long)]
+    pub budget: Option<String>,
+    /// Frames per mode (default 120, or the scenario's).
+    #[arg(long)]
+    pub frames: Option<u64>,
+    /// Where bench.json, bench.md and bench.png are written.
+    #[arg(long, default_value = "bench-out")]
+    pub out: PathBuf,
+    /// Output size, WxH (default 640x360, or the scenario's).
+    #[arg(long)]
+    pub size: Option<String>,
+    /// Demo scene: how many textures (default 64).
+    #[arg(long)]
+    pub count: Option<u32>,
+    /// Demo scene: the largest texture side, 64 to 8192 (default 2048).
+    #[arg(long)]
+    pub texture_size: Option<u32>,
+    /// Seed of the procedural scene.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Anisotropic filtering, 1 to 16 (default 1: see the crate's BENCHMARKS.md for why).
+    #[arg(long)]
+    pub anisotropy: Option<u16>,
+    /// Read the outputs back and compare them every N frames (1: every frame).
+    #[arg(long, default_value_t = 1)]
+    pub quality_every: u64,
+    /// Stream as a game does (IO never blocks a frame) instead of deterministically (each frame
+    /// waits for the reads it issued before, so that every run streams the same way).
+    #[arg(long)]
+    pub async_io: bool,
+    /// Do not prefetch (c)'s first view before frame 0 (`Renderer::prefetch`, what a game does
+    /// behind its loading screen): frame 0 then shows only the floor tails.
+    #[arg(long)]
+    pub no_prefetch: bool,
+    /// Textures in the planner measurement.
+    #[arg(long, default_value_t = 10_000)]
+    pub planner_textures: usize,
+    /// Smaller micro-benchmarks (fewer planner frames, a small upload, one small image to cook):
+    /// for tests and quick looks, not for BENCHMARKS.md.
+    #[arg(long)]
+    pub quick: bool,
+}
+
+/// The three modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// (a) Every texture fully resident as RGBA8, full resolution.
+    Rgba8,
+    /// (b) Every texture fully resident as BC7, full resolution.
+    Bc7,
+    /// (c) mipflow: streamed under the budget, dynamic resolution.
+    Mipflow,
+}
+
+impl Mode {
+    /// The three, in table order.
+    pub const ALL: [Mode; 3] = [Mode::Rgba8, Mode::Bc7, Mode::Mipflow];
+
+    /// The column title.
+    pub fn title(self) -> &'static str {
+        match self {
+            Mode::Rgba8 => "(a) RGBA8, all resident",
+            Mode::Bc7 => "(b) BC7, all resident",
+            Mode::Mipflow => "(c) mipflow, streamed",
+        }
+    }
+
+    fn residency(self) -> Residency {
+        match self {
+            Mode::Rgba8 => Residency::FullRgba8,
+            Mode::Bc7 => Residency::FullBc7,
+            Mode::Mipflow => Residency::Streamed,
+        }
+    }
+}
+
+/// Nearest-rank percentiles and the mean of a set of times (ms).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Percentiles {
+    /// Median.
+    pub p50: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// Mean.
+    pub mean: f64,
+}
+
+impl Percentiles {
+    /// Of `values` (nearest rank: the smallest value with at least p% of the values at or below
+    /// it). Empty gives zeros.
+    pub fn of(values: &[f64]) -> Self {
+        if values.is_empty() {
+            return Self::default();
+        }
+        let mut v = values.to_vec();
+        v.sort_by(f64::total_cmp);
+        let at = |p: f64| v[((p * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
+        Self {
+            p50: at(0.50),
+            p95: at(0.95),
+            p99: at(0.99),
+            mean: v.iter().sum::<f64>() / v.len() as f64,
+        }
+    }
+}
+
+/// One frame of one mode.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FrameSample {
+    /// Frame index, from 0.
+    pub frame: u64,
+    /// Wall time of `render()` plus `wait_idle()`, ms.
+    pub frame_ms: f64,
+    /// GPU time from timestamps where the adapter has them, ms.
+    pub gpu_ms: Option<f64>,
+    /// The ledger's peak total inside the frame.
+    pub total_bytes: u64,
+    /// Bytes per category at the end of the frame.
+    pub by_category: ByCategory<u64>,
+    /// The budget in force (mode (c) only).
+    pub budget_bytes: Option<u64>,
+    /// Render scale per axis.
+    pub render_scale: f64,
+    /// Bytes uploaded by the streamer this frame.
+    pub uploaded_bytes: u64,
+    /// Bytes of the wanted levels that are resident (mode (c)).
+    pub resident_mip_bytes: u64,
+    /// Bytes of the levels the view wants (mode (c)).
+    pub wanted_mip_bytes: u64,
+    /// Planner time, µs.
+    pub planner_us: f64,
+    /// PSNR (RGB) of this mode's output against (a)'s, dB, capped at [`PSNR_CAP_DB`]; `None`
+    /// for (a) and for frames not compared.
+    pub psnr_db: Option<f64>,
+    /// SSIM (luma) against (a)'s output; `None` for (a) and for frames not compared.
+    pub ssim: Option<f64>,
+}
+
+/// A figure of a mode divided by the same figure of (a).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Ratios {
+    /// Peak VRAM.
+    pub peak_bytes: f64,
+    /// Median frame time.
+    pub frame_ms_p50: f64,
+    /// 99th percentile frame time.
+    pub frame_ms_p99: f64,
+    /// Time to first frame.
+    pub time_to_first_frame: f64,
+    /// Uploaded bytes.
+    pub uploaded_bytes: f64,
+}
+
+/// Everything measured for one mode.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModeSummary {
+    /// The mode.
+    pub mode: Option<Mode>,
+    /// (c) only: the prefetch of the first view during set-up (its time is in `setup_ms`).
+    pub prefetch: Option<mipflow::Prefetch>,
+    /// Column title.
+    pub title: String,
+    /// The ledger's peak total over the run (set-up included, the bench's own readback excluded).
+    pub peak_bytes: u64,
+    /// Each category's own peak over the run.
+    pub peak_by_category: ByCategory<u64>,
+    /// The highest allocator-report figure (allocated bytes above the fresh device's), sampled
+    /// after set-up (before its first submit, so wgpu's staging copies of the set-up uploads are
+    /// in it) and after every frame; `None` where the backend gives no report.
+    pub allocator_peak_bytes: Option<u64>,
+    /// The ledger's total at the sample where the allocator report peaked.
+    pub ledger_at_allocator_peak_bytes: Option<u64>,
+    /// The largest difference, allocator minus ledger, over the samples taken with the GPU idle
+    /// and no upload pending (after the set-up's flush and after every frame).
+    pub allocator_max_diff_bytes: Option<i64>,
+    /// Frame times (frame 0 excluded when there is more than one frame).
+    pub frame_ms: Percentiles,
+    /// Median GPU time from timestamps, where available.
+    pub gpu_ms_p50: Option<f64>,
+    /// Renderer creation and scene build, ms.
+    pub setup_ms: f64,
+    /// Set-up plus frame 0, ms.
+    pub time_to_first_frame_ms: f64,
+    /// Texture bytes uploaded at set-up (the baselines' whole chains; (c)'s floors).
+    pub setup_uploaded_bytes: u64,
+    /// Bytes the streamer uploaded during the frames.
+    pub streamed_uploaded_bytes: u64,
+    /// Set-up plus streamed.
+    pub uploaded_bytes: u64,
+    /// Worst PSNR against (a) over the compared frames, dB.
+    pub psnr_min_db: Option<f64>,
+    /// Mean PSNR against (a), dB.
+    pub psnr_mean_db: Option<f64>,
+    /// Worst SSIM against (a).
+    pub ssim_min: Option<f64>,
+    /// Mean SSIM against (a).
+    pub ssim_mean: Option<f64>,
+    /// Frames compared.
+    pub frames_compared: u64,
+    /// Compared frames under 40 dB (issue 8's goal for (c) is none).
+    pub frames_under_40db: u64,
+    /// Frames whose in-frame peak passed the budget (mode (c)).
+    pub frames_over_budget: u64,
+    /// The highest budget in force (mode (c)).
+    pub budget_bytes: Option<u64>,
+    /// Lowest render scale.
+    pub render_scale_min: f64,
+    /// Mean render scale.
+    pub render_scale_mean: f64,
+    /// First frame at which every wanted level was resident (mode (c)).
+    pub first_frame_all_wanted: Option<u64>,
+    /// Median planner time in the real scene, µs.
+    pub planner_us_p50: f64,
+    /// Against (a).
+    pub ratios: Ratios,
+    /// Every frame.
+    pub frames: Vec<FrameSample>,
+}
+
+/// The machine the bench ran on.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Machine {
+    /// Logical CPUs available to the process.
+    pub cpus: usize,
+    /// CPU model (`/proc/cpuinfo`).
+    pub cpu_model: String,
+    /// Adapter name and backend.
+    pub adapter: String,
+    /// Driver and its version (for lavapipe: the Mesa and LLVM versions).
+    pub driver: String,
+    /// Kernel release.
+    pub os: String,
+    /// `debug` or `release` build of mipflow.
+    pub profile: String,
+}
+
+/// What was rendered.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SceneInfo {
+    /// `demo`, `gallery` or `grid`.
+    pub kind: String,
+    /// The scenario file, or `default`.
+    pub scenario: String,
+    /// Textures in the scene.
+    pub textures: u64,
+    /// Output size.
+    pub size: [u32; 2],
+    /// Frames per mode.
+    pub frames: u64,
+    /// Anisotropic filtering.
+    pub anisotropy: u16,
+    /// Outputs compared every this many frames.
+    pub quality_every: u64,
+    /// Deterministic streaming (false with `--async-io`).
+    pub deterministic: bool,
+    /// How (c)'s budget was chosen.
+    pub budget_rule: String,
+    /// (b)'s texture footprint (every level of every texture as BC7).
+    pub bc7_texture_bytes: u64,
+    /// (a)'s texture footprint.
+    pub rgba8_texture_bytes: u64,
+}
+
+/// Planner time per frame on a synthetic scene, run to convergence first.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PlannerFigures {
+    /// Textures.
+    pub textures: usize,
+    /// Frames planned and executed until nothing changed for 250 frames.
+    pub converge_frames: u64,
+    /// Frames timed in each measurement.
+    pub frames_timed: u64,
+    /// Steady view: mean µs per frame.
+    pub steady_us_mean: f64,
+    /// Steady view: 99th percentile µs.
+    pub steady_us_p99: f64,
+    /// Steady view: median µs per frame (the figure the goal is judged on: robust to the
+    /// preemption of a shared machine, which the mean is not).
+    pub steady_us_p50: f64,
+    /// Every visible texture's wanted level moving each frame (re-planned every frame): mean µs.
+    pub moving_us_mean: f64,
+    /// Why the figures are missing or partial, if they are.
+    pub note: Option<String>,
+}
+
+/// Upload throughput against memcpy of the same bytes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct UploadFigures {
+    /// What was uploaded.
+    pub what: String,
+    /// Bytes per repetition.
+    pub bytes: u64,
+    /// Repetitions timed.
+    pub reps: u32,
+    /// `queue.write_texture` of every level, submit, wait: MB/s (10^6 bytes).
+    pub upload_mb_s: f64,
+    /// `copy_from_slice` of the same levels: MB/s.
+    pub memcpy_mb_s: f64,
+    /// Upload over memcpy.
+    pub ratio: f64,
+}
+
+/// Cook throughput and quality at one quality setting.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CookFigures {
+    /// `fast`, `default` or `slow`.
+    pub quality: String,
+    /// Images cooked.
+    pub images: usize,
+    /// Megapixels of level 0, all images.
+    pub megapixels: f64,
+    /// Wall time of the whole cook (mips, BC7, every level), s.
+    pub seconds: f64,
+    /// Megapixels of level 0 per second.
+    pub mp_per_s: f64,
+    /// Mean RGB PSNR of level 0 after BC7, dB.
+    pub psnr_mean_db: f64,
+    /// Worst.
+    pub psnr_min_db: f64,
+}
+
+/// One goal of issue 8, measured (never asserted).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Goal {
+    /// What.
+    pub name: String,
+    /// The measured figure, as text.
+    pub measured: String,
+    /// The goal, as text.
+    pub target: String,
+    /// Met, or `None` where it could not be measured.
+    pub met: Option<bool>,
+}
+
+/// The whole bench (`bench.json`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BenchReport {
+    /// The command line.
+    pub command: String,
+    /// The machine.
+    pub machine: Machine,
+    /// The scene and settings.
+    pub scene: SceneInfo,
+    /// (a), (b), (c).
+    pub modes: Vec<ModeSummary>,
+    /// Planner time at `--planner-textures`.
+    pub planner: Option<PlannerFigures>,
+    /// Upload against memcpy.
+    pub upload: Option<UploadFigures>,
+    /// Cook per quality.
+    pub cook: Vec<CookFigures>,
+    /// Issue 8's goals against the figures.
+    pub goals: Vec<Goal>,
+    /// Wall time of the whole bench, s.
+    pub total_seconds: f64,
+}
+
+/// How (c)'s budget is chosen.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BudgetRule {
+    /// A fixed budget (`--budget`).
+    Fixed(u64),
+    /// The scenario's budget schedule.
+    Schedule,
+    /// A quarter of (b)'s texture footprint.
+    QuarterOfBc7,
+}
+
+/// A resolved bench configuration (what [`BenchArgs`] become once checked).
+#[derive(Clone, Debug)]
+pub struct BenchOptions {
+    /// The scenario (the default one, resized for the bench, when none was given).
+    pub scenario: Scenario,
+    /// Its name for the report.
+    pub scenario_name: String,
+    /// `--textures DIR`.
+    pub textures: Option<PathBuf>,
+    /// Budget rule for (c).
+    pub budget: BudgetRule,
+    /// Compare outputs every this many frames.
+    pub quality_every: u64,
+    /// Deterministic streaming.
+    pub deterministic: bool,
+    /// Prefetch (c)'s first view during its set-up.
+    pub prefetch: bool,
+    /// Textures in the planner measurement.
+    pub planner_textures: usize,
+    /// Short micro-benchmarks.
+    pub quick: bool,
+    /// Cache folder for the procedural textures.
+    pub cache: Option<PathBuf>,
+    /// The command line, for the report.
+    pub command: String,
+}
+
+impl BenchOptions {
+    /// Checks `args` (and reads the scenario). The error is the message for a usage error.
+    pub fn from_args(args: &BenchArgs) -> std::result::Result<Self, String> {
+        let (mut sc, name) = match &args.scenario {
+            Some(p) => (
+                Scenario::load(p).map_err(|e| e.to_string())?,
+                p.display().to_string(),
+            ),
+            None => {
+                let d = Scenario::default();
+                let s = Scenario {
+                    frames: DEFAULT_FRAMES,
+                    size: [DEFAULT_SIZE.0, DEFAULT_SIZE.1],
+                    anisotropy: Some(DEFAULT_ANISOTROPY),
+                    scene: crate::headless::scenario::SceneSpec {
+                        count: Some(DEFAULT_COUNT),
+                        texture_size: Some(DEFAULT_TEXTURE_SIZE),
+                        ..d.scene.clone()
+                    },
+                    ..d
+                };
+                (s, "default".to_owned())
+            }
+        };
+        let has_schedule = args.scenario.is_some() && !sc.budget.is_empty();
+        if let Some(f) = args.frames {
+            if f == 0 {
+                return Err("--frames must be at least 1".into());
+            }
+            sc.frames = f;
+        }
+        if let Some(s) = &args.size {
+            let (w, h) = parse_wxh(s)
+                .ok_or_else(|| format!("--size {s:?}: expected WxH, such as 640x360"))?;
+            sc.size = [w, h];
+        }
+        if let Some(c) = args.count {
+            if !(1..=100_000).contains(&c) {
+                return Err(format!("--count {c}: expected 1 to 100000"));
+            }
+            sc.scene.count = Some(c);
+        }
+        if let Some(t) = args.texture_size {
+            if !(64..=8192).contains(&t) {
+                return Err(format!("--texture-size {t}: expected 64 to 8192"));
+            }
+            sc.scene.texture_size = Some(t);
+        }
+        if let Some(s) = args.seed {
+            sc.scene.seed = s;
+        }
+        if let Some(a) = args.anisotropy {
+            if !(1..=16).contains(&a) {
+                return Err(format!("--anisotropy {a}: expected 1 to 16"));
+            }
+            sc.anisotropy = Some(a);
+        }
+        if args.quality_every == 0 {
+            return Err("--quality-every must be at least 1".into());
+        }
+        if args.planner_textures == 0 || args.planner_textures > 1_000_000 {
+            return Err(format!(
+                "--planner-textures {}: expected 1 to 1000000",
+                args.planner_textures
+            ));
+        }
+        let budget = match args.budget.as_deref() {
+            Some(text) => {
+                let b = mipflow::budget::parse_size(text).map_err(|e| e.to_string())?;
+                if b == 0 {
+                    return Err("--budget must be more than 0 bytes".into());
+                }
+                BudgetRule::Fixed(b)
+            }
+            None if has_schedule => BudgetRule::Schedule,
+            None => BudgetRule::QuarterOfBc7,
+        };
+        if let Some(dir) = &args.textures
+            && !dir.is_dir()
+        {
+            return Err(format!("--textures {}: not a folder", dir.display()));
+        }
+        let command = std::iter::once("mipflow".to_owned())
+            .chain(std::env::args().skip(1))
+            .collect::<Vec<_>>()
+            .join(" ");
+        Ok(Self {
+            scenario: sc,
+            scenario_name: name,
+            textures: args.textures.clone(),
+            budget,
+            quality_every: args.quality_every,
+            deterministic: !args.async_io,
+            prefetch: !args.no_prefetch,
+            planner_textures: args.planner_textures,
+            quick: args.quick,
+            cache: Some(scenes::cache_dir()),
+            command,
+        })
+    }
+}
+
+/// Writes `bench.json`, `bench.md` and `bench.png` into `dir` (created if needed).
+pub fn write_outputs(r: &BenchReport, dir: &Path) -> Result<()> {
+    let io = |path: PathBuf| move |source| Error::Io { path, source };
+    std::fs::create_dir_all(dir).map_err(io(dir.to_path_buf()))?;
+    let json = serde_json::to_string_pretty(r).map_err(|e| Error::Io {
+        path: dir.join("bench.json"),
+        source: std::io::Error::other(e),
+    })?;
+    std::fs::write(dir.join("bench.json"), json).map_err(io(dir.join("bench.json")))?;
+    std::fs::write(dir.join("bench.md"), markdown(r)).map_err(io(dir.join("bench.md")))?;
+    write_chart(r, &dir.join("bench.png"), 1400, 900)
+}
+
+/// `mipflow bench`: exit 0 after writing the outputs, 2 on a usage error, 1 when the run failed.
+pub fn run_bench(args: &BenchArgs) -> ExitCode {
+    let opts = match BenchOptions::from_args(args) {
+        Ok(o) => o,
+        Err(msg) => {
+            eprintln!("mipflow bench: {msg}");
+            return ExitCode::from(2);
+        }
+    };
+    let progress = |m: &str| eprintln!("bench: {m}");
+    let report = match run(&opts, &progress) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("mipflow bench: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    if let Err(e) = write_outputs(&report, &args.out) {
+        eprintln!("mipflow bench: {e}");
+        return ExitCode::from(1);
+    }
+    println!("{}", markdown(&report));
+    eprintln!(
+        "bench: wrote bench.json, bench.md and bench.png into {}",
+        args.out.display()
+    );
+    ExitCode::SUCCESS
+}
