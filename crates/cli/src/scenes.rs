@@ -250,7 +250,7 @@ pub fn build_grid(
 /// A gallery of every `.ktx2` file under `dir` (sorted by path), as panels along the hall.
 pub fn build_gallery(r: &mut Renderer, dir: &Path, residency: Residency) -> Result<f32> {
     let mut files = Vec::new();
-    collect_ktx2(dir, &mut files)?;
+    find_files(dir, &["ktx2"], &mut files)?;
     files.sort();
     if files.is_empty() {
         return Err(Error::Scenario(format!(
@@ -277,7 +277,9 @@ pub fn build_gallery(r: &mut Renderer, dir: &Path, residency: Residency) -> Resu
     build_hall(r, &handles)
 }
 
-fn collect_ktx2(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+/// Every file under `dir` (recursively) whose extension is one of `extensions` (compared
+/// case-insensitively), appended to `out`. The one folder walker of the gallery and the demo.
+pub fn find_files(dir: &Path, extensions: &[&str], out: &mut Vec<PathBuf>) -> Result<()> {
     let rd = std::fs::read_dir(dir).map_err(|source| Error::Io {
         path: dir.to_path_buf(),
         source,
@@ -285,10 +287,11 @@ fn collect_ktx2(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     for e in rd.flatten() {
         let p = e.path();
         if p.is_dir() {
-            collect_ktx2(&p, out)?;
+            find_files(&p, extensions, out)?;
         } else if p
             .extension()
-            .is_some_and(|x| x.eq_ignore_ascii_case("ktx2"))
+            .and_then(|x| x.to_str())
+            .is_some_and(|x| extensions.iter().any(|e| x.eq_ignore_ascii_case(e)))
         {
             out.push(p);
         }

@@ -10,7 +10,7 @@
 //! The renderer itself stays on the main thread (it is not shared between threads); only plain
 //! bytes and paths cross the channel.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
@@ -90,27 +90,8 @@ impl Job {
 
 type Message = (usize, Result<TextureSource>);
 
-/// Image extensions the gallery cooks on the fly.
-const IMAGE_EXTENSIONS: [&str; 5] = ["png", "jpg", "jpeg", "tga", "bmp"];
-
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    let rd = std::fs::read_dir(dir).map_err(|source| Error::Io {
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            collect(&p, out)?;
-        } else if p.extension().and_then(|x| x.to_str()).is_some_and(|x| {
-            x.eq_ignore_ascii_case("ktx2")
-                || IMAGE_EXTENSIONS.iter().any(|i| x.eq_ignore_ascii_case(i))
-        }) {
-            out.push(p);
-        }
-    }
-    Ok(())
-}
+/// Extensions the gallery shows: KTX2 as it is, images cooked on the fly.
+const GALLERY_EXTENSIONS: [&str; 6] = ["ktx2", "png", "jpg", "jpeg", "tga", "bmp"];
 
 /// The background scene builder (see the module documentation).
 pub struct Loader {
@@ -154,7 +135,7 @@ impl Loader {
                 .collect(),
             SceneChoice::Gallery(dir) => {
                 let mut files = Vec::new();
-                collect(dir, &mut files)?;
+                scenes::find_files(dir, &GALLERY_EXTENSIONS, &mut files)?;
                 files.sort();
                 files
                     .into_iter()
