@@ -54,6 +54,8 @@
 //!
 //! ## Modules
 //! - [`budget`]: the ledger, exact size math, budget sources and the planner (pure CPU).
+//! - [`demand`]: demand from bounds (a bounding volume, its UV density and the camera), with
+//!   the guard band and look-ahead.
 //! - [`gpu`]: device set-up (headless, for a window, or adopted from the caller), tracked
 //!   creation, staging, readback.
 //! - [`ktx2`]: reading (hardened against hostile files, one level at a time) and writing.
@@ -73,6 +75,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod budget;
+pub mod demand;
 pub mod error;
 pub mod gpu;
 pub mod ktx2;
@@ -86,6 +89,7 @@ pub mod stream;
 pub mod testing;
 
 pub use budget::{Budget, Category, LedgerSnapshot};
+pub use demand::{Demand, DemandView};
 pub use error::{Error, Result};
 pub use gpu::{GpuContext, GpuOptions};
 pub use manager::{BudgetManager, FramePlan, FrameTiming, ManagerConfig};

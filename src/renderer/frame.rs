@@ -4,46 +4,33 @@ use std::time::Instant;
 
 use super::{FrameInput, FrameStats, Prefetch, Renderer};
 use crate::budget::planner::PlanStatus;
+use crate::demand::DemandView;
 use crate::manager::FrameTiming;
-use crate::render::scene::{Camera, extrapolate_view, instance_demand, sphere_visible};
+use crate::render::scene::Camera;
 use crate::render::{DrawUniforms, TexturedPass};
 use crate::resolution::UpscaleSettings;
 use crate::{Error, Result};
-
-/// Frames the streaming look-ahead extrapolates the camera's motion by (see `visibility`).
-const LOOK_AHEAD: u32 = 12;
 
 impl Renderer {
     /// Gives the manager every texture's wanted level and covered pixels from the instances in
     /// view (and in the guard band and the look-ahead, at lower weights).
     fn visibility(&mut self, camera: &Camera, output: (u32, u32)) {
-        let aspect = output.0 as f32 / output.1 as f32;
-        let vp = camera.projection(aspect) * camera.view;
-        let guard = self.config.guard_band;
-        let guard_vp = (guard.is_finite() && guard > 1.0).then(|| {
-            let fov = (camera.fov_y * guard).min(170f32.to_radians());
-            crate::render::perspective(fov, aspect.max(1e-3), camera.near, camera.far) * camera.view
-        });
-        // Look-ahead: where the camera will look in LOOK_AHEAD frames if it keeps turning and
-        // moving as it did since the last frame. Why: a turn brings panels into view before
-        // their reads and uploads complete; the guard band covers a slow turn all around, this
-        // covers a fast one on the side it turns to. A jump (a cut, a teleport) predicts nothing.
-        let ahead_vp = self.last_view.and_then(|prev| {
-            extrapolate_view(prev, camera.view, LOOK_AHEAD)
-                .map(|ahead| camera.projection(aspect) * ahead)
-        });
+        // The guard band covers a slow turn all around; the look-ahead (where the camera will
+        // look in a few frames if it keeps turning and moving as it did since the last frame)
+        // covers a fast one on the side it turns to: a turn brings panels into view before
+        // their reads and uploads complete. See `DemandView`.
+        let mut view =
+            DemandView::new(camera, output).with_guard_band(camera, output, self.config.guard_band);
+        if let Some(prev) = self.last_view {
+            view = view.with_look_ahead(camera, output, prev);
+        }
         self.last_view = Some(camera.view);
-        let eye = camera.position();
         for inst in self.instances.iter() {
             let (Some(mesh), Some(mat)) = (
                 self.meshes.get(inst.mesh.index, inst.mesh.generation),
                 self.materials
                     .get(inst.material.index, inst.material.generation),
             ) else {
-                continue;
-            };
-            let tex = mat.base_color;
-            let Some(width) = self.manager.streamer().texture_width(tex) else {
                 continue;
             };
             let scale = inst
@@ -55,28 +42,9 @@ impl Renderer {
                 .max(inst.transform.z_axis.truncate().length());
             let center = inst.transform.transform_point3(mesh.center);
             let radius = mesh.radius * scale;
-            // In view: full weight; in the guard band only: a quarter (see `guard_band`).
-            let weight = if sphere_visible(&vp, center, radius) {
-                1.0
-            } else if ahead_vp.is_some_and(|a| sphere_visible(&a, center, radius)) {
-                0.5
-            } else if guard_vp.is_some_and(|g| sphere_visible(&g, center, radius)) {
-                0.25
-            } else {
-                continue;
-            };
             let uv_per_unit = mesh.uv_density * mat.uv_scale / scale.max(1e-6);
-            let (level, pixels) = instance_demand(
-                eye,
-                center,
-                radius,
-                uv_per_unit,
-                width,
-                camera.fov_y,
-                camera.near,
-                output.1,
-            );
-            self.manager.add_demand(tex, level, pixels * weight);
+            self.manager
+                .add_demand_sphere(mat.base_color, &view, center, radius, uv_per_unit);
         }
     }
 

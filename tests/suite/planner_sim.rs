@@ -78,11 +78,22 @@ struct View {
     extent: f32,
     coverage: f32,
     priority: f32,
+    /// Demand as a histogram (what GPU feedback gives): a tenth of the pixels at the finest
+    /// level, the rest two levels coarser.
+    histogram: bool,
 }
 
 impl View {
     fn apply(&self, t: &mut PlanTexture) {
-        if self.extent > 0.0 {
+        t.histogram = false;
+        if self.extent > 0.0 && self.histogram {
+            let wanted = (self.texels / self.extent).log2().max(0.0) as usize;
+            let pixels = self.extent * self.extent * self.coverage;
+            let mut bins = [0.0f32; 16];
+            bins[wanted.min(15)] += 0.1 * pixels;
+            bins[(wanted + 2).min(15)] += 0.9 * pixels;
+            t.set_level_pixels(&bins);
+        } else if self.extent > 0.0 {
             t.wanted_level = (self.texels / self.extent).log2();
             t.screen_pixels = self.extent * self.extent * self.coverage;
         } else {
@@ -104,6 +115,7 @@ fn random_view(rng: &mut Rng, texels: f32, visible: f64, priority: f32) -> View 
         extent,
         coverage: rng.range(0.1, 1.0) as f32,
         priority,
+        histogram: rng.chance(0.3),
     }
 }
 

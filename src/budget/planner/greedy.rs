@@ -49,12 +49,10 @@ impl Planner {
                 Mode::Free | Mode::Stale | Mode::Released => {
                     let (count, floor, resident) = (w.count, w.floor, w.resident);
                     let can_grow = w.mode != Mode::Released;
-                    let weight = w.weight();
-                    let wanted = w.wanted + mb;
                     if compete {
                         w.target = count;
                         if floor < count && (resident <= floor || can_grow) {
-                            let gain = weight * (blur(count, wanted) - blur(floor, wanted));
+                            let gain = w.gain(t, count, floor, mb);
                             let kept = resident <= floor;
                             let d = density(gain, w.floor_bytes, kept, bonus);
                             self.items
@@ -82,7 +80,7 @@ impl Planner {
                                 continue;
                             }
                             let kept = k >= resident;
-                            let gain = weight * (blur(prev, wanted) - blur(k, wanted));
+                            let gain = w.gain(t, prev, k, mb);
                             if !kept && (!can_grow || gain.is_nan() || gain <= 0.0) {
                                 break;
                             }
@@ -155,22 +153,23 @@ impl Planner {
 
     /// The planner's objective at a bucket, with the current targets: the scale's blur on every
     /// output pixel plus each texture's missing octaves times its pixels and priority.
-    pub(super) fn cost(&self, bucket: usize) -> f64 {
-        self.output_pixels as f64 * self.scale_blur(bucket) + self.texture_blur(bucket)
+    pub(super) fn cost(&self, tex: &[PlanTexture], bucket: usize) -> f64 {
+        self.output_pixels as f64 * self.scale_blur(bucket) + self.texture_blur(tex, bucket)
     }
 
     /// Texture blur (priority-weighted) of the current targets at a bucket's mip bias.
-    pub(super) fn texture_blur(&self, bucket: usize) -> f64 {
+    pub(super) fn texture_blur(&self, tex: &[PlanTexture], bucket: usize) -> f64 {
         let mb = self.mip_bias(bucket);
         self.work
             .iter()
-            .map(|w| {
+            .zip(tex)
+            .map(|(w, t)| {
                 let level = if w.mode == Mode::Busy {
                     w.flight
                 } else {
                     w.target
                 };
-                f64::from(w.weight()) * f64::from(blur(level, w.wanted + mb))
+                w.blur_at(t, level, mb, true)
             })
             .sum()
     }

@@ -263,7 +263,7 @@ impl Planner {
         let mut diff = 0u64;
         for (s, t) in self.seen.iter().zip(textures) {
             let k = Seen::of(t);
-            diff |= (s.0[0] ^ k.0[0]) | (s.0[1] ^ k.0[1]) | (s.0[2] ^ k.0[2]);
+            diff |= (s.0[0] ^ k.0[0]) | (s.0[1] ^ k.0[1]) | (s.0[2] ^ k.0[2]) | (s.0[3] ^ k.0[3]);
         }
         diff == 0
     }

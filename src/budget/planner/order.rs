@@ -39,8 +39,7 @@ impl Planner {
                 w.done = true;
                 continue;
             }
-            let wanted = w.wanted + mb;
-            let kept_value = w.weight() * (blur(w.floor, wanted) - blur(w.target, wanted));
+            let kept_value = w.gain(t, w.floor, w.target, mb);
             let freed = w.resident_bytes.saturating_sub(w.floor_bytes).max(1);
             let ratio = (kept_value / freed as f32).max(0.0);
             self.shrinks.push((w.bytes_at(t, w.target), i as u32));
@@ -135,12 +134,12 @@ impl Planner {
                 self.work[i as usize].mode = Mode::Evicted;
             }
             self.greedy(tex, bucket, limit, compete);
-            let evict_cost = self.cost(bucket);
+            let evict_cost = self.cost(tex, bucket);
             for &i in &self.forced {
                 self.work[i as usize].mode = Mode::Kept;
             }
             let keep_fits = self.greedy(tex, bucket, limit, compete);
-            if !keep_fits || self.cost(bucket) > evict_cost {
+            if !keep_fits || self.cost(tex, bucket) > evict_cost {
                 for &i in &self.forced {
                     self.work[i as usize].mode = Mode::Evicted;
                 }

@@ -104,7 +104,10 @@ impl Planner {
                 target: resident,
                 done: false,
                 busy: t.busy,
-                wanted: if t.wanted_level.is_nan() {
+                hist: t.histogram,
+                wanted: if t.histogram {
+                    histogram_mean(t)
+                } else if t.wanted_level.is_nan() {
                     f32::INFINITY
                 } else {
                     t.wanted_level
@@ -249,7 +252,7 @@ impl Planner {
                 self.scale_dirty = false;
                 self.last_rescale = frame;
                 let margin = f64::from(self.config.rescale_margin.max(0.0));
-                let mut cost = self.cost(bucket);
+                let mut cost = self.cost(tex, bucket);
                 let mut planned = bucket;
                 let mut moved = false;
                 for up in [true, false] {
@@ -269,7 +272,7 @@ impl Planner {
                         }
                         self.greedy(tex, next, limit, false);
                         planned = next;
-                        let next_cost = self.cost(next);
+                        let next_cost = self.cost(tex, next);
                         let at_stake = self.output_pixels as f64
                             * (self.scale_blur(bucket) - self.scale_blur(next)).abs();
                         if !(next_cost < cost && cost - next_cost >= margin * at_stake) {
@@ -308,14 +311,14 @@ impl Planner {
         let mb = self.mip_bias(bucket);
         let mut quality = self.scale_blur(bucket) * input.output_pixels as f64;
         out.target_level.clear();
-        for w in &self.work {
+        for (w, t) in self.work.iter().zip(tex) {
             let level = if w.mode == Mode::Busy {
                 w.flight
             } else {
                 w.target
             };
             out.target_level.push(level);
-            quality += f64::from(w.pixels) * f64::from(blur(level, w.wanted + mb));
+            quality += w.blur_at(t, level, mb, false);
         }
         out.bucket = bucket;
         out.limit = limit;

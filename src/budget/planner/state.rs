@@ -41,6 +41,9 @@ pub(super) struct Work {
     pub(super) done: bool,
     /// A grow is in flight.
     pub(super) busy: bool,
+    /// The demand is the texture's histogram ([`PlanTexture::level_pixels`]); `wanted` is then
+    /// its pixel-weighted mean level, for the view tolerance only.
+    pub(super) hist: bool,
     /// Sanitised inputs: wanted level (NaN -> infinity), pixels and priority (>= 0).
     pub(super) wanted: f32,
     pub(super) pixels: f32,
@@ -81,14 +84,55 @@ impl Work {
     pub(super) fn weight(&self) -> f32 {
         (self.pixels * self.priority).min(f32::MAX)
     }
+
+    /// Blur removed (priority-weighted pixel-octaves) by having `to` resident instead of `from`,
+    /// at mip bias `mb`.
+    #[inline]
+    pub(super) fn gain(&self, t: &PlanTexture, from: u8, to: u8, mb: f32) -> f32 {
+        if self.hist {
+            (self.priority * (t.blur_pixels(from, mb) - t.blur_pixels(to, mb))).min(f32::MAX)
+        } else {
+            let wanted = self.wanted + mb;
+            self.weight() * (blur(from, wanted) - blur(to, wanted))
+        }
+    }
+
+    /// Blur (pixel-octaves) with `level` resident at mip bias `mb`, weighted by priority or not.
+    pub(super) fn blur_at(&self, t: &PlanTexture, level: u8, mb: f32, weighted: bool) -> f64 {
+        let weight = if weighted { self.priority } else { 1.0 };
+        if self.hist {
+            f64::from(weight) * f64::from(t.blur_pixels(level, mb))
+        } else {
+            let w = if weighted { self.weight() } else { self.pixels };
+            f64::from(w) * f64::from(blur(level, self.wanted + mb))
+        }
+    }
 }
 
-/// What the change check compares, per texture, packed in three words so that the check is a
-/// few XORs per texture: the view (wanted level and pixels), the priority and the levels, and
-/// the identity (`level_bytes[0]`). `in_flight_level` only matters while busy, so it is stored
+/// The pixel-weighted mean wanted level of a histogram texture (infinity with no pixels): what
+/// the view tolerance compares frame to frame.
+pub(super) fn histogram_mean(t: &PlanTexture) -> f32 {
+    let (mut sum, mut total) = (0.0f64, 0.0f64);
+    for (l, &p) in t.level_pixels.iter().enumerate() {
+        if p > 0.0 {
+            sum += f64::from(p) * l as f64;
+            total += f64::from(p);
+        }
+    }
+    if total > 0.0 {
+        (sum / total) as f32
+    } else {
+        f32::INFINITY
+    }
+}
+
+/// What the change check compares, per texture, packed in four words so that the check is a
+/// few XORs per texture: the view (wanted level and pixels), the priority and the levels, the
+/// identity (`level_bytes[0]`), and a hash of the histogram (0 without one; only histogram
+/// textures read theirs). `in_flight_level` only matters while busy, so it is stored
 /// as 255 when idle and at most 254 when busy (the planner clamps it to the level count anyway).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(super) struct Seen(pub(super) [u64; 3]);
+pub(super) struct Seen(pub(super) [u64; 4]);
 
 impl Seen {
     #[inline]
@@ -106,13 +150,29 @@ impl Seen {
                 | u64::from(t.resident_level) << 48
                 | u64::from(flight) << 56,
             t.level_bytes[0],
+            if t.histogram {
+                histogram_hash(&t.level_pixels)
+            } else {
+                0
+            },
         ])
     }
 
-    /// Whether the view part (wanted level, pixels, priority) differs.
+    /// Whether the view part (wanted level, pixels, priority, histogram) differs.
     pub(super) fn view_differs(&self, other: &Seen) -> bool {
-        self.0[0] != other.0[0] || (self.0[1] ^ other.0[1]) & 0xFFFF_FFFF != 0
+        self.0[0] != other.0[0]
+            || (self.0[1] ^ other.0[1]) & 0xFFFF_FFFF != 0
+            || self.0[3] != other.0[3]
     }
+}
+
+/// A hash of a histogram's bits, never 0 (0 means "no histogram").
+fn histogram_hash(pixels: &[f32; MAX_LEVELS]) -> u64 {
+    let mut h = 0x9E37_79B9_7F4A_7C15u64;
+    for &p in pixels {
+        h = (h ^ u64::from(p.to_bits())).wrapping_mul(0x0000_0100_0000_01B3);
+    }
+    h | 1
 }
 
 /// Per-texture memory across frames: the hysteresis state.

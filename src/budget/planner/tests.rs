@@ -579,3 +579,64 @@ fn masked_levels_are_never_a_target() {
     assert_eq!(plan.target_level, vec![0]);
     assert_eq!(textures[0].resident_level, 0);
 }
+
+/// Demand form (b): a histogram of pixels per wanted level prices each level by the pixels that
+/// want it, so a surface whose near edge alone wants level 0 is not streamed as if all of it did.
+#[test]
+fn a_histogram_prices_levels_by_the_pixels_that_want_them() {
+    const LONG: [u64; 6] = [4096, 1024, 256, 64, 16, 4];
+    let hist = |bins: &[f32]| {
+        let mut t = PlanTexture::new(&LONG, 4);
+        t.set_level_pixels(bins);
+        t
+    };
+    // 10,000 pixels: 1% want level 0, the rest level 3; or all of them level 0.
+    let edge = hist(&[100.0, 0.0, 0.0, 9900.0]);
+    let all = hist(&[10_000.0]);
+    assert_eq!((edge.wanted_level, edge.screen_pixels), (0.0, 10_000.0));
+    // A competitor with a plain (form (a)) demand.
+    let mut rival = PlanTexture::new(&LONG, 4);
+    rival.wanted_level = 0.0;
+    rival.screen_pixels = 2_000.0;
+    let level_under = |t: PlanTexture, budget: u64| {
+        let mut textures = [t, rival];
+        let plan = run(&mut Planner::default(), 0, budget, &mut textures);
+        (plan.target_level[0], plan.quality_cost)
+    };
+    // Room for one full chain and the other's levels 1..: 5460 + 1364.
+    let budget = 5460 + 1364;
+    let (edge_level, edge_cost) = level_under(edge, budget);
+    let (all_level, _) = level_under(all, budget);
+    assert_eq!(
+        all_level, 0,
+        "every pixel wants level 0: it wins the full chain"
+    );
+    assert!(
+        edge_level > all_level,
+        "1% at level 0 must not buy level 0 under a tight budget: {edge_level}"
+    );
+    // The rival (2,000 px at level 0) takes its full chain first (2,000 px-octaves for 4 KiB beats
+    // the edge's 100 for 1 KiB); the edge texture gets level 2 (its level 1 would not fit beside
+    // its old texture during the build): only its 100 level-0 pixels are blurred, by two octaves.
+    assert_eq!(edge_level, 2);
+    assert_eq!(edge_cost, 200.0);
+    // With room for everything, the 1% still gets its level 0.
+    assert_eq!(level_under(edge, 1 << 20).0, 0);
+    // No pixels (occluded): nothing above the floor, whatever the budget.
+    let hidden = hist(&[]);
+    assert!(hidden.wanted_level.is_infinite());
+    assert_eq!(level_under(hidden, 1 << 20).0, 4);
+    // Same histogram, same plan (the change check sees the histogram, not just its summary).
+    let mut p = Planner::default();
+    let mut plan = Plan::default();
+    let mut textures = [edge, rival];
+    let _ = p.plan(&input(0, budget, &textures), &mut plan);
+    let _ = p.plan(&input(1, budget, &textures), &mut plan);
+    assert!(!plan.replanned);
+    textures[0].set_level_pixels(&[5000.0, 0.0, 0.0, 5000.0]);
+    let _ = p.plan(&input(2, budget, &textures), &mut plan);
+    assert!(
+        plan.replanned,
+        "a new histogram with the same summary is a new view"
+    );
+}

@@ -31,6 +31,11 @@ pub struct PlanTexture {
     /// A grow is in flight (requested, not built yet): the planner plans nothing new for the
     /// texture, except to cancel it when its inputs changed or the budget no longer holds it.
     pub busy: bool,
+    /// The demand is [`PlanTexture::level_pixels`], a histogram (what GPU feedback measures),
+    /// not the single `wanted_level` over `screen_pixels`. Then `wanted_level` and
+    /// `screen_pixels` are only its summary (the finest level with pixels, the total), for
+    /// reports; the planner prices every level by the pixels that want finer.
+    pub histogram: bool,
     /// Bytes of each level, index 0 = full size; entries from `level_count` on are ignored.
     /// Expected to grow with the level's size (coarser levels never larger), as real chains do;
     /// otherwise plans stay within the budget but are less good.
@@ -42,6 +47,12 @@ pub struct PlanTexture {
     /// allowed level to the next finer one as a single step (its bytes and gain summed). The
     /// floor level is expected to be allowed; it is the caller's choice either way.
     pub base_levels: u16,
+    /// With [`PlanTexture::histogram`]: output pixels whose wanted level (at native
+    /// resolution) is `l` for bin `l` (a fractional level `l + f` counts in bin `l`). Keeping
+    /// level `r` costs `sum over l of pixels[l] x max(0, r - l - mip bias)` pixel-octaves, so a
+    /// level is worth the pixels that want it or finer: 1% of a surface at level 0 no longer
+    /// prices its whole area at level 0. Ignored otherwise; read only for histogram textures.
+    pub level_pixels: [f32; MAX_LEVELS],
 }
 
 impl Default for PlanTexture {
@@ -55,8 +66,10 @@ impl Default for PlanTexture {
             resident_level: 0,
             in_flight_level: 0,
             busy: false,
+            histogram: false,
             level_bytes: [0; MAX_LEVELS],
             base_levels: u16::MAX,
+            level_pixels: [0.0; MAX_LEVELS],
         }
     }
 }
@@ -75,6 +88,57 @@ impl PlanTexture {
         t.resident_level = t.floor_level;
         t.in_flight_level = t.floor_level;
         t
+    }
+
+    /// Sets the demand to a histogram of output pixels per wanted level (see
+    /// [`PlanTexture::level_pixels`]; bins past [`MAX_LEVELS`] count in the last one; negative or
+    /// NaN bins count as 0) and its summary in `wanted_level` / `screen_pixels`.
+    pub fn set_level_pixels(&mut self, pixels: &[f32]) {
+        self.level_pixels = [0.0; MAX_LEVELS];
+        for (l, &p) in pixels.iter().enumerate() {
+            if p > 0.0 {
+                self.level_pixels[l.min(MAX_LEVELS - 1)] += p.min(f32::MAX);
+            }
+        }
+        self.histogram = true;
+        self.summarize_histogram();
+    }
+
+    /// Recomputes `wanted_level` (the finest bin with pixels, infinity when none) and
+    /// `screen_pixels` (the total) from [`PlanTexture::level_pixels`].
+    pub fn summarize_histogram(&mut self) {
+        let mut total = 0.0f32;
+        let mut finest = f32::INFINITY;
+        for (l, &p) in self.level_pixels.iter().enumerate().rev() {
+            if p > 0.0 {
+                total += p;
+                finest = l as f32;
+            }
+        }
+        self.wanted_level = finest;
+        self.screen_pixels = total.min(f32::MAX);
+    }
+
+    /// Output pixels times octaves of blur when `level` is the finest resident level, at a mip
+    /// bias `bias` (not weighted by priority): the planner's objective for this texture.
+    pub fn blur_pixels(&self, level: u8, bias: f32) -> f32 {
+        if self.histogram {
+            let mut sum = 0.0f32;
+            for (l, &p) in self.level_pixels.iter().enumerate() {
+                if p > 0.0 {
+                    sum += p * super::state::blur(level, l as f32 + bias);
+                }
+            }
+            sum.min(f32::MAX)
+        } else {
+            let pixels = super::state::sanitize_weight(self.screen_pixels);
+            let wanted = if self.wanted_level.is_nan() {
+                f32::INFINITY
+            } else {
+                self.wanted_level
+            };
+            (pixels * super::state::blur(level, wanted + bias)).min(f32::MAX)
+        }
     }
 
     /// Bytes of the texture holding levels `level..level_count` (0 when `level >= level_count`).

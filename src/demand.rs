@@ -1,0 +1,189 @@
+//! Demand from bounds: what a texture's view needs, computed from a world-space bounding volume,
+//! its UV density and the camera (demand form (c) of [`crate::BudgetManager`]).
+//!
+//! A [`DemandView`] is made once per frame from the camera and the output size; each object then
+//! asks [`DemandView::sphere`] (or [`DemandView::aabb`]) for its [`Demand`]. The view carries the
+//! same guard band and look-ahead as mipflow's own [`crate::Renderer`]: an object outside the
+//! view but inside a wider frustum (the guard band) is wanted at a quarter of its pixels, one
+//! the camera will see in a few frames if it keeps moving as it did (the look-ahead) at half, so
+//! its reads start before it comes into view.
+//!
+//! ```
+//! use mipflow::demand::DemandView;
+//! use mipflow::Camera;
+//! use glam::{vec3, Vec3};
+//!
+//! let camera = Camera::look_at(vec3(0.0, 0.0, 5.0), Vec3::ZERO);
+//! let view = DemandView::new(&camera, (1280, 720));
+//! // A 2 m wall, one texture repeat per metre, a 1024² texture: 1024 texels per metre.
+//! let d = view.sphere(Vec3::ZERO, 1.0, 1024.0).expect("in view");
+//! assert!(d.level > 0.0 && d.pixels > 0.0 && d.weight == 1.0);
+//! ```
+
+use glam::{Mat4, Vec3};
+
+use crate::render::scene::{Camera, extrapolate_view, instance_demand, sphere_visible};
+
+/// Frames the look-ahead extrapolates the camera's motion by (the Renderer's too).
+pub const LOOK_AHEAD_FRAMES: u32 = 12;
+
+/// Weight of an object in the look-ahead frustum only.
+pub const LOOK_AHEAD_WEIGHT: f32 = 0.5;
+
+/// Weight of an object in the guard band only.
+pub const GUARD_BAND_WEIGHT: f32 = 0.25;
+
+/// What one object asks of its texture.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Demand {
+    /// The finest level wanted, fractional (0 = full size; `log2` of texels per pixel at the
+    /// nearest point).
+    pub level: f32,
+    /// The output pixels it covers, times `weight`.
+    pub pixels: f32,
+    /// 1 in view, [`LOOK_AHEAD_WEIGHT`] in the look-ahead only, [`GUARD_BAND_WEIGHT`] in the
+    /// guard band only.
+    pub weight: f32,
+}
+
+/// One frame's camera, as demand sees it. Cheap to make (a few matrix products), no allocation.
+#[derive(Clone, Copy, Debug)]
+pub struct DemandView {
+    view_proj: Mat4,
+    guard: Option<Mat4>,
+    ahead: Option<Mat4>,
+    eye: Vec3,
+    fov_y: f32,
+    near: f32,
+    viewport_height: u32,
+}
+
+impl DemandView {
+    /// The view of `camera` at an `output` size (pixels), with no guard band or look-ahead.
+    pub fn new(camera: &Camera, output: (u32, u32)) -> Self {
+        let aspect = output.0.max(1) as f32 / output.1.max(1) as f32;
+        Self {
+            view_proj: camera.projection(aspect) * camera.view,
+            guard: None,
+            ahead: None,
+            eye: camera.position(),
+            fov_y: camera.fov_y,
+            near: camera.near,
+            viewport_height: output.1,
+        }
+    }
+
+    /// Adds a guard band: objects outside the view but inside a frustum `factor` times wider
+    /// (vertical field of view, at most 170 degrees) are wanted at [`GUARD_BAND_WEIGHT`] of
+    /// their pixels. A factor of 1 or less (or not finite) means none.
+    pub fn with_guard_band(mut self, camera: &Camera, output: (u32, u32), factor: f32) -> Self {
+        self.guard = (factor.is_finite() && factor > 1.0).then(|| {
+            let aspect = output.0.max(1) as f32 / output.1.max(1) as f32;
+            let fov = (camera.fov_y * factor).min(170f32.to_radians());
+            crate::render::perspective(fov, aspect.max(1e-3), camera.near, camera.far) * camera.view
+        });
+        self
+    }
+
+    /// Adds the look-ahead: `previous_view` is the camera's view matrix of the last frame; the
+    /// camera is extrapolated [`LOOK_AHEAD_FRAMES`] frames on along the motion from it to this
+    /// one (a curve when it turns). A camera that stood still or jumped (a cut) predicts nothing.
+    pub fn with_look_ahead(
+        mut self,
+        camera: &Camera,
+        output: (u32, u32),
+        previous_view: Mat4,
+    ) -> Self {
+        let aspect = output.0.max(1) as f32 / output.1.max(1) as f32;
+        self.ahead = extrapolate_view(previous_view, camera.view, LOOK_AHEAD_FRAMES)
+            .map(|ahead| camera.projection(aspect) * ahead);
+        self
+    }
+
+    /// The weight of a sphere: 1 in view, less in the look-ahead or guard band, `None` outside.
+    pub fn weight(&self, center: Vec3, radius: f32) -> Option<f32> {
+        if sphere_visible(&self.view_proj, center, radius) {
+            Some(1.0)
+        } else if self
+            .ahead
+            .is_some_and(|a| sphere_visible(&a, center, radius))
+        {
+            Some(LOOK_AHEAD_WEIGHT)
+        } else if self
+            .guard
+            .is_some_and(|g| sphere_visible(&g, center, radius))
+        {
+            Some(GUARD_BAND_WEIGHT)
+        } else {
+            None
+        }
+    }
+
+    /// The demand of a world-space sphere whose surface holds `texels_per_unit` texels of the
+    /// texture's level 0 per world unit (UV units per world unit times the texture's width).
+    /// `None` outside every frustum, or for a non-finite sphere.
+    pub fn sphere(&self, center: Vec3, radius: f32, texels_per_unit: f32) -> Option<Demand> {
+        if !(center.is_finite() && radius.is_finite() && texels_per_unit.is_finite()) {
+            return None;
+        }
+        let weight = self.weight(center, radius.max(0.0))?;
+        let (level, pixels) = instance_demand(
+            self.eye,
+            center,
+            radius.max(0.0),
+            texels_per_unit.max(0.0),
+            1,
+            self.fov_y,
+            self.near,
+            self.viewport_height,
+        );
+        Some(Demand {
+            level,
+            pixels: pixels * weight,
+            weight,
+        })
+    }
+
+    /// [`DemandView::sphere`] for an axis-aligned world-space box (its bounding sphere).
+    pub fn aabb(&self, min: Vec3, max: Vec3, texels_per_unit: f32) -> Option<Demand> {
+        let (center, radius) = Self::box_sphere(min, max);
+        self.sphere(center, radius, texels_per_unit)
+    }
+
+    /// The bounding sphere of a box.
+    pub fn box_sphere(min: Vec3, max: Vec3) -> (Vec3, f32) {
+        ((min + max) * 0.5, (max - min).length() * 0.5)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn demand_follows_distance_and_frusta() {
+        let cam = Camera::look_at(Vec3::new(0.0, 0.0, 5.0), Vec3::ZERO);
+        let v = DemandView::new(&cam, (1024, 1024));
+        let near = v.sphere(Vec3::ZERO, 1.0, 1024.0).unwrap();
+        let far = v.sphere(Vec3::new(0.0, 0.0, -4.0), 1.0, 1024.0).unwrap();
+        // Nearest points at 4 and 8 units: one level apart.
+        assert!(
+            (far.level - near.level - 1.0).abs() < 1e-3,
+            "{near:?} {far:?}"
+        );
+        assert!(near.pixels > far.pixels);
+        // Beside the view (53 degrees off its axis): only in the guard band.
+        let beside = Vec3::new(4.0, 0.0, 2.0);
+        assert!(v.sphere(beside, 0.5, 1024.0).is_none());
+        let g = v.with_guard_band(&cam, (1024, 1024), 2.5);
+        let d = g.sphere(beside, 0.5, 1024.0).unwrap();
+        assert_eq!(d.weight, GUARD_BAND_WEIGHT);
+        assert!(v.sphere(Vec3::NAN, 1.0, 1.0).is_none());
+        // Turning right: the look-ahead sees what is on the right first.
+        let prev = Camera::look_at(Vec3::new(0.0, 0.0, 5.0), Vec3::new(-0.3, 0.0, 0.0));
+        let a = v.with_look_ahead(&cam, (1024, 1024), prev.view);
+        let right = Vec3::new(5.0, 0.0, 0.0);
+        assert!(v.sphere(right, 0.5, 1.0).is_none());
+        assert_eq!(a.sphere(right, 0.5, 1.0).unwrap().weight, LOOK_AHEAD_WEIGHT);
+    }
+}
