@@ -31,8 +31,8 @@ use crate::budget::{Budget, EffectiveBudget};
 use crate::demand::{Demand, DemandView};
 use crate::gpu::{GpuContext, GpuOptions, TrackedTexture};
 use crate::resolution::{
-    Bucket, BucketRange, ControllerConfig, RenderTargets, ResolutionController, Targets,
-    TimeSource, Upscaler, fill_scale_buckets,
+    Bucket, BucketRange, ControllerConfig, RenderTargets, ResolutionController, TargetSet, Targets,
+    TimeSource, Upscaler,
 };
 use crate::stream::{StreamConfig, Streamer, TextureHandle, TextureOptions, TextureSource};
 use crate::{Error, Result};
@@ -57,6 +57,11 @@ pub struct ManagerConfig {
     /// manages textures only, at a render scale of 1; render targets the caller keeps itself
     /// count as fixed bytes when made with the tracked constructors (category render targets).
     pub render_targets: bool,
+    /// The render targets the caller declares (any number, any formats: HDR colour, depth, a
+    /// G-buffer...): the manager makes them at the planned scale ([`BudgetManager::targets`],
+    /// in declaration order), prices every scale bucket by them and reallocates them at bucket
+    /// changes. `None` (default): the [`crate::Renderer`]'s set for `upscaler`.
+    pub target_set: Option<TargetSet>,
 }
 
 impl Default for ManagerConfig {
@@ -68,6 +73,7 @@ impl Default for ManagerConfig {
             upscaler: Upscaler::Bilinear,
             target_frame_ms: None,
             render_targets: true,
+            target_set: None,
         }
     }
 }
@@ -155,7 +161,10 @@ impl BudgetManager {
             streamer: Streamer::new(config.stream.clone()),
             planner: Planner::new(config.stream.planner.clone()),
             plan: Plan::default(),
-            targets: RenderTargets::new(config.upscaler),
+            targets: match &config.target_set {
+                Some(set) => RenderTargets::with_set(set.clone()),
+                None => RenderTargets::new(config.upscaler),
+            },
             controller: ResolutionController::new(config.controller.clone()),
             mem_index: range.len().saturating_sub(1),
             range,
@@ -354,6 +363,12 @@ impl BudgetManager {
             self.demand_stale = false;
         }
         true
+    }
+
+    /// The render-target bytes of every scale bucket at the last frame's output size, as the
+    /// planner priced them (ascending scale).
+    pub fn scale_buckets(&self) -> &[ScaleBucket] {
+        &self.buckets
     }
 
     /// The render targets at the current scale, once a frame has made them.
@@ -583,7 +598,12 @@ impl BudgetManager {
             return;
         }
         if self.buckets_for != output {
-            fill_scale_buckets(output, self.range, self.config.upscaler, &mut self.buckets);
+            let set = self.targets.set();
+            self.buckets.clear();
+            self.buckets.extend(self.range.iter().map(|b| ScaleBucket {
+                scale: b.scale(),
+                bytes: set.bytes(output, b.scale()),
+            }));
             self.buckets_for = output;
             self.mem_index = self.mem_index.min(self.buckets.len().saturating_sub(1));
         }

@@ -204,11 +204,16 @@ pub fn target_bytes(output: (u32, u32), scale: f32, upscaler: Upscaler) -> u64 {
         return 0;
     }
     let size = scaled_size(output, scale);
-    target_set::target_descriptors(output, size, upscaler)
-        .iter()
-        .flatten()
-        .map(|d| crate::budget::size::texture_bytes(&d.desc()).unwrap_or(0))
-        .sum()
+    // The Renderer's set, without building it (no allocation): HDR colour and depth at the
+    // scaled size, the intermediate at the output size.
+    let bytes = |f: wgpu::TextureFormat, (w, h): (u32, u32)| {
+        crate::budget::size::level_bytes(f, w, h).unwrap_or(0)
+    };
+    let intermediate = match upscaler {
+        Upscaler::Bilinear => 0,
+        Upscaler::EasuRcas => bytes(target_set::INTERMEDIATE_FORMAT, output),
+    };
+    bytes(target_set::HDR_FORMAT, size) + bytes(target_set::DEPTH_FORMAT, size) + intermediate
 }
 
 /// [`ScaleBucket`]s (scale and render-target bytes) of every bucket in `range`, ascending, for the

@@ -34,7 +34,9 @@ pub use controller::{
     ChangeReason, ControllerConfig, ControllerMode, FrameInput, ResolutionController, ScaleChange,
     TimeSource, lerp_baseline,
 };
-pub use target_set::{DEPTH_FORMAT, HDR_FORMAT, INTERMEDIATE_FORMAT, Upscaler};
+pub use target_set::{
+    DEPTH_FORMAT, HDR_FORMAT, INTERMEDIATE_FORMAT, TargetSet, TargetSize, TargetSpec, Upscaler,
+};
 pub use targets::{RenderTargets, Targets};
 pub use timer::GpuTimer;
 pub use upscale::{ToneMap, UpscalePass, UpscaleSettings};

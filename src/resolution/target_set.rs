@@ -23,6 +23,163 @@ pub const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
 /// the bytes of a float target at the OUTPUT size, which is the largest target of all.
 pub const INTERMEDIATE_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unorm;
 
+/// How large a target is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TargetSize {
+    /// The scaled size (`output x render scale`, per axis): scene colour, depth, a G-buffer.
+    #[default]
+    Scaled,
+    /// The output size, whatever the scale: an upscaler's output, a UI layer.
+    Output,
+}
+
+/// One render target of a [`TargetSet`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct TargetSpec {
+    /// Its debug label.
+    pub label: &'static str,
+    /// Its format (any wgpu format with a defined size, depth formats included).
+    pub format: wgpu::TextureFormat,
+    /// Its usages (`RENDER_ATTACHMENT` is always added).
+    pub usage: wgpu::TextureUsages,
+    /// MSAA samples (1: none). Each sample is charged.
+    pub sample_count: u32,
+    /// Scaled or output-sized.
+    pub size: TargetSize,
+}
+
+impl TargetSpec {
+    /// A single-sample target at the scaled size, usable as a render attachment and a texture.
+    pub fn scaled(label: &'static str, format: wgpu::TextureFormat) -> Self {
+        let usage = if format.is_depth_stencil_format() {
+            wgpu::TextureUsages::RENDER_ATTACHMENT
+        } else {
+            wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::TEXTURE_BINDING
+        };
+        Self {
+            label,
+            format,
+            usage,
+            sample_count: 1,
+            size: TargetSize::Scaled,
+        }
+    }
+
+    /// Like [`TargetSpec::scaled`], at the output size.
+    pub fn output(label: &'static str, format: wgpu::TextureFormat) -> Self {
+        Self {
+            size: TargetSize::Output,
+            ..Self::scaled(label, format)
+        }
+    }
+
+    /// With these usages (`RENDER_ATTACHMENT` is added).
+    pub fn with_usage(mut self, usage: wgpu::TextureUsages) -> Self {
+        self.usage = usage | wgpu::TextureUsages::RENDER_ATTACHMENT;
+        self
+    }
+
+    /// With `n` MSAA samples.
+    pub fn with_samples(mut self, n: u32) -> Self {
+        self.sample_count = n.max(1);
+        self
+    }
+
+    /// The descriptor at an output size and a scaled size.
+    pub(crate) fn at(&self, output: (u32, u32), scaled: (u32, u32)) -> TargetDesc {
+        TargetDesc {
+            label: self.label,
+            size: match self.size {
+                TargetSize::Scaled => scaled,
+                TargetSize::Output => output,
+            },
+            format: self.format,
+            usage: self.usage | wgpu::TextureUsages::RENDER_ATTACHMENT,
+            sample_count: self.sample_count.max(1),
+        }
+    }
+}
+
+/// The render targets a renderer declares once: any number, any formats (for example HDR colour,
+/// depth and a G-buffer). The manager makes them at the planned scale, charges them to the
+/// render targets, prices every scale bucket by them, and reallocates them at bucket changes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TargetSet {
+    specs: Vec<TargetSpec>,
+    /// Index of the upscaler's intermediate in mipflow's own set.
+    intermediate: Option<usize>,
+}
+
+impl TargetSet {
+    /// An empty set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The set with one more target (its index is the number of targets before it).
+    pub fn with(mut self, spec: TargetSpec) -> Self {
+        self.specs.push(spec);
+        self
+    }
+
+    /// The targets, in declaration order (the indices of [`super::Targets::view`]).
+    pub fn specs(&self) -> &[TargetSpec] {
+        &self.specs
+    }
+
+    /// How many targets there are.
+    pub fn len(&self) -> usize {
+        self.specs.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.specs.is_empty()
+    }
+
+    /// The [`crate::Renderer`]'s own set for an upscaler: HDR colour (index 0) and depth (1) at
+    /// the scaled size, and the upscaler's intermediate (2) at the output size for
+    /// [`Upscaler::EasuRcas`].
+    pub fn renderer(upscaler: Upscaler) -> Self {
+        let attach = wgpu::TextureUsages::RENDER_ATTACHMENT;
+        let mut set = Self::new()
+            // COPY_SRC: screenshots and debug views of the pre-upscale image.
+            .with(
+                TargetSpec::scaled("scene hdr colour", HDR_FORMAT).with_usage(
+                    attach | wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_SRC,
+                ),
+            )
+            .with(TargetSpec::scaled("scene depth", DEPTH_FORMAT).with_usage(attach));
+        if upscaler == Upscaler::EasuRcas {
+            set.intermediate = Some(set.len());
+            set = set.with(TargetSpec::output(
+                "upscale intermediate",
+                INTERMEDIATE_FORMAT,
+            ));
+        }
+        set
+    }
+
+    /// Index of the upscaler's intermediate (mipflow's own set only).
+    pub(crate) fn intermediate(&self) -> Option<usize> {
+        self.intermediate
+    }
+
+    /// Bytes of every target for an `output` size at `scale` (0 for an empty output): what the
+    /// planner is told each bucket costs, and exactly what the pool charges.
+    pub fn bytes(&self, output: (u32, u32), scale: f32) -> u64 {
+        if output.0 == 0 || output.1 == 0 {
+            return 0;
+        }
+        let scaled = super::buckets::scaled_size(output, scale);
+        self.specs
+            .iter()
+            .map(|s| crate::budget::size::texture_bytes(&s.at(output, scaled).desc()).unwrap_or(0))
+            .sum()
+    }
+}
+
 /// One target's descriptor: the pool's key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct TargetDesc {
@@ -30,6 +187,7 @@ pub(crate) struct TargetDesc {
     pub size: (u32, u32),
     pub format: wgpu::TextureFormat,
     pub usage: wgpu::TextureUsages,
+    pub sample_count: u32,
 }
 
 impl TargetDesc {
@@ -42,51 +200,11 @@ impl TargetDesc {
                 depth_or_array_layers: 1,
             },
             mip_level_count: 1,
-            sample_count: 1,
+            sample_count: self.sample_count,
             dimension: wgpu::TextureDimension::D2,
             format: self.format,
             usage: self.usage,
             view_formats: &[],
         }
     }
-}
-
-/// Slots of the pool, in the order of [`target_descriptors`].
-pub(crate) const HDR: usize = 0;
-pub(crate) const DEPTH: usize = 1;
-pub(crate) const INTERMEDIATE: usize = 2;
-pub(crate) const SLOTS: usize = 3;
-
-/// The descriptors of every target for an `output` size rendered at `scaled` size with
-/// `upscaler`. The single source of truth for both allocation and [`super::target_bytes`].
-pub(crate) fn target_descriptors(
-    output: (u32, u32),
-    scaled: (u32, u32),
-    upscaler: Upscaler,
-) -> [Option<TargetDesc>; SLOTS] {
-    let attach = wgpu::TextureUsages::RENDER_ATTACHMENT;
-    [
-        Some(TargetDesc {
-            label: "scene hdr colour",
-            size: scaled,
-            format: HDR_FORMAT,
-            // COPY_SRC: screenshots and debug views of the pre-upscale image.
-            usage: attach | wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_SRC,
-        }),
-        Some(TargetDesc {
-            label: "scene depth",
-            size: scaled,
-            format: DEPTH_FORMAT,
-            usage: attach,
-        }),
-        match upscaler {
-            Upscaler::Bilinear => None,
-            Upscaler::EasuRcas => Some(TargetDesc {
-                label: "upscale intermediate",
-                size: output,
-                format: INTERMEDIATE_FORMAT,
-                usage: attach | wgpu::TextureUsages::TEXTURE_BINDING,
-            }),
-        },
-    ]
 }

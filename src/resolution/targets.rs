@@ -10,8 +10,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::buckets::{Bucket, scaled_size};
-use super::target_set::{DEPTH, HDR};
-use super::target_set::{INTERMEDIATE, SLOTS, TargetDesc, Upscaler, target_descriptors};
+use super::target_set::{TargetDesc, TargetSet, Upscaler};
 use crate::Result;
 use crate::budget::Category;
 use crate::gpu::{GpuContext, TrackedTexture};
@@ -28,41 +27,77 @@ struct Slot {
 /// one set of targets can never be mistaken for another's.
 static NEXT_GENERATION: AtomicU64 = AtomicU64::new(1);
 
-/// The render targets of one frame, as [`RenderTargets::ensure`] returns them.
+/// The render targets of one frame, as [`RenderTargets::ensure`] returns them: one per
+/// [`TargetSet`] entry, in its order.
 #[derive(Debug)]
 pub struct Targets {
-    slots: [Option<Slot>; SLOTS],
+    slots: Vec<Slot>,
     output: (u32, u32),
     size: (u32, u32),
     bucket: Bucket,
     upscaler: Upscaler,
+    intermediate: Option<usize>,
     generation: u64,
 }
 
 impl Targets {
-    /// The HDR scene colour (Rgba16Float, scaled size): the scene pass renders here.
+    /// Target `i` of the set (declaration order), if there is one.
+    pub fn texture(&self, i: usize) -> Option<&TrackedTexture> {
+        self.slots.get(i).map(|s| &s.texture)
+    }
+
+    /// A view of target `i` of the set, if there is one.
+    pub fn view(&self, i: usize) -> Option<&wgpu::TextureView> {
+        self.slots.get(i).map(|s| &s.view)
+    }
+
+    /// How many targets there are.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// The Renderer's HDR scene colour (target 0 of [`TargetSet::renderer`]; Rgba16Float,
+    /// scaled size): the scene pass renders here. Target 0 of any set.
+    ///
+    /// # Panics
+    /// On an empty set.
     pub fn hdr(&self) -> &TrackedTexture {
-        &self.slot(HDR).texture
+        &self.slots[0].texture
     }
 
     /// A view of [`Targets::hdr`].
+    ///
+    /// # Panics
+    /// On an empty set.
     pub fn hdr_view(&self) -> &wgpu::TextureView {
-        &self.slot(HDR).view
+        &self.slots[0].view
     }
 
-    /// The scene depth (Depth32Float, scaled size).
+    /// The Renderer's scene depth (target 1 of [`TargetSet::renderer`]; Depth32Float, scaled
+    /// size). Target 1 of any set.
+    ///
+    /// # Panics
+    /// On a set of fewer than two targets.
     pub fn depth(&self) -> &TrackedTexture {
-        &self.slot(DEPTH).texture
+        &self.slots[1].texture
     }
 
     /// A view of [`Targets::depth`].
+    ///
+    /// # Panics
+    /// On a set of fewer than two targets.
     pub fn depth_view(&self) -> &wgpu::TextureView {
-        &self.slot(DEPTH).view
+        &self.slots[1].view
     }
 
     /// The upscaler's intermediate (output size), when the upscaler has one.
     pub fn intermediate_view(&self) -> Option<&wgpu::TextureView> {
-        self.slots[INTERMEDIATE].as_ref().map(|s| &s.view)
+        self.intermediate.and_then(|i| self.view(i))
     }
 
     /// The output size these targets were made for (what the upscale pass writes).
@@ -70,7 +105,7 @@ impl Targets {
         self.output
     }
 
-    /// The scaled size of the HDR colour and depth.
+    /// The scaled size (of every [`super::TargetSize::Scaled`] target).
     pub fn size(&self) -> (u32, u32) {
         self.size
     }
@@ -85,24 +120,15 @@ impl Targets {
         self.upscaler
     }
 
-    /// Changes whenever any target is reallocated; unique across pools. The upscale pass caches
-    /// its bind groups against it.
+    /// Changes whenever any target is reallocated; unique across pools. Bind groups over the
+    /// targets are cached against it (the upscale pass's are).
     pub fn generation(&self) -> u64 {
         self.generation
     }
 
     /// Bytes of all targets, as charged to the ledger.
     pub fn bytes(&self) -> u64 {
-        self.slots.iter().flatten().map(|s| s.texture.bytes()).sum()
-    }
-
-    fn slot(&self, i: usize) -> &Slot {
-        // HDR and DEPTH are always filled once `Targets` is handed out (see `ensure`); if a
-        // future change broke that, fail loudly in debug builds only.
-        match &self.slots[i] {
-            Some(s) => s,
-            None => unreachable!("render target slot {i} missing"),
-        }
+        self.slots.iter().map(|s| s.texture.bytes()).sum()
     }
 }
 
@@ -110,19 +136,41 @@ impl Targets {
 #[derive(Debug)]
 pub struct RenderTargets {
     upscaler: Upscaler,
+    set: TargetSet,
+    /// The set is the Renderer's for `upscaler` (and follows [`RenderTargets::set_upscaler`]).
+    own_set: bool,
     /// `None` until the first successful `ensure`, and after a failed reallocation.
     targets: Option<Targets>,
     reallocations: u64,
 }
 
 impl RenderTargets {
-    /// An empty pool whose targets will suit `upscaler`.
+    /// An empty pool whose targets will be the Renderer's set for `upscaler` (HDR colour, depth,
+    /// and the upscaler's intermediate).
     pub fn new(upscaler: Upscaler) -> Self {
         Self {
             upscaler,
+            set: TargetSet::renderer(upscaler),
+            own_set: true,
             targets: None,
             reallocations: 0,
         }
+    }
+
+    /// An empty pool for a renderer's own declared set.
+    pub fn with_set(set: TargetSet) -> Self {
+        Self {
+            upscaler: Upscaler::Bilinear,
+            set,
+            own_set: false,
+            targets: None,
+            reallocations: 0,
+        }
+    }
+
+    /// The declared targets.
+    pub fn set(&self) -> &TargetSet {
+        &self.set
     }
 
     /// The upscaler the targets are made for.
@@ -130,15 +178,19 @@ impl RenderTargets {
         self.upscaler
     }
 
-    /// Switches the upscaler; the next [`RenderTargets::ensure`] adds or frees the intermediate.
+    /// Switches the upscaler; the next [`RenderTargets::ensure`] adds or frees the intermediate
+    /// (the Renderer's set only: a declared set stays as declared).
     pub fn set_upscaler(&mut self, upscaler: Upscaler) {
         self.upscaler = upscaler;
+        if self.own_set {
+            self.set = TargetSet::renderer(upscaler);
+        }
     }
 
     /// Makes the targets match `output` (the size the upscale writes, normally the window's) at
     /// `bucket`, reallocating only the targets whose descriptor changed, and returns them.
     ///
-    /// - Unchanged output size, bucket and upscaler: nothing is created, no GPU call is made, and
+    /// - Unchanged output size, bucket and set: nothing is created, no GPU call is made, and
     ///   nothing is allocated on the heap (the per-frame path).
     /// - A changed target is **destroyed before its replacement is created**, so the ledger never
     ///   holds both (the budget must hold on every frame); wgpu keeps the memory alive until
@@ -162,15 +214,15 @@ impl RenderTargets {
             return Ok(None);
         }
         let size = scaled_size(output, bucket.scale());
-        let wanted = target_descriptors(output, size, self.upscaler);
         let unchanged = self.targets.as_ref().is_some_and(|t| {
-            t.slots
-                .iter()
-                .zip(&wanted)
-                .all(|(have, want)| have.as_ref().map(|s| s.key) == *want)
+            t.slots.len() == self.set.len()
+                && t.slots
+                    .iter()
+                    .zip(self.set.specs())
+                    .all(|(have, spec)| have.key == spec.at(output, size))
         });
         if !unchanged {
-            self.reallocate(ctx, output, size, bucket, &wanted)?;
+            self.reallocate(ctx, output, size, bucket)?;
         }
         Ok(self.targets.as_ref())
     }
@@ -181,36 +233,41 @@ impl RenderTargets {
         output: (u32, u32),
         size: (u32, u32),
         bucket: Bucket,
-        wanted: &[Option<TargetDesc>; SLOTS],
     ) -> Result<()> {
-        let mut slots: [Option<Slot>; SLOTS] = match self.targets.take() {
-            Some(t) => t.slots,
-            None => Default::default(),
-        };
-        // Free every changed target first (drop = destroy + ledger release), then create.
-        for (slot, want) in slots.iter_mut().zip(wanted) {
-            if slot.as_ref().map(|s| s.key) != *want {
-                *slot = None;
-            }
+        let old: Vec<Slot> = self.targets.take().map(|t| t.slots).unwrap_or_default();
+        // Keep the targets whose descriptor is unchanged; free every other one first (drop =
+        // destroy + ledger release), then create.
+        let mut kept: Vec<Option<Slot>> = Vec::with_capacity(self.set.len());
+        let mut old: Vec<Option<Slot>> = old.into_iter().map(Some).collect();
+        for spec in self.set.specs() {
+            let key = spec.at(output, size);
+            let found = old
+                .iter_mut()
+                .find(|s| s.as_ref().is_some_and(|s| s.key == key))
+                .and_then(Option::take);
+            kept.push(found);
         }
-        for (slot, want) in slots.iter_mut().zip(wanted) {
-            if let (None, Some(key)) = (slot.as_ref(), want) {
-                // On error `slots` drops here with whatever it holds: everything is released.
-                let texture = ctx.create_texture(&key.desc(), Category::RenderTargets)?;
-                let view = texture.create_view();
-                *slot = Some(Slot {
-                    key: *key,
-                    texture,
-                    view,
-                });
-            }
+        drop(old);
+        let mut slots = Vec::with_capacity(self.set.len());
+        for (spec, have) in self.set.specs().iter().zip(kept) {
+            let slot = match have {
+                Some(s) => s,
+                None => {
+                    let key = spec.at(output, size);
+                    // On error `slots` drops with whatever it holds: everything is released.
+                    let texture = ctx.create_texture(&key.desc(), Category::RenderTargets)?;
+                    let view = texture.create_view();
+                    Slot { key, texture, view }
+                }
+            };
+            slots.push(slot);
         }
         self.reallocations += 1;
         tracing::debug!(
             output = ?output,
             size = ?size,
             bucket = %bucket,
-            upscaler = ?self.upscaler,
+            targets = self.set.len(),
             "render targets reallocated"
         );
         self.targets = Some(Targets {
@@ -219,6 +276,11 @@ impl RenderTargets {
             size,
             bucket,
             upscaler: self.upscaler,
+            intermediate: if self.own_set {
+                self.set.intermediate()
+            } else {
+                None
+            },
             generation: NEXT_GENERATION.fetch_add(1, Ordering::Relaxed),
         });
         Ok(())

@@ -15,6 +15,40 @@ use std::thread::JoinHandle;
 
 use crate::ktx2::{Ktx2Info, read_level};
 
+/// Creates a texture with every level of `source`, in its own format, charged to the streamed
+/// textures: for a texture that must never blur (give it to
+/// [`crate::BudgetManager::add_resident_texture`]), or the all-resident baseline a streamed
+/// render is compared with. Reads the whole file now.
+pub fn load_resident(
+    ctx: &crate::gpu::GpuContext,
+    source: &TextureSource,
+    limits: &crate::ktx2::ReadLimits,
+) -> crate::Result<crate::gpu::TrackedTexture> {
+    let (info, levels) = source.read_all(limits)?;
+    let label = source.describe();
+    let desc = wgpu::TextureDescriptor {
+        label: Some(&label),
+        size: wgpu::Extent3d {
+            width: info.width,
+            height: info.height,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: levels.len() as u32,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: info.format,
+        usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+        view_formats: &[],
+    };
+    let refs: Vec<&[u8]> = levels.iter().map(Vec::as_slice).collect();
+    crate::gpu::upload::create_texture_with_levels(
+        ctx,
+        &desc,
+        &refs,
+        crate::budget::Category::Textures,
+    )
+}
+
 /// Where a streamed texture's bytes live.
 #[derive(Clone, Debug)]
 pub enum TextureSource {
@@ -41,6 +75,36 @@ impl TextureSource {
             TextureSource::Path(p) => p.display().to_string(),
             TextureSource::Bytes(b) => format!("<memory, {} bytes>", b.len()),
         }
+    }
+
+    /// Reads and validates the file's header, level index and metadata (not the levels).
+    pub fn info(&self, limits: &crate::ktx2::ReadLimits) -> crate::Result<Ktx2Info> {
+        match self {
+            TextureSource::Path(p) => crate::ktx2::read_info(p, limits),
+            TextureSource::Bytes(b) => {
+                Ktx2Info::parse(b, b.len() as u64, limits).map_err(|e| crate::Error::Ktx2 {
+                    path: "<memory>".into(),
+                    source: e,
+                })
+            }
+        }
+    }
+
+    /// The file's header and every level's bytes (level 0 first), read now on this thread: for
+    /// a texture that is kept whole rather than streamed (see [`load_resident`]).
+    pub fn read_all(
+        &self,
+        limits: &crate::ktx2::ReadLimits,
+    ) -> crate::Result<(Ktx2Info, Vec<Vec<u8>>)> {
+        let info = self.info(limits)?;
+        let count = info.levels.len().min(usize::from(u8::MAX)) as u8;
+        let levels = self
+            .read_levels(&info, 0..count, &AtomicBool::new(false))
+            .map_err(|reason| crate::Error::InvalidResource {
+                label: self.describe(),
+                reason,
+            })?;
+        Ok((info, levels))
     }
 
     /// Reads levels `levels` (0 = full size), each validated against the format math.

@@ -13,14 +13,7 @@ impl Streamer {
         opts: TextureOptions,
         budget: u64,
     ) -> Result<TextureHandle> {
-        let info = match &source {
-            TextureSource::Path(p) => crate::ktx2::read_info(p, &self.config.read_limits)?,
-            TextureSource::Bytes(b) => Ktx2Info::parse(b, b.len() as u64, &self.config.read_limits)
-                .map_err(|e| Error::Ktx2 {
-                    path: "<memory>".into(),
-                    source: e,
-                })?,
-        };
+        let info = source.info(&self.config.read_limits)?;
         let label = match &source {
             TextureSource::Path(p) => p
                 .file_name()

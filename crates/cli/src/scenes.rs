@@ -40,33 +40,25 @@ pub fn add_texture(
         return Ok(r.add_texture(source, TextureOptions::default())?);
     }
     let limits = mipflow::ktx2::ReadLimits::default();
-    let info = match &source {
-        TextureSource::Path(p) => mipflow::ktx2::read_info(p, &limits)?,
-        TextureSource::Bytes(b) => mipflow::ktx2::Ktx2Info::parse(b, b.len() as u64, &limits)
-            .map_err(|e| Error::Scenario(format!("<memory>: {e}")))?,
-    };
     let label = source.describe();
-    let count = info.levels.len().min(usize::from(u8::MAX)) as u8;
-    let levels = source
-        .read_levels(&info, 0..count, &std::sync::atomic::AtomicBool::new(false))
-        .map_err(Error::Scenario)?;
-    let (format, levels) = if residency == Residency::FullRgba8 {
-        let decoded = levels
-            .iter()
-            .enumerate()
-            .map(|(l, d)| {
-                let (w, h) = info.level_dims(l);
-                mipflow_cook::decode_bc7(d, w, h)
-            })
-            .collect();
-        let f = if info.format.is_srgb() {
-            wgpu::TextureFormat::Rgba8UnormSrgb
-        } else {
-            wgpu::TextureFormat::Rgba8Unorm
-        };
-        (f, decoded)
+    if residency == Residency::FullBc7 {
+        let tex = mipflow::stream::load_resident(r.context(), &source, &limits)?;
+        return Ok(r.add_resident_texture(tex, &label));
+    }
+    // FullRgba8: every level decoded on the CPU.
+    let (info, levels) = source.read_all(&limits)?;
+    let decoded: Vec<Vec<u8>> = levels
+        .iter()
+        .enumerate()
+        .map(|(l, d)| {
+            let (w, h) = info.level_dims(l);
+            mipflow_cook::decode_bc7(d, w, h)
+        })
+        .collect();
+    let format = if info.format.is_srgb() {
+        wgpu::TextureFormat::Rgba8UnormSrgb
     } else {
-        (info.format, levels)
+        wgpu::TextureFormat::Rgba8Unorm
     };
     let desc = wgpu::TextureDescriptor {
         label: Some(&label),
@@ -75,14 +67,14 @@ pub fn add_texture(
             height: info.height,
             depth_or_array_layers: 1,
         },
-        mip_level_count: u32::from(count),
+        mip_level_count: decoded.len() as u32,
         sample_count: 1,
         dimension: wgpu::TextureDimension::D2,
         format,
         usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
         view_formats: &[],
     };
-    let refs: Vec<&[u8]> = levels.iter().map(Vec::as_slice).collect();
+    let refs: Vec<&[u8]> = decoded.iter().map(Vec::as_slice).collect();
     let tex = mipflow::gpu::upload::create_texture_with_levels(
         r.context(),
         &desc,
