@@ -27,14 +27,16 @@ use std::time::Instant;
 use crate::budget::planner::{
     MAX_LEVELS, Plan, PlanInput, PlanStatus, PlanTexture, Planner, ScaleBucket, TransitionKind,
 };
-use crate::budget::{Budget, EffectiveBudget};
+use crate::budget::{Budget, EffectiveBudget, LedgerSnapshot};
 use crate::demand::{Demand, DemandView};
 use crate::gpu::{GpuContext, GpuOptions, TrackedTexture};
 use crate::resolution::{
     Bucket, BucketRange, ControllerConfig, RenderTargets, ResolutionController, TargetSet, Targets,
     TimeSource, Upscaler,
 };
-use crate::stream::{StreamConfig, Streamer, TextureHandle, TextureOptions, TextureSource};
+use crate::stream::{
+    StreamConfig, StreamFrameStats, Streamer, TextureHandle, TextureOptions, TextureSource,
+};
 use crate::{Error, Result};
 
 /// How a [`BudgetManager`] is made. `Default`: a 256 MiB budget, default streaming, scales from
@@ -106,6 +108,46 @@ pub struct FramePlan {
     /// The mip bias that goes with the render scale (negative: textures sampled as at native
     /// resolution). Give it to your samplers or shaders.
     pub mip_bias: f32,
+}
+
+/// What one frame did, for the overlay, the reports and the caller's own checks.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FrameStats {
+    /// Frame number, from 1.
+    pub frame: u64,
+    /// The budget in force.
+    pub budget_bytes: u64,
+    /// When the driver ran out of memory below the budget: the effective budget it set (what
+    /// the driver really gave; raised again after a quiet spell, cleared by a new budget).
+    pub oom_cap_bytes: Option<u64>,
+    /// The ledger at the end of the frame.
+    pub ledger: LedgerSnapshot,
+    /// The ledger's peak total inside the frame (transients included).
+    pub frame_peak_bytes: u64,
+    /// The render scale the frame was drawn at.
+    pub render_scale: f32,
+    /// The planner's memory-driven scale.
+    pub memory_scale: f32,
+    /// Streaming figures.
+    pub stream: StreamFrameStats,
+    /// Whether the budget held the floors.
+    pub budget_too_small: bool,
+    /// Bytes every floor, the smallest targets and the fixed bytes need.
+    pub floor_bytes: u64,
+    /// Pixel-octaves of blur left (planner's figure).
+    pub quality_cost: f64,
+    /// Bytes of the wanted levels that are resident.
+    pub resident_mip_bytes: u64,
+    /// Bytes of the levels the view wants.
+    pub wanted_mip_bytes: u64,
+    /// CPU time of the previous frame, submit to submit (ms).
+    pub cpu_frame_ms: f32,
+    /// Latest GPU frame time (ms), when timestamps are available.
+    pub gpu_frame_ms: Option<f32>,
+    /// Instances drawn.
+    pub instances_drawn: u32,
+    /// True when nothing was drawn (a 0x0 output).
+    pub skipped: bool,
 }
 
 /// The budget manager (see the module documentation): textures, demand, render targets, one
@@ -531,6 +573,15 @@ impl BudgetManager {
                 within = true;
             }
         }
+        if !within {
+            // Every drop is done and the total is still above the budget: what is left is
+            // upload staging the GPU holds (a budget far below what was in use, while uploads
+            // were under way). Wait for the GPU on this rare path, and free it.
+            self.streamer.release_staging(&self.ctx);
+            if ledger.total_bytes() <= effective {
+                ledger.restart_window();
+            }
+        }
         let limit = self.plan.limit;
 
         // Scale: the planner's memory bucket, lowered by GPU time when a target is set.
@@ -576,6 +627,34 @@ impl BudgetManager {
             render_scale: bucket.scale(),
             mip_bias: bucket.mip_bias(),
         })
+    }
+
+    /// The frame's figures for the overlay panels and reports, once the frame is drawn (after
+    /// [`BudgetManager::end_frame`]): the ledger, its peak inside the frame (taken: the next
+    /// frame's window starts), the scales, streaming, the planner's figures. `instances_drawn`
+    /// is 0: the caller fills what it knows of its own draw.
+    pub fn frame_stats(&mut self, plan: &FramePlan, timing: FrameTiming) -> FrameStats {
+        let ledger = self.ctx.ledger();
+        let (have, want) = self.streamer.wanted_bytes();
+        FrameStats {
+            frame: plan.frame,
+            budget_bytes: plan.budget_bytes,
+            oom_cap_bytes: self.budget.oom_cap(),
+            ledger: ledger.snapshot(),
+            frame_peak_bytes: ledger.take_window_peak(),
+            render_scale: plan.render_scale,
+            memory_scale: plan.memory_bucket.scale(),
+            stream: *self.streamer.frame_stats(),
+            budget_too_small: matches!(plan.status, PlanStatus::BudgetTooSmall { .. }),
+            floor_bytes: self.plan.floor_bytes,
+            quality_cost: self.plan.quality_cost,
+            resident_mip_bytes: have,
+            wanted_mip_bytes: want,
+            cpu_frame_ms: timing.cpu_ms,
+            gpu_frame_ms: timing.gpu_ms,
+            instances_drawn: 0,
+            skipped: false,
+        }
     }
 
     /// Call after the frame's last submit: the frame's upload staging is released once the GPU

@@ -336,6 +336,19 @@ impl StagingRing {
         });
     }
 
+    /// Frees every chunk the GPU no longer holds (mapped, or waiting to be mapped again), keeping
+    /// only those still in flight: after a budget drop, once the GPU has finished
+    /// ([`GpuContext::wait_idle`] and [`StagingRing::recycle`]), this gives all of the ring's
+    /// memory back. Chunks written and not yet submitted are kept.
+    pub fn free_unused(&mut self) {
+        self.chunks
+            .retain(|c| match c.state.load(Ordering::Acquire) {
+                IN_FLIGHT => true,
+                MAPPED => c.used > 0,
+                _ => false,
+            });
+    }
+
     /// Whether copies are recorded and not yet submitted, or chunks are still in the GPU's hands.
     pub fn busy(&self) -> bool {
         self.pending > 0

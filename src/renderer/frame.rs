@@ -2,9 +2,9 @@
 
 use std::time::Instant;
 
-use super::{FrameInput, FrameStats, Prefetch, Renderer};
-use crate::budget::planner::PlanStatus;
+use super::{FrameInput, Prefetch, Renderer};
 use crate::demand::DemandView;
+use crate::manager::FrameStats;
 use crate::manager::FrameTiming;
 use crate::render::scene::Camera;
 use crate::render::{DrawUniforms, TexturedPass};
@@ -154,15 +154,9 @@ impl Renderer {
         let gpu_ms = self.timer.as_mut().and_then(|t| t.poll(&device));
         self.visibility(&input.camera, output);
         let plan = self.manager.frame(output, FrameTiming { gpu_ms, cpu_ms })?;
-        let (budget, status, bucket, mem_bucket) = (
-            plan.budget_bytes,
-            plan.status,
-            plan.bucket,
-            plan.memory_bucket,
-        );
+        let bucket = plan.bucket;
         self.refresh_material_groups();
         let ctx = self.manager.context();
-        let ledger = ctx.ledger().clone();
 
         // Draw.
         let aspect = output.0 as f32 / output.1 as f32;
@@ -275,27 +269,15 @@ impl Renderer {
         self.manager.end_frame();
         self.last_submit = Some(Instant::now());
 
-        let (have, want) = self.manager.streamer().wanted_bytes();
-        let last = self.manager.last_plan();
-        self.stats = FrameStats {
-            frame: plan.frame,
-            budget_bytes: budget,
-            oom_cap_bytes: self.manager.oom_cap(),
-            ledger: ledger.snapshot(),
-            frame_peak_bytes: ledger.take_window_peak(),
-            render_scale: bucket.scale(),
-            memory_scale: mem_bucket.scale(),
-            stream: *self.manager.streamer().frame_stats(),
-            budget_too_small: matches!(status, PlanStatus::BudgetTooSmall { .. }),
-            floor_bytes: last.floor_bytes,
-            quality_cost: last.quality_cost,
-            resident_mip_bytes: have,
-            wanted_mip_bytes: want,
-            cpu_frame_ms: cpu_ms,
-            gpu_frame_ms: gpu_ms.or(self.timer.as_ref().and_then(|t| t.last_ms())),
-            instances_drawn: drawn,
-            skipped: false,
-        };
+        let mut stats = self.manager.frame_stats(
+            &plan,
+            FrameTiming {
+                gpu_ms: gpu_ms.or(self.timer.as_ref().and_then(|t| t.last_ms())),
+                cpu_ms,
+            },
+        );
+        stats.instances_drawn = drawn;
+        self.stats = stats;
         Ok(&self.stats)
     }
 }

@@ -16,7 +16,7 @@ use glam::{Mat4, Vec3};
 
 use crate::budget::{Budget, Category, LedgerSnapshot};
 use crate::gpu::{GpuContext, GpuOptions, TrackedBuffer, TrackedTexture};
-use crate::manager::{BudgetManager, ManagerConfig};
+use crate::manager::{BudgetManager, FrameStats, ManagerConfig};
 use crate::render::scene::{
     Camera, Instance, InstanceHandle, MaterialDesc, MaterialHandle, Mesh, MeshHandle, Slab,
 };
@@ -24,9 +24,7 @@ use crate::render::{GpuMesh, TexturedPass, Vertex};
 use crate::resolution::{
     ChangeReason, ControllerConfig, GpuTimer, ResolutionController, UpscalePass, Upscaler,
 };
-use crate::stream::{
-    StreamConfig, StreamFrameStats, Streamer, TextureHandle, TextureOptions, TextureSource,
-};
+use crate::stream::{StreamConfig, Streamer, TextureHandle, TextureOptions, TextureSource};
 use crate::{Error, Result};
 
 /// How a [`Renderer`] is made. `Default` renders to `Rgba8UnormSrgb` with a 256 MiB budget.
@@ -116,46 +114,6 @@ pub struct Prefetch {
     pub wanted_mip_bytes: u64,
     /// Wall time spent (ms).
     pub ms: f32,
-}
-
-/// What one frame did, for the overlay, the reports and the caller's own checks.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct FrameStats {
-    /// Frame number, from 1.
-    pub frame: u64,
-    /// The budget in force.
-    pub budget_bytes: u64,
-    /// When the driver ran out of memory below the budget: the effective budget it set (what
-    /// the driver really gave; raised again after a quiet spell, cleared by a new budget).
-    pub oom_cap_bytes: Option<u64>,
-    /// The ledger at the end of the frame.
-    pub ledger: LedgerSnapshot,
-    /// The ledger's peak total inside the frame (transients included).
-    pub frame_peak_bytes: u64,
-    /// The render scale the frame was drawn at.
-    pub render_scale: f32,
-    /// The planner's memory-driven scale.
-    pub memory_scale: f32,
-    /// Streaming figures.
-    pub stream: StreamFrameStats,
-    /// Whether the budget held the floors.
-    pub budget_too_small: bool,
-    /// Bytes every floor, the smallest targets and the fixed bytes need.
-    pub floor_bytes: u64,
-    /// Pixel-octaves of blur left (planner's figure).
-    pub quality_cost: f64,
-    /// Bytes of the wanted levels that are resident.
-    pub resident_mip_bytes: u64,
-    /// Bytes of the levels the view wants.
-    pub wanted_mip_bytes: u64,
-    /// CPU time of the previous frame, submit to submit (ms).
-    pub cpu_frame_ms: f32,
-    /// Latest GPU frame time (ms), when timestamps are available.
-    pub gpu_frame_ms: Option<f32>,
-    /// Instances drawn.
-    pub instances_drawn: u32,
-    /// True when nothing was drawn (a 0x0 output).
-    pub skipped: bool,
 }
 
 /// The renderer: a [`BudgetManager`] (made from the caller's device and queue, or a given

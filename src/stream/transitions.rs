@@ -224,6 +224,18 @@ impl Streamer {
         true
     }
 
+    /// After a budget drop whose transitions left the total above the budget: the upload
+    /// staging still held for the GPU is what is left over it. Waits for the GPU (this rare path
+    /// only: a drop of the budget below what is in use), then frees the staging it held, the
+    /// ring's free chunks included (the next uploads make chunks sized for the new headroom).
+    pub(crate) fn release_staging(&mut self, ctx: &GpuContext) {
+        let _ = ctx.wait_idle();
+        let done = self.completed_frame.load(Ordering::Acquire);
+        self.staging.retain(|(f, _)| *f > done);
+        self.ring.recycle(done);
+        self.ring.free_unused();
+    }
+
     /// Call after the frame's last submit: the frame's staging is released once the GPU has
     /// finished it.
     pub fn end_frame(&mut self, ctx: &GpuContext, frame: u64) {

@@ -60,3 +60,70 @@ fn headless_budget_example_runs_within_budget() {
     assert_eq!(rows, 5, "{stdout}");
     assert!(stdout.contains("after clear_scene:"), "{stdout}");
 }
+
+/// The own_renderer example as a user runs it: in a window (its egui UI with mipflow's panels,
+/// a screenshot of the window's last frame), and headless with the squeeze; bad flags exit 2.
+#[test]
+fn own_renderer_example_runs_in_a_window_and_headless() {
+    let exe = display::example("own_renderer");
+    let bad = std::process::Command::new(&exe)
+        .args(["--frames", "many"])
+        .output()
+        .expect("run own_renderer");
+    assert_eq!(bad.status.code(), Some(2));
+    let small = [
+        "--materials",
+        "4",
+        "--texture-size",
+        "256",
+        "--size",
+        "320x180",
+    ];
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let shot = tmp.path().join("headless.png");
+    let mut cmd = display::command(&exe, &tmp.path().join("xdg"));
+    cmd.args(small)
+        .args(["--headless", "--frames", "60", "--squeeze", "--screenshot"])
+        .arg(&shot);
+    let out = display::run(cmd, Duration::from_secs(300));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() && stderr.contains("no GPU adapter") && !display::required() {
+        eprintln!("\n!!!!!!!! SKIPPING own_renderer: no GPU adapter.\n");
+        return;
+    }
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("0 frames over budget"), "{stdout}");
+    let img = image::open(&shot).expect("screenshot").to_rgba8();
+    assert_eq!(img.dimensions(), (320, 180));
+    // The corridor's panels, not just the clear colour.
+    let lit = img.pixels().filter(|p| p[0] > 90 || p[1] > 90).count();
+    assert!(lit > 320 * 180 / 10, "{lit} bright pixels");
+
+    if !display::have_display("own_renderer_example_runs_in_a_window_and_headless") {
+        return;
+    }
+    let win = tmp.path().join("window.png");
+    let mut cmd = display::command(&exe, &tmp.path().join("xdg"));
+    cmd.args(small)
+        .args(["--size", "640x400", "--frames", "6", "--screenshot"])
+        .arg(&win);
+    let out = display::run(cmd, Duration::from_secs(300));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("own_renderer: 6 frames"), "{stdout}");
+    assert!(!stderr.contains("wgpu error"), "{stderr}");
+    if stdout.contains("screenshot") {
+        // mipflow's memory panel in the game's egui window, top left: egui's dark panel fill.
+        let img = image::open(&win).expect("window screenshot").to_rgba8();
+        let dark = (20..200)
+            .flat_map(|y| (20..200).map(move |x| (x, y)))
+            .filter(|&(x, y)| {
+                let p = img.get_pixel(x, y);
+                p[0] < 40 && p[1] < 40 && p[2] < 40
+            })
+            .count();
+        assert!(dark > 180 * 180 / 3, "no egui panel in the window: {dark}");
+    }
+}

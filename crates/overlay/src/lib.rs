@@ -96,6 +96,8 @@ pub struct PanelInput<'a> {
     pub fps: f32,
     /// Output size in pixels.
     pub output: (u32, u32),
+    /// A line of key hints under the title (the demo's keys); empty: none.
+    pub hints: &'a str,
 }
 
 impl<'a> PanelInput<'a> {
@@ -114,6 +116,7 @@ impl<'a> PanelInput<'a> {
             loading: None,
             fps: 0.0,
             output: (0, 0),
+            hints: "",
         }
     }
 }
@@ -242,11 +245,9 @@ impl MemoryPanels {
                 ui.label(format!("scale {:.3}", stats.render_scale));
             }
         });
-        ui.label(
-            RichText::new("F1 hide  F2 mip colours  WASD+drag fly  Shift fast  wheel speed")
-                .small()
-                .weak(),
-        );
+        if !input.hints.is_empty() {
+            ui.label(RichText::new(input.hints).small().weak());
+        }
         if let Some((done, total)) = input.loading {
             ui.add(
                 egui::ProgressBar::new(done as f32 / total.max(1) as f32)

@@ -171,6 +171,7 @@ impl Overlay {
         panel_input.loading = input.loading;
         panel_input.fps = input.fps;
         panel_input.output = input.output;
+        panel_input.hints = "F1 hide  F2 mip colours  WASD+drag fly  Shift fast  wheel speed";
         let raw = self.state.take_egui_input(window);
         let mut actions = OverlayActions::default();
         let panels = &mut self.panels;

@@ -1,0 +1,774 @@
+//! The own_renderer example's renderer: written for this example, not mipflow's. Its own vertex
+//! format (with tangents), its own WGSL (a lit material with a base colour and a normal map per
+//! material: two streamed textures per draw), its own pipelines, bind groups, samplers and
+//! upscale. It declares its render targets (HDR colour and depth) to mipflow's
+//! [`BudgetManager`], and uses mipflow only for textures, the budget and the render scale.
+//!
+//! The frame, in the order the manager documents:
+//! 1. demand: each panel's bounding sphere, UV density and the camera ([`DemandView`], with the
+//!    guard band and the look-ahead), for both of its textures;
+//! 2. plan: [`BudgetManager::frame`] streams, rescales the targets and says the mip bias;
+//! 3. bind groups: rebuilt only for a material whose texture views changed version;
+//! 4. draw into the manager's targets, then the example's own upscale into the output;
+//! 5. [`BudgetManager::end_frame`] after the submit.
+
+#![allow(dead_code)]
+
+use bytemuck::{Pod, Zeroable};
+use glam::{Mat4, Vec3};
+use mipflow::budget::Category;
+use mipflow::gpu::TrackedBuffer;
+use mipflow::resolution::{TargetSet, TargetSpec};
+use mipflow::{
+    Budget, BudgetManager, Camera, DemandView, FrameStats, FrameTiming, ManagerConfig, Result,
+    TextureHandle, TextureOptions, TextureSource,
+};
+
+/// The HDR scene colour: target 0 of the declared set (multisampled), resolved into target 2.
+pub const HDR_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba16Float;
+/// The depth buffer: target 1 (multisampled).
+pub const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
+/// MSAA samples of the scene pass. At 4x, HDR colour, depth and the resolve are 56 bytes a
+/// pixel: the render targets are a large share of the budget, and the render scale the
+/// strongest lever the manager has.
+pub const SAMPLES: u32 = 4;
+/// Indices in the declared target set.
+const MSAA_HDR: usize = 0;
+const MSAA_DEPTH: usize = 1;
+const RESOLVED_HDR: usize = 2;
+/// Bytes between two draws' uniforms (wgpu's minimum uniform offset alignment is at most this).
+const DRAW_STRIDE: u64 = 256;
+
+/// The example's vertex: position, normal, tangent, UV.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+struct GameVertex {
+    position: [f32; 3],
+    normal: [f32; 3],
+    tangent: [f32; 3],
+    uv: [f32; 2],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+struct FrameUniforms {
+    view_proj: [[f32; 4]; 4],
+    light: [f32; 4],
+    colour: [f32; 4],
+}
+
+/// A material's two textures, as KTX2 sources.
+#[derive(Clone, Debug)]
+pub struct MaterialSources {
+    /// sRGB base colour.
+    pub base: TextureSource,
+    /// Tangent-space normal map (linear).
+    pub normal: TextureSource,
+}
+
+/// One panel of the scene: a unit quad in its local XY plane (normal +Z), placed by
+/// `transform` (translation, rotation and a uniform scale), showing `material`.
+#[derive(Clone, Copy, Debug)]
+pub struct Panel {
+    /// Local to world.
+    pub transform: Mat4,
+    /// Index into the materials.
+    pub material: usize,
+    /// Texture repeats across the quad.
+    pub uv_repeat: f32,
+}
+
+/// How the renderer streams.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Residency {
+    /// Under the budget, by demand (the example's normal mode).
+    Streamed,
+    /// Every level of every texture loaded at start, no streaming: the reference a streamed
+    /// frame is compared with.
+    Full,
+}
+
+struct Material {
+    base: TextureHandle,
+    normal: TextureHandle,
+    /// The view versions the bind group was made with, and the group.
+    group: Option<(u64, u64, wgpu::BindGroup)>,
+}
+
+/// Counts that show the renderer behaves (the tests read them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Material bind groups made (including the first of each material).
+    pub bind_groups_built: u64,
+    /// Times a material's texture view version was seen to differ from its bind group's (or
+    /// the material had none): exactly when a rebuild is needed.
+    pub version_changes: u64,
+    /// Upscale bind groups made (at each render-target reallocation).
+    pub blit_groups_built: u64,
+}
+
+/// The example's renderer. See the module documentation.
+pub struct GameRenderer {
+    manager: BudgetManager,
+    lit: wgpu::RenderPipeline,
+    blit: wgpu::RenderPipeline,
+    material_layout: wgpu::BindGroupLayout,
+    blit_layout: wgpu::BindGroupLayout,
+    material_sampler: wgpu::Sampler,
+    hdr_sampler: wgpu::Sampler,
+    frame_buffer: TrackedBuffer,
+    draw_buffer: TrackedBuffer,
+    frame_group: wgpu::BindGroup,
+    vertices: TrackedBuffer,
+    indices: TrackedBuffer,
+    materials: Vec<Material>,
+    panels: Vec<Panel>,
+    blit_group: Option<(u64, wgpu::BindGroup)>,
+    last_view: Option<Mat4>,
+    counters: Counters,
+    /// Scratch for the draws' uniforms, sized once.
+    draw_data: Vec<u8>,
+    last_submit: Option<std::time::Instant>,
+}
+
+impl GameRenderer {
+    /// A renderer on the game's device and queue, drawing into views of `output_format`, with
+    /// `materials` and `panels`, under `budget`.
+    pub fn new(
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        output_format: wgpu::TextureFormat,
+        budget: Budget,
+        materials: &[MaterialSources],
+        panels: Vec<Panel>,
+        residency: Residency,
+    ) -> Result<Self> {
+        let mut config = ManagerConfig::default();
+        config.budget = budget;
+        // The targets this renderer draws into, declared once: the manager makes them at the
+        // planned scale and charges them to the same budget as the textures.
+        let attach = wgpu::TextureUsages::RENDER_ATTACHMENT;
+        config.target_set = Some(
+            TargetSet::new()
+                .with(
+                    TargetSpec::scaled("game hdr msaa", HDR_FORMAT)
+                        .with_usage(attach)
+                        .with_samples(SAMPLES),
+                )
+                .with(
+                    TargetSpec::scaled("game depth msaa", DEPTH_FORMAT)
+                        .with_usage(attach)
+                        .with_samples(SAMPLES),
+                )
+                .with(TargetSpec::scaled("game hdr resolved", HDR_FORMAT)),
+        );
+        let mut manager = BudgetManager::new(device.clone(), queue, config)?;
+        let ctx = manager.context();
+
+        let lit_module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("game lit"),
+            source: wgpu::ShaderSource::Wgsl(include_str!("lit.wgsl").into()),
+        });
+        let blit_module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("game blit"),
+            source: wgpu::ShaderSource::Wgsl(include_str!("blit.wgsl").into()),
+        });
+        let uniform = |binding, dynamic, size: u64| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Uniform,
+                has_dynamic_offset: dynamic,
+                min_binding_size: wgpu::BufferSize::new(size),
+            },
+            count: None,
+        };
+        let texture = |binding| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::FRAGMENT,
+            ty: wgpu::BindingType::Texture {
+                sample_type: wgpu::TextureSampleType::Float { filterable: true },
+                view_dimension: wgpu::TextureViewDimension::D2,
+                multisampled: false,
+            },
+            count: None,
+        };
+        let sampler = |binding| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::FRAGMENT,
+            ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
+            count: None,
+        };
+        let frame_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("game frame"),
+            entries: &[
+                uniform(0, false, std::mem::size_of::<FrameUniforms>() as u64),
+                uniform(1, true, 64),
+                sampler(2),
+            ],
+        });
+        let material_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("game material"),
+            entries: &[texture(0), texture(1)],
+        });
+        let blit_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("game blit"),
+            entries: &[texture(0), sampler(1)],
+        });
+        let lit_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("game lit"),
+            bind_group_layouts: &[Some(&frame_layout), Some(&material_layout)],
+            immediate_size: 0,
+        });
+        let blit_pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("game blit"),
+            bind_group_layouts: &[Some(&blit_layout)],
+            immediate_size: 0,
+        });
+        let attributes = wgpu::vertex_attr_array![
+            0 => Float32x3, 1 => Float32x3, 2 => Float32x3, 3 => Float32x2
+        ];
+        let lit = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("game lit"),
+            layout: Some(&lit_layout),
+            vertex: wgpu::VertexState {
+                module: &lit_module,
+                entry_point: Some("vs"),
+                compilation_options: Default::default(),
+                buffers: &[Some(wgpu::VertexBufferLayout {
+                    array_stride: std::mem::size_of::<GameVertex>() as u64,
+                    step_mode: wgpu::VertexStepMode::Vertex,
+                    attributes: &attributes,
+                })],
+            },
+            primitive: wgpu::PrimitiveState::default(),
+            depth_stencil: Some(wgpu::DepthStencilState {
+                format: DEPTH_FORMAT,
+                depth_write_enabled: Some(true),
+                depth_compare: Some(wgpu::CompareFunction::Less),
+                stencil: Default::default(),
+                bias: Default::default(),
+            }),
+            multisample: wgpu::MultisampleState {
+                count: SAMPLES,
+                ..Default::default()
+            },
+            fragment: Some(wgpu::FragmentState {
+                module: &lit_module,
+                entry_point: Some("fs"),
+                compilation_options: Default::default(),
+                targets: &[Some(HDR_FORMAT.into())],
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
+        let blit = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("game blit"),
+            layout: Some(&blit_pipeline_layout),
+            vertex: wgpu::VertexState {
+                module: &blit_module,
+                entry_point: Some("blit_vs"),
+                compilation_options: Default::default(),
+                buffers: &[],
+            },
+            primitive: wgpu::PrimitiveState::default(),
+            depth_stencil: None,
+            multisample: Default::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &blit_module,
+                entry_point: Some("blit_fs"),
+                compilation_options: Default::default(),
+                targets: &[Some(output_format.into())],
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
+        // The game picks its own samplers: trilinear and repeating for materials (the mip bias
+        // goes into the shader's textureSampleBias), bilinear for the upscale.
+        let material_sampler = device.create_sampler(&wgpu::SamplerDescriptor {
+            label: Some("game material"),
+            address_mode_u: wgpu::AddressMode::Repeat,
+            address_mode_v: wgpu::AddressMode::Repeat,
+            mag_filter: wgpu::FilterMode::Linear,
+            min_filter: wgpu::FilterMode::Linear,
+            mipmap_filter: wgpu::MipmapFilterMode::Linear,
+            ..Default::default()
+        });
+        let hdr_sampler = device.create_sampler(&wgpu::SamplerDescriptor {
+            label: Some("game hdr"),
+            mag_filter: wgpu::FilterMode::Linear,
+            min_filter: wgpu::FilterMode::Linear,
+            ..Default::default()
+        });
+
+        // Buffers, charged to the ledger as buffers (fixed bytes for the planner).
+        let (verts, idx) = quad();
+        let vertices = ctx.create_buffer_init(
+            "game quad vertices",
+            bytemuck::cast_slice(&verts),
+            wgpu::BufferUsages::VERTEX,
+            Category::Buffers,
+        )?;
+        let indices = ctx.create_buffer_init(
+            "game quad indices",
+            bytemuck::cast_slice(&idx),
+            wgpu::BufferUsages::INDEX,
+            Category::Buffers,
+        )?;
+        let frame_buffer = ctx.create_buffer(
+            &wgpu::BufferDescriptor {
+                label: Some("game frame uniforms"),
+                size: std::mem::size_of::<FrameUniforms>() as u64,
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            },
+            Category::Buffers,
+        )?;
+        let draws = panels.len().max(1) as u64;
+        let draw_buffer = ctx.create_buffer(
+            &wgpu::BufferDescriptor {
+                label: Some("game draw uniforms"),
+                size: draws * DRAW_STRIDE,
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            },
+            Category::Buffers,
+        )?;
+        let frame_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("game frame"),
+            layout: &frame_layout,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: frame_buffer.buffer().as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                        buffer: draw_buffer.buffer(),
+                        offset: 0,
+                        size: wgpu::BufferSize::new(64),
+                    }),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: wgpu::BindingResource::Sampler(&material_sampler),
+                },
+            ],
+        });
+
+        let mut mats = Vec::with_capacity(materials.len());
+        for m in materials {
+            let (base, normal) = match residency {
+                Residency::Streamed => (
+                    manager.add_texture(m.base.clone(), TextureOptions::default())?,
+                    manager.add_texture(m.normal.clone(), TextureOptions::default())?,
+                ),
+                Residency::Full => {
+                    let limits = mipflow::ktx2::ReadLimits::default();
+                    let b = mipflow::stream::load_resident(manager.context(), &m.base, &limits)?;
+                    let n = mipflow::stream::load_resident(manager.context(), &m.normal, &limits)?;
+                    (
+                        manager.add_resident_texture(b, "base (full)"),
+                        manager.add_resident_texture(n, "normal (full)"),
+                    )
+                }
+            };
+            mats.push(Material {
+                base,
+                normal,
+                group: None,
+            });
+        }
+        Ok(Self {
+            manager,
+            lit,
+            blit,
+            material_layout,
+            blit_layout,
+            material_sampler,
+            hdr_sampler,
+            frame_buffer,
+            draw_buffer,
+            frame_group,
+            vertices,
+            indices,
+            materials: mats,
+            draw_data: vec![0; (draws * DRAW_STRIDE) as usize],
+            panels,
+            blit_group: None,
+            last_view: None,
+            counters: Counters::default(),
+            last_submit: None,
+        })
+    }
+
+    /// The budget manager (budget, ledger, streamer, the last plan).
+    pub fn manager(&self) -> &BudgetManager {
+        &self.manager
+    }
+
+    /// The budget manager, to change the budget or the scale range.
+    pub fn manager_mut(&mut self) -> &mut BudgetManager {
+        &mut self.manager
+    }
+
+    /// Each material's (base colour, normal map) texture handles.
+    pub fn material_textures(&self) -> impl Iterator<Item = (TextureHandle, TextureHandle)> + '_ {
+        self.materials.iter().map(|m| (m.base, m.normal))
+    }
+
+    /// The counters (bind groups made, version changes seen).
+    pub fn counters(&self) -> Counters {
+        self.counters
+    }
+
+    /// Whether every level the last frame's demand wanted is resident.
+    pub fn all_wanted_resident(&self) -> bool {
+        let (have, want) = self.manager.streamer().wanted_bytes();
+        have >= want
+    }
+
+    /// One frame seen by `camera`, into `target` (a view of a texture of `output` size, in the
+    /// format given to [`GameRenderer::new`]). Returns the frame's figures.
+    pub fn frame(
+        &mut self,
+        camera: &Camera,
+        target: &wgpu::TextureView,
+        output: (u32, u32),
+    ) -> Result<FrameStats> {
+        let now = std::time::Instant::now();
+        let cpu_ms = self
+            .last_submit
+            .map_or(0.0, |t| now.duration_since(t).as_secs_f32() * 1e3);
+        let timing = FrameTiming {
+            gpu_ms: None,
+            cpu_ms,
+        };
+        if output.0 == 0 || output.1 == 0 {
+            // A minimised window: nothing to draw, nothing to plan.
+            self.manager.skip_frame();
+            return Ok(FrameStats {
+                skipped: true,
+                ..FrameStats::default()
+            });
+        }
+
+        // 1. Demand: where each panel is, how dense its UVs are, what the camera sees.
+        let mut view = DemandView::new(camera, output).with_guard_band(camera, output, 2.0);
+        if let Some(prev) = self.last_view {
+            view = view.with_look_ahead(camera, output, prev);
+        }
+        self.last_view = Some(camera.view);
+        for p in &self.panels {
+            let m = &self.materials[p.material];
+            let scale = p.transform.x_axis.truncate().length();
+            let center = p.transform.transform_point3(Vec3::ZERO);
+            // A unit quad: radius sqrt(0.5); `uv_repeat` repeats over `scale` world units.
+            let radius = 0.5f32.sqrt() * scale;
+            let uv_per_unit = p.uv_repeat / scale.max(1e-6);
+            for tex in [m.base, m.normal] {
+                self.manager
+                    .add_demand_sphere(tex, &view, center, radius, uv_per_unit);
+            }
+        }
+
+        // 2. Plan and stream; the manager makes the targets at the planned scale.
+        let plan = self.manager.frame(output, timing)?;
+
+        // 3. Bind groups: only where a texture's view changed.
+        let device = self.manager.context().device();
+        for m in &mut self.materials {
+            let (Some((bv, b_version)), Some((nv, n_version))) = (
+                self.manager.streamer().texture_view(m.base),
+                self.manager.streamer().texture_view(m.normal),
+            ) else {
+                continue;
+            };
+            if m.group
+                .as_ref()
+                .is_some_and(|(b, n, _)| *b == b_version && *n == n_version)
+            {
+                continue;
+            }
+            self.counters.version_changes += 1;
+            let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("game material"),
+                layout: &self.material_layout,
+                entries: &[
+                    wgpu::BindGroupEntry {
+                        binding: 0,
+                        resource: wgpu::BindingResource::TextureView(bv),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 1,
+                        resource: wgpu::BindingResource::TextureView(nv),
+                    },
+                ],
+            });
+            self.counters.bind_groups_built += 1;
+            m.group = Some((b_version, n_version, group));
+        }
+        let Some(targets) = self.manager.targets() else {
+            return Ok(self.manager.frame_stats(&plan, timing));
+        };
+        if self
+            .blit_group
+            .as_ref()
+            .is_none_or(|(g, _)| *g != targets.generation())
+        {
+            let hdr = targets.view(RESOLVED_HDR).expect("declared target");
+            let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("game blit"),
+                layout: &self.blit_layout,
+                entries: &[
+                    wgpu::BindGroupEntry {
+                        binding: 0,
+                        resource: wgpu::BindingResource::TextureView(hdr),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 1,
+                        resource: wgpu::BindingResource::Sampler(&self.hdr_sampler),
+                    },
+                ],
+            });
+            self.counters.blit_groups_built += 1;
+            self.blit_group = Some((targets.generation(), group));
+        }
+
+        // 4. Draw: uniforms, the lit pass at the scaled size, the upscale to the output.
+        let queue = self.manager.context().queue();
+        let size = targets.size();
+        let aspect = output.0 as f32 / output.1 as f32;
+        let view_proj = camera.projection(aspect) * camera.view;
+        let light = Vec3::new(0.4, 0.8, 0.45).normalize();
+        let frame = FrameUniforms {
+            view_proj: view_proj.to_cols_array_2d(),
+            light: [light.x, light.y, light.z, plan.mip_bias],
+            colour: [1.6, 1.5, 1.4, 0.25],
+        };
+        queue.write_buffer(self.frame_buffer.buffer(), 0, bytemuck::bytes_of(&frame));
+        for (i, p) in self.panels.iter().enumerate() {
+            let at = i * DRAW_STRIDE as usize;
+            self.draw_data[at..at + 64]
+                .copy_from_slice(bytemuck::cast_slice(&p.transform.to_cols_array()));
+        }
+        queue.write_buffer(self.draw_buffer.buffer(), 0, &self.draw_data);
+        let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("game frame"),
+        });
+        {
+            let mut rp = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("game lit"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: targets.view(MSAA_HDR).expect("declared target"),
+                    depth_slice: None,
+                    resolve_target: targets.view(RESOLVED_HDR),
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(wgpu::Color {
+                            r: 0.05,
+                            g: 0.06,
+                            b: 0.08,
+                            a: 1.0,
+                        }),
+                        store: wgpu::StoreOp::Discard,
+                    },
+                })],
+                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                    view: targets.view(MSAA_DEPTH).expect("declared target"),
+                    depth_ops: Some(wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(1.0),
+                        store: wgpu::StoreOp::Discard,
+                    }),
+                    stencil_ops: None,
+                }),
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            rp.set_viewport(0.0, 0.0, size.0 as f32, size.1 as f32, 0.0, 1.0);
+            rp.set_pipeline(&self.lit);
+            rp.set_vertex_buffer(0, self.vertices.buffer().slice(..));
+            rp.set_index_buffer(self.indices.buffer().slice(..), wgpu::IndexFormat::Uint16);
+            for (i, p) in self.panels.iter().enumerate() {
+                let Some((_, _, group)) = &self.materials[p.material].group else {
+                    continue;
+                };
+                rp.set_bind_group(0, &self.frame_group, &[(i as u64 * DRAW_STRIDE) as u32]);
+                rp.set_bind_group(1, group, &[]);
+                rp.draw_indexed(0..6, 0, 0..1);
+            }
+        }
+        {
+            let mut rp = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("game upscale"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: target,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
+                        store: wgpu::StoreOp::Store,
+                    },
+                })],
+                depth_stencil_attachment: None,
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            if let Some((_, group)) = &self.blit_group {
+                rp.set_pipeline(&self.blit);
+                rp.set_bind_group(0, group, &[]);
+                rp.draw(0..3, 0..1);
+            }
+        }
+        queue.submit([enc.finish()]);
+
+        // 5. End of frame.
+        self.manager.end_frame();
+        self.last_submit = Some(now);
+        let mut stats = self.manager.frame_stats(&plan, timing);
+        stats.instances_drawn = self.panels.len() as u32;
+        Ok(stats)
+    }
+}
+
+/// A unit quad in the XY plane facing +Z, UVs 0..1 (v down), tangent +X.
+fn quad() -> ([GameVertex; 4], [u16; 6]) {
+    let v = |x: f32, y: f32, u: f32, t: f32| GameVertex {
+        position: [x, y, 0.0],
+        normal: [0.0, 0.0, 1.0],
+        tangent: [1.0, 0.0, 0.0],
+        uv: [u, t],
+    };
+    (
+        [
+            v(-0.5, -0.5, 0.0, 1.0),
+            v(0.5, -0.5, 1.0, 1.0),
+            v(0.5, 0.5, 1.0, 0.0),
+            v(-0.5, 0.5, 0.0, 0.0),
+        ],
+        [0, 1, 2, 0, 2, 3],
+    )
+}
+
+/// The example's scene: a corridor with `count` panels on its two walls, one material each.
+pub fn corridor(count: usize) -> Vec<Panel> {
+    (0..count)
+        .map(|i| {
+            let side = if i % 2 == 0 { -1.0 } else { 1.0 };
+            let z = -((i / 2) as f32) * 3.2 - 2.0;
+            let yaw = if side < 0.0 {
+                std::f32::consts::FRAC_PI_2
+            } else {
+                -std::f32::consts::FRAC_PI_2
+            };
+            Panel {
+                transform: Mat4::from_scale_rotation_translation(
+                    Vec3::splat(2.8),
+                    glam::Quat::from_rotation_y(yaw),
+                    Vec3::new(side * 2.2, 1.6, z),
+                ),
+                material: i,
+                uv_repeat: 2.0,
+            }
+        })
+        .chain(std::iter::once(Panel {
+            // The far wall closes the corridor.
+            transform: Mat4::from_scale_rotation_translation(
+                Vec3::splat(4.4),
+                glam::Quat::IDENTITY,
+                Vec3::new(0.0, 1.6, -(count.div_ceil(2) as f32) * 3.2 - 2.0),
+            ),
+            material: 0,
+            uv_repeat: 2.0,
+        }))
+        .collect()
+}
+
+/// The camera at time `t` in 0..1: down the corridor and back, looking ahead, swaying.
+pub fn tour_camera(count: usize, t: f32) -> Camera {
+    let length = (count.div_ceil(2) as f32) * 3.2;
+    let phase = (t * std::f32::consts::TAU).cos() * -0.5 + 0.5;
+    let z = 1.0 - phase * (length - 2.0);
+    let sway = (t * 5.0 * std::f32::consts::TAU).sin() * 0.6;
+    let eye = Vec3::new(sway, 1.6, z);
+    let ahead = Vec3::new(
+        sway * 0.5 + (t * 3.0 * std::f32::consts::TAU).sin() * 1.5,
+        1.5,
+        z - 4.0,
+    );
+    Camera::look_at(eye, ahead)
+}
+
+/// The materials: procedural base colours (mipflow-cook's demo textures) and normal maps of
+/// bumps, cooked to BC7 KTX2 once and cached (`mipflow_cook::cache_dir`).
+pub fn materials(count: usize, size: u32) -> std::result::Result<Vec<MaterialSources>, String> {
+    use mipflow_cook::procedural::{cache_dir, cached_procedural, demo_specs};
+    use mipflow_cook::{CookOptions, Quality};
+    let cache = cache_dir();
+    let specs = demo_specs(7, count as u32, size);
+    let mut out = Vec::with_capacity(count);
+    for (i, spec) in specs.iter().enumerate() {
+        let mut spec = spec.clone();
+        spec.size = size;
+        spec.name = format!("own-base-{i}-{size}");
+        let base =
+            cached_procedural(&spec, Quality::Fast, Some(&cache)).map_err(|e| e.to_string())?;
+        let path = cache.join(format!("own-normal-{i}-{size}.ktx2"));
+        if mipflow::ktx2::read_info(&path, &Default::default()).is_err() {
+            let img = bumps(size, i as u32);
+            let opts = CookOptions {
+                quality: Quality::Fast,
+                normal_map: true,
+                ..CookOptions::default()
+            };
+            let enc = mipflow_cook::encoder_for(Quality::Fast);
+            let tex =
+                mipflow_cook::cook_rgba8(img, &opts, enc.as_ref()).map_err(|e| e.to_string())?;
+            let mut bytes = Vec::new();
+            mipflow::ktx2::write_ktx2(&mut bytes, &tex, None, "own_renderer example")
+                .map_err(|e| e.to_string())?;
+            let tmp = cache.join(format!(".own-normal-{i}-{size}.{}.tmp", std::process::id()));
+            let written = std::fs::create_dir_all(&cache)
+                .and_then(|_| std::fs::write(&tmp, &bytes))
+                .and_then(|_| std::fs::rename(&tmp, &path));
+            if written.is_err() {
+                let _ = std::fs::remove_file(&tmp);
+                out.push(MaterialSources {
+                    base,
+                    normal: TextureSource::bytes(bytes),
+                });
+                continue;
+            }
+        }
+        out.push(MaterialSources {
+            base,
+            normal: TextureSource::path(path),
+        });
+    }
+    Ok(out)
+}
+
+/// A tangent-space normal map of round bumps on a grid (`variant` sets the grid's density).
+fn bumps(size: u32, variant: u32) -> image::RgbaImage {
+    let cells = 4.0 + (variant % 5) as f32 * 2.0;
+    image::RgbaImage::from_fn(size, size, |x, y| {
+        let (u, v) = (
+            x as f32 / size as f32 * cells,
+            y as f32 / size as f32 * cells,
+        );
+        let (fu, fv) = (u.fract() - 0.5, v.fract() - 0.5);
+        let r2 = fu * fu + fv * fv;
+        // A spherical cap of radius 0.4 per cell: the height's gradient gives the normal.
+        let (dx, dy) = if r2 < 0.16 {
+            let h = (0.16 - r2).sqrt().max(1e-3);
+            (fu / h, fv / h)
+        } else {
+            (0.0, 0.0)
+        };
+        let n = Vec3::new(-dx * 0.6, dy * 0.6, 1.0).normalize();
+        let enc = |c: f32| ((c * 0.5 + 0.5) * 255.0).round() as u8;
+        image::Rgba([enc(n.x), enc(n.y), enc(n.z), 255])
+    })
+}
