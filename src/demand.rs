@@ -20,9 +20,9 @@
 //! assert!(d.level > 0.0 && d.pixels > 0.0 && d.weight == 1.0);
 //! ```
 
-use glam::{Mat4, Vec3};
+use glam::{Mat4, Vec3, Vec4};
 
-use crate::render::scene::{Camera, extrapolate_view, instance_demand, sphere_visible};
+use crate::render::scene::{Camera, demand_at, extrapolate_view};
 
 /// Frames the look-ahead extrapolates the camera's motion by (the Renderer's too).
 pub const LOOK_AHEAD_FRAMES: u32 = 12;
@@ -46,14 +46,45 @@ pub struct Demand {
     pub weight: f32,
 }
 
-/// One frame's camera, as demand sees it. Cheap to make (a few matrix products), no allocation.
+/// A frustum's six planes, normalised once (a sphere test is then six dot products).
+#[derive(Clone, Copy, Debug)]
+struct Frustum([Vec4; 6]);
+
+impl Frustum {
+    /// Planes from the rows of `view_proj` (depth 0..1 clip space).
+    fn new(view_proj: &Mat4) -> Self {
+        let m = view_proj.transpose();
+        let (r0, r1, r2, r3) = (m.x_axis, m.y_axis, m.z_axis, m.w_axis);
+        let mut planes = [r3 + r0, r3 - r0, r3 + r1, r3 - r1, r2, r3 - r2];
+        for p in &mut planes {
+            let n = p.truncate().length();
+            // A degenerate plane rejects nothing.
+            *p = if n > 0.0 && n.is_finite() {
+                *p / n
+            } else {
+                Vec4::ZERO
+            };
+        }
+        Self(planes)
+    }
+
+    /// Whether a sphere is at least partly inside.
+    #[inline]
+    fn touches(&self, center: Vec3, radius: f32) -> bool {
+        let p = center.extend(1.0);
+        self.0.iter().all(|pl| pl.dot(p) >= -radius)
+    }
+}
+
+/// One frame's camera, as demand sees it. Cheap to make (a few matrix products), no allocation;
+/// a sphere costs a few dozen flops.
 #[derive(Clone, Copy, Debug)]
 pub struct DemandView {
-    view_proj: Mat4,
-    guard: Option<Mat4>,
-    ahead: Option<Mat4>,
+    view: Frustum,
+    guard: Option<Frustum>,
+    ahead: Option<Frustum>,
     eye: Vec3,
-    fov_y: f32,
+    tan_half_fov: f32,
     near: f32,
     viewport_height: u32,
 }
@@ -63,11 +94,11 @@ impl DemandView {
     pub fn new(camera: &Camera, output: (u32, u32)) -> Self {
         let aspect = output.0.max(1) as f32 / output.1.max(1) as f32;
         Self {
-            view_proj: camera.projection(aspect) * camera.view,
+            view: Frustum::new(&(camera.projection(aspect) * camera.view)),
             guard: None,
             ahead: None,
             eye: camera.position(),
-            fov_y: camera.fov_y,
+            tan_half_fov: (camera.fov_y * 0.5).tan().max(1e-4),
             near: camera.near,
             viewport_height: output.1,
         }
@@ -80,7 +111,10 @@ impl DemandView {
         self.guard = (factor.is_finite() && factor > 1.0).then(|| {
             let aspect = output.0.max(1) as f32 / output.1.max(1) as f32;
             let fov = (camera.fov_y * factor).min(170f32.to_radians());
-            crate::render::perspective(fov, aspect.max(1e-3), camera.near, camera.far) * camera.view
+            Frustum::new(
+                &(crate::render::perspective(fov, aspect.max(1e-3), camera.near, camera.far)
+                    * camera.view),
+            )
         });
         self
     }
@@ -96,23 +130,17 @@ impl DemandView {
     ) -> Self {
         let aspect = output.0.max(1) as f32 / output.1.max(1) as f32;
         self.ahead = extrapolate_view(previous_view, camera.view, LOOK_AHEAD_FRAMES)
-            .map(|ahead| camera.projection(aspect) * ahead);
+            .map(|ahead| Frustum::new(&(camera.projection(aspect) * ahead)));
         self
     }
 
     /// The weight of a sphere: 1 in view, less in the look-ahead or guard band, `None` outside.
     pub fn weight(&self, center: Vec3, radius: f32) -> Option<f32> {
-        if sphere_visible(&self.view_proj, center, radius) {
+        if self.view.touches(center, radius) {
             Some(1.0)
-        } else if self
-            .ahead
-            .is_some_and(|a| sphere_visible(&a, center, radius))
-        {
+        } else if self.ahead.is_some_and(|a| a.touches(center, radius)) {
             Some(LOOK_AHEAD_WEIGHT)
-        } else if self
-            .guard
-            .is_some_and(|g| sphere_visible(&g, center, radius))
-        {
+        } else if self.guard.is_some_and(|g| g.touches(center, radius)) {
             Some(GUARD_BAND_WEIGHT)
         } else {
             None
@@ -127,13 +155,12 @@ impl DemandView {
             return None;
         }
         let weight = self.weight(center, radius.max(0.0))?;
-        let (level, pixels) = instance_demand(
+        let (level, pixels) = demand_at(
             self.eye,
             center,
             radius.max(0.0),
             texels_per_unit.max(0.0),
-            1,
-            self.fov_y,
+            self.tan_half_fov,
             self.near,
             self.viewport_height,
         );
@@ -159,6 +186,20 @@ impl DemandView {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn frustum_culls_behind_the_camera() {
+        let cam = Camera::look_at(Vec3::ZERO, Vec3::new(0.0, 0.0, -1.0));
+        let v = DemandView::new(&cam, (100, 100));
+        assert_eq!(v.weight(Vec3::new(0.0, 0.0, -10.0), 1.0), Some(1.0));
+        assert_eq!(v.weight(Vec3::new(0.0, 0.0, 10.0), 1.0), None);
+        assert_eq!(v.weight(Vec3::new(100.0, 0.0, -10.0), 1.0), None);
+        assert_eq!(
+            v.weight(Vec3::new(0.0, 0.0, 0.5), 1.0),
+            Some(1.0),
+            "camera inside the sphere"
+        );
+    }
 
     #[test]
     fn demand_follows_distance_and_frusta() {

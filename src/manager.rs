@@ -165,9 +165,10 @@ pub struct BudgetManager {
     buckets_for: (u32, u32),
     mem_index: usize,
     frame: u64,
-    /// The demand in the streamer's textures is last frame's: the next `add_demand` (or frame)
-    /// starts from none.
-    demand_stale: bool,
+    /// Per texture index: the frame whose demand it holds (0: none). A texture's demand is
+    /// reset by its first `add_demand` of a frame, or by the frame when none was given: so a
+    /// frame touches only the textures given demand and those that had some before, not all.
+    demand_frame: Vec<u64>,
     /// Last: fields drop in order, and the context's leak report must see everything else gone.
     ctx: GpuContext,
 }
@@ -213,7 +214,7 @@ impl BudgetManager {
             buckets: Vec::new(),
             buckets_for: (0, 0),
             frame: 0,
-            demand_stale: false,
+            demand_frame: Vec::new(),
             ctx,
             config,
         }
@@ -400,9 +401,14 @@ impl BudgetManager {
         if !self.streamer.contains(h) {
             return false;
         }
-        if self.demand_stale {
-            self.clear_demand();
-            self.demand_stale = false;
+        let (i, next) = (h.index() as usize, self.frame + 1);
+        if i >= self.demand_frame.len() {
+            // Grows with the texture count only.
+            self.demand_frame.resize(i + 1, 0);
+        }
+        if self.demand_frame[i] != next {
+            self.demand_frame[i] = next;
+            reset_demand(&mut self.streamer.plan_textures_mut()[i]);
         }
         true
     }
@@ -426,6 +432,7 @@ impl BudgetManager {
     /// Removes every texture (their memory freed at once) and frees the render targets.
     pub fn clear(&mut self) {
         self.streamer = Streamer::new(self.config.stream.clone());
+        self.demand_frame.clear();
         self.targets.release();
         self.planner.invalidate();
     }
@@ -444,17 +451,20 @@ impl BudgetManager {
     /// Counts a frame that drew nothing (a 0x0 output): frame numbers stay those of the caller.
     pub fn skip_frame(&mut self) -> u64 {
         self.frame += 1;
-        self.demand_stale = true;
         self.frame
     }
 
-    fn clear_demand(&mut self) {
-        for p in self.streamer.plan_textures_mut() {
-            p.wanted_level = f32::INFINITY;
-            p.screen_pixels = 0.0;
-            if p.histogram {
-                p.histogram = false;
-                p.level_pixels = [0.0; MAX_LEVELS];
+    /// Resets the demand of every texture that holds an earlier frame's (given before a frame
+    /// and not again since): one pass over a compact array, touching only those textures.
+    fn expire_demand(&mut self) {
+        let now = self.frame;
+        let textures = self.streamer.plan_textures_mut();
+        for (i, d) in self.demand_frame.iter_mut().enumerate() {
+            if *d != 0 && *d != now {
+                *d = 0;
+                if let Some(p) = textures.get_mut(i) {
+                    reset_demand(p);
+                }
             }
         }
     }
@@ -469,13 +479,9 @@ impl BudgetManager {
     /// figures, [`Streamer::wanted_bytes`] and [`Streamer::texture_infos`], show this frame's).
     pub fn frame(&mut self, output: (u32, u32), timing: FrameTiming) -> Result<FramePlan> {
         self.frame += 1;
-        if self.demand_stale {
-            self.clear_demand();
-        }
+        self.expire_demand();
         let frame = self.frame;
-        let result = self.plan_and_stream(frame, output, timing);
-        self.demand_stale = true;
-        result
+        self.plan_and_stream(frame, output, timing)
     }
 
     fn plan_and_stream(
@@ -744,5 +750,15 @@ impl BudgetManager {
         self.budget.note_out_of_memory(self.frame, total);
         self.streamer.count_out_of_memory();
         self.planner.invalidate();
+    }
+}
+
+/// No demand: not wanted, no pixels, no histogram.
+fn reset_demand(p: &mut PlanTexture) {
+    p.wanted_level = f32::INFINITY;
+    p.screen_pixels = 0.0;
+    if p.histogram {
+        p.histogram = false;
+        p.level_pixels = [0.0; MAX_LEVELS];
     }
 }

@@ -246,6 +246,14 @@ struct Step {
     data_first: u8,
 }
 
+/// What a handle check needs of a slot (see `Streamer::ids`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct SlotId {
+    pub(super) generation: u32,
+    pub(super) width: u32,
+    pub(super) alive: bool,
+}
+
 struct Slot {
     generation: u32,
     alive: bool,
@@ -273,6 +281,9 @@ impl Slot {
 pub struct Streamer {
     config: StreamConfig,
     slots: Vec<Slot>,
+    /// Per slot, what a handle check and a demand need, packed (12 bytes) so that a game's
+    /// per-frame demand for 10k textures reads one small array, not 10k slots.
+    ids: Vec<SlotId>,
     free: Vec<u32>,
     plan_tex: Vec<PlanTexture>,
     /// Textures were added or removed since [`Streamer::take_changed`].
@@ -364,6 +375,7 @@ impl Streamer {
             oom_at: None,
             config,
             slots: Vec::new(),
+            ids: Vec::new(),
             free: Vec::new(),
             plan_tex: Vec::new(),
             ready: Default::default(),
@@ -386,9 +398,24 @@ impl Streamer {
             .filter(|s| s.alive && s.generation == h.generation)
     }
 
+    fn id(&self, h: TextureHandle) -> Option<&SlotId> {
+        self.ids
+            .get(h.index as usize)
+            .filter(|s| s.alive && s.generation == h.generation)
+    }
+
+    /// Records slot `index`'s identity for the fast handle checks.
+    pub(super) fn set_id(&mut self, index: u32, id: SlotId) {
+        let i = index as usize;
+        if i >= self.ids.len() {
+            self.ids.resize(i + 1, SlotId::default());
+        }
+        self.ids[i] = id;
+    }
+
     /// Width of level 0 of a live texture.
     pub fn texture_width(&self, h: TextureHandle) -> Option<u32> {
-        self.slot(h).map(|s| s.info.width)
+        self.id(h).map(|s| s.width)
     }
 
     /// Width over height of the image a live texture shows: its `mipflowSourceSize` (the size
@@ -407,7 +434,7 @@ impl Streamer {
 
     /// Whether the handle still names a live texture.
     pub fn contains(&self, h: TextureHandle) -> bool {
-        self.slot(h).is_some()
+        self.id(h).is_some()
     }
 
     /// The view to draw a texture with, and its version: its resident levels

@@ -115,6 +115,11 @@ impl Streamer {
             pt.resident_level = count;
             pt.in_flight_level = count;
         }
+        let id = SlotId {
+            generation,
+            width: slot.info.width,
+            alive: true,
+        };
         if index as usize == self.slots.len() {
             self.slots.push(slot);
             self.plan_tex.push(pt);
@@ -122,6 +127,7 @@ impl Streamer {
             self.slots[index as usize] = slot;
             self.plan_tex[index as usize] = pt;
         }
+        self.set_id(index, id);
         self.changed = true;
         Ok(TextureHandle { index, generation })
     }
@@ -157,6 +163,14 @@ impl Streamer {
             self.slots[index as usize] = slot;
             self.plan_tex[index as usize] = PlanTexture::default();
         }
+        self.set_id(
+            index,
+            SlotId {
+                generation,
+                width: w,
+                alive: true,
+            },
+        );
         self.changed = true;
         TextureHandle { index, generation }
     }
@@ -175,6 +189,7 @@ impl Streamer {
         }
         s.gpu = None;
         s.alive = false;
+        self.ids[i].alive = false;
         s.floor_data = Vec::new();
         self.plan_tex[i] = PlanTexture::default();
         self.ready.retain(|&r| r as usize != i);
