@@ -70,7 +70,8 @@
 //! `mipflow-cli`. None of them is compiled by a game that depends on `mipflow` alone.
 //!
 //! ## Cargo features
-//! - `testing`: helpers for the workspace's tests and tools ([`testing`]); not a stable API.
+//! - `testing`: helpers for the workspace's tests and tools (the `testing` module); not a
+//!   stable API.
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 

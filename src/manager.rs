@@ -289,8 +289,11 @@ impl BudgetManager {
         self.streamer.add_texture(&self.ctx, source, opts, budget)
     }
 
-    /// Adds a texture the caller made (fully resident, not streamed; see
-    /// [`Streamer::add_resident`]).
+    /// Adds a texture the caller made and filled, fully resident and not streamed (a UI atlas, a
+    /// texture that must never blur, a baseline to compare streaming with; see
+    /// [`crate::stream::load_resident`]). It is charged as `tex` was created (use the tracked
+    /// constructors of [`GpuContext`]); the planner counts its bytes as fixed. Its view is
+    /// handed out like any other's.
     pub fn add_resident_texture(&mut self, tex: TrackedTexture, label: &str) -> TextureHandle {
         self.streamer.add_resident(tex, label)
     }

@@ -131,7 +131,7 @@ impl Renderer {
     }
 
     /// Renders one frame into `target` (a view of mip 0 of a texture in
-    /// [`RendererConfig::output_format`]; its size is the output size) and submits it.
+    /// [`crate::RendererConfig::output_format`]; its size is the output size) and submits it.
     ///
     /// A 0x0 target (a minimised window) draws nothing and returns at once.
     pub fn render(

@@ -268,7 +268,8 @@ impl Renderer {
     }
 
     /// Adds a texture the caller made, fully resident and not streamed (see
-    /// [`Streamer::add_resident`]): it is charged as it was created, and drawn like any other.
+    /// [`BudgetManager::add_resident_texture`]): it is charged as it was created, and drawn like
+    /// any other.
     pub fn add_resident_texture(&mut self, tex: TrackedTexture, label: &str) -> TextureHandle {
         self.manager.add_resident_texture(tex, label)
     }

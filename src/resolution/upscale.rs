@@ -1,9 +1,9 @@
 //! The upscale pass: from the scaled HDR scene colour to the caller's output view, at the output
 //! size, with the display transform.
 //!
-//! - [`Upscaler::Bilinear`]: one pass (`shaders/upscale_bilinear.wgsl`): hardware bilinear in
+//! - [`Upscaler::Bilinear`](super::Upscaler::Bilinear): one pass (`shaders/upscale_bilinear.wgsl`): hardware bilinear in
 //!   linear HDR, then the tone map.
-//! - [`Upscaler::EasuRcas`]: two passes, FSR 1-class, written for mipflow: an edge-adaptive
+//! - [`Upscaler::EasuRcas`](super::Upscaler::EasuRcas): two passes, FSR 1-class, written for mipflow: an edge-adaptive
 //!   upsampling (`shaders/fsr_easu.wgsl`, a 12-tap Lanczos-like kernel stretched along the local
 //!   edge found by a structure tensor) into an Rgba8Unorm intermediate at the output size, then a
 //!   contrast-adaptive sharpening (`shaders/fsr_rcas.wgsl`) into the output view.
@@ -43,7 +43,7 @@ pub struct UpscaleSettings {
     pub exposure: f32,
     /// The tone map (default [`ToneMap::Clamp`]).
     pub tone_map: ToneMap,
-    /// Sharpening of [`Upscaler::EasuRcas`] in [0, 1] (default 0.5): the most the unsharp mask may
+    /// Sharpening of [`Upscaler::EasuRcas`](super::Upscaler::EasuRcas) in [0, 1] (default 0.5): the most the unsharp mask may
     /// add, as a multiple of the pixel's difference from its neighbours; the contrast limit then
     /// lowers it wherever more would overshoot. 0.5 is where the upscale-from-0.75 test scene's
     /// PSNR against the native render peaks on lavapipe (0.25 and 1.0 both score lower).

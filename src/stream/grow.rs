@@ -6,7 +6,7 @@ use super::*;
 impl Streamer {
     /// Queues the reads of every grow still waiting for data (never blocks: a full queue is
     /// retried next frame).
-    pub fn issue_io(&mut self) {
+    pub(crate) fn issue_io(&mut self) {
         for (i, s) in self.slots.iter_mut().enumerate() {
             let Some(f) = s.inflight.as_mut() else {
                 continue;
@@ -45,7 +45,7 @@ impl Streamer {
     /// smaller step. Each step is built only when `total + new texture <= limit` and
     /// `total + new texture + its staging <= budget`; one that does not fit waits.
     /// `frame` tags the staging charges, released once the GPU has finished that frame.
-    pub fn build_ready(&mut self, ctx: &GpuContext, frame: u64, limit: u64, budget: u64) {
+    pub(crate) fn build_ready(&mut self, ctx: &GpuContext, frame: u64, limit: u64, budget: u64) {
         let t0 = Instant::now();
         self.build_steps(ctx, frame, limit, budget, t0);
         // The bands recorded this frame go to the GPU before the frame's draw; what they read or

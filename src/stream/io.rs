@@ -148,7 +148,7 @@ impl TextureSource {
 
 /// One read: levels `first..end` of a texture.
 #[derive(Debug)]
-pub struct IoRequest {
+pub(crate) struct IoRequest {
     /// Slot of the texture in the streamer.
     pub slot: u32,
     /// Generation of the slot when the request was made (a reused slot ignores old results).
@@ -167,21 +167,19 @@ pub struct IoRequest {
 
 /// What a worker read.
 #[derive(Debug)]
-pub struct IoResult {
+pub(crate) struct IoResult {
     /// Slot of the texture.
     pub slot: u32,
     /// Generation of the slot when the request was made.
     pub generation: u32,
-    /// First level read.
-    pub first: u8,
-    /// The levels `first..`, or why they could not be read.
+    /// The levels requested (`first..end`), or why they could not be read.
     pub levels: Result<Vec<Vec<u8>>, String>,
     /// The request's cancel flag (to match the result with the request still wanted).
     pub cancel: Arc<AtomicBool>,
 }
 
 /// The worker pool.
-pub struct IoPool {
+pub(crate) struct IoPool {
     tx: Option<SyncSender<IoRequest>>,
     rx: Receiver<IoResult>,
     workers: Vec<JoinHandle<()>>,
@@ -275,7 +273,6 @@ fn worker(rx: &Mutex<Receiver<IoRequest>>, tx: &std::sync::mpsc::Sender<IoResult
         let result = IoResult {
             slot: req.slot,
             generation: req.generation,
-            first: req.first,
             levels,
             cancel: req.cancel,
         };

@@ -20,14 +20,14 @@
 //!   it* (replaced textures waiting for the submit included), so the budget holds whatever is
 //!   alive.
 //! - A driver out-of-memory is reported to the owner of the budget loop
-//!   ([`Streamer::take_out_of_memory`]), which lowers the effective budget to what the driver
+//!   (`Streamer::take_out_of_memory`), which lowers the effective budget to what the driver
 //!   gave.
 //!
 //! The streamer executes plans; it does not make them: [`crate::BudgetManager`] owns the planner
 //! and the frame's budget loop.
 
 mod grow;
-pub mod io;
+mod io;
 mod register;
 mod transitions;
 
@@ -368,7 +368,7 @@ fn copy_levels(
 
 impl Streamer {
     /// A streamer with no textures.
-    pub fn new(config: StreamConfig) -> Self {
+    pub(crate) fn new(config: StreamConfig) -> Self {
         Self {
             io: IoPool::new(config.io_threads, config.io_queue),
             changed: false,
@@ -441,7 +441,7 @@ impl Streamer {
     /// (`resident_level..`, as mips `0..`), or a 1x1 grey fallback (version 0) while nothing is
     /// resident. The version changes whenever the view does (every residency change builds a new
     /// texture): rebuild a bind group only when it differs from the one the group was made with.
-    /// `None` for a stale handle, or before [`Streamer::ensure_fallback`] for a texture with
+    /// `None` for a stale handle, or before the first frame for a texture with
     /// nothing resident.
     pub fn texture_view(&self, h: TextureHandle) -> Option<(&wgpu::TextureView, u64)> {
         let s = self.slot(h)?;
@@ -467,7 +467,7 @@ impl Streamer {
 
     /// The planner's view of every texture (index = slot), to fill in `wanted_level` and
     /// `screen_pixels` before [`Streamer::plan`]. Dead slots have `level_count == 0`.
-    pub fn plan_textures_mut(&mut self) -> &mut [PlanTexture] {
+    pub(crate) fn plan_textures_mut(&mut self) -> &mut [PlanTexture] {
         &mut self.plan_tex
     }
 

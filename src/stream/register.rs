@@ -6,7 +6,7 @@ impl Streamer {
     /// Registers a KTX2 texture: reads and validates its header and level index (not its level
     /// data), reads its floor tail and makes it resident at once when `total + floor <= budget`
     /// (otherwise the planner brings it in when there is room).
-    pub fn add_texture(
+    pub(crate) fn add_texture(
         &mut self,
         ctx: &GpuContext,
         source: TextureSource,
@@ -137,7 +137,7 @@ impl Streamer {
     /// charged to the ledger as `tex` was created (use the tracked constructors of
     /// [`GpuContext`]); the planner counts its bytes as fixed. Its view is handed out like any
     /// other's.
-    pub fn add_resident(&mut self, tex: TrackedTexture, label: &str) -> TextureHandle {
+    pub(crate) fn add_resident(&mut self, tex: TrackedTexture, label: &str) -> TextureHandle {
         let (w, h) = (tex.texture().width(), tex.texture().height());
         let info = Ktx2Info::resident(tex.texture().format(), w, h);
         let (index, generation) = match self.free.pop() {
@@ -177,7 +177,7 @@ impl Streamer {
 
     /// Removes a texture: its GPU memory is freed at once, its reads are cancelled, and the handle
     /// becomes stale. Returns false for a stale handle.
-    pub fn remove_texture(&mut self, h: TextureHandle) -> bool {
+    pub(crate) fn remove_texture(&mut self, h: TextureHandle) -> bool {
         if self.slot(h).is_none() {
             return false;
         }
@@ -247,7 +247,7 @@ impl Streamer {
     }
 
     /// Makes sure the 1x1 grey fallback exists (drawn for textures with nothing resident).
-    pub fn ensure_fallback(&mut self, ctx: &GpuContext) -> Result<()> {
+    pub(crate) fn ensure_fallback(&mut self, ctx: &GpuContext) -> Result<()> {
         if self.fallback.is_some() {
             return Ok(());
         }

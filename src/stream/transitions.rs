@@ -6,7 +6,7 @@ use super::*;
 impl Streamer {
     /// Starts a frame: releases staging whose uploads the GPU has finished, and takes the IO
     /// workers' finished reads (never blocks).
-    pub fn begin_frame(&mut self, ctx: &GpuContext) {
+    pub(crate) fn begin_frame(&mut self, ctx: &GpuContext) {
         self.frame_stats = StreamFrameStats::default();
         if self.config.deterministic && self.ring.busy() {
             // Staging chunks come back when the GPU is done with them: waiting for it keeps the
@@ -238,7 +238,7 @@ impl Streamer {
 
     /// Call after the frame's last submit: the frame's staging is released once the GPU has
     /// finished it.
-    pub fn end_frame(&mut self, ctx: &GpuContext, frame: u64) {
+    pub(crate) fn end_frame(&mut self, ctx: &GpuContext, frame: u64) {
         let done = self.completed_frame.clone();
         ctx.queue().on_submitted_work_done(move || {
             done.fetch_max(frame, Ordering::AcqRel);

@@ -52,14 +52,14 @@ struct HeadlessArgs {
     #[arg(long)]
     textures: Option<PathBuf>,
     /// One budget for the whole run ("256MiB", "1.5GiB", bytes); overrides the scenario's schedule.
-    #[arg(long)]
-    budget: Option<String>,
+    #[arg(long, value_name = "SIZE", value_parser = mipflow_cli::size_arg)]
+    budget: Option<u64>,
     /// Frames to render.
     #[arg(long)]
     frames: Option<u64>,
     /// Output size, WxH.
-    #[arg(long)]
-    size: Option<String>,
+    #[arg(long, value_name = "WxH", value_parser = mipflow_cli::wxh_arg)]
+    size: Option<(u32, u32)>,
     /// Write the JSON report here.
     #[arg(long)]
     report: Option<PathBuf>,
@@ -85,18 +85,7 @@ fn headless(args: &HeadlessArgs) -> ExitCode {
         },
         None => (Scenario::default(), "default".to_owned()),
     };
-    let budget = match args.budget.as_deref().map(mipflow::budget::parse_size) {
-        None => None,
-        Some(Ok(b)) => Some(b),
-        Some(Err(e)) => return usage(e.to_string()),
-    };
-    let size = match args.size.as_deref() {
-        None => None,
-        Some(s) => match mipflow_cli::parse_wxh(s) {
-            Some(v) => Some(v),
-            None => return usage(format!("--size {s:?}: expected WxH, such as 1280x720")),
-        },
-    };
+    let (budget, size) = (args.budget, args.size);
     let ctx = match mipflow::gpu::GpuContext::headless(&Default::default()) {
         Ok(c) => c,
         Err(e) => return usage(e.to_string()),
@@ -162,7 +151,10 @@ fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => return argument_error(&e),
+    };
     match cli.command {
         Some(Command::Cook(args)) => {
             ExitCode::from(mipflow_cli::cook_cmd::run_cook(&args).clamp(0, 255) as u8)
@@ -175,4 +167,32 @@ fn main() -> ExitCode {
         Some(Command::Demo(args)) => mipflow_cli::demo::run(&args),
         None => mipflow_cli::demo::run(&cli.demo),
     }
+}
+
+/// A flag clap refused (a bad `--size`, `--budget`...): the message each subcommand prints for
+/// its own usage errors (`mipflow demo: ...`, `mipflow headless: ...` and its `verdict: ERROR`
+/// line), exit 2. `--help` and `--version` print as clap does.
+fn argument_error(e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion)
+        || matches!(
+            e.kind(),
+            ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+        )
+    {
+        let _ = e.print();
+        return ExitCode::SUCCESS;
+    }
+    let sub = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .filter(|a| ["demo", "cook", "inspect", "headless", "bench"].contains(&a.as_str()))
+        .unwrap_or_else(|| "demo".to_owned());
+    let text = e.render().to_string();
+    let text = text.trim_end().trim_start_matches("error: ");
+    eprintln!("mipflow {sub}: {text}");
+    if sub == "headless" {
+        eprintln!("verdict: ERROR (set-up)");
+    }
+    ExitCode::from(2)
 }

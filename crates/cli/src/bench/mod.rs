@@ -48,7 +48,6 @@ use {chart::*, figures::*, markdown::*, modes::*};
 
 use crate::error::{Error, Result};
 use crate::headless::Scenario;
-use crate::parse_wxh;
 use crate::scenes;
 use crate::scenes::Residency;
 use mipflow::budget::ledger::ByCategory;
@@ -94,8 +93,8 @@ pub struct BenchArgs {
     pub textures: Option<PathBuf>,
     /// Budget of mode (c) ("12MiB", bytes). Default: the scenario's schedule when it has one, else
     /// a quarter of (b)'s texture footprint.
-    #[arg(long)]
-    pub budget: Option<String>,
+    #[arg(long, value_name = "SIZE", value_parser = crate::size_arg)]
+    pub budget: Option<u64>,
     /// Frames per mode (default 120, or the scenario's).
     #[arg(long)]
     pub frames: Option<u64>,
@@ -103,8 +102,8 @@ pub struct BenchArgs {
     #[arg(long, default_value = "bench-out")]
     pub out: PathBuf,
     /// Output size, WxH (default 640x360, or the scenario's).
-    #[arg(long)]
-    pub size: Option<String>,
+    #[arg(long, value_name = "WxH", value_parser = crate::wxh_arg)]
+    pub size: Option<(u32, u32)>,
     /// Demo scene: how many textures (default 64).
     #[arg(long)]
     pub count: Option<u32>,
@@ -523,9 +522,7 @@ impl BenchOptions {
             }
             sc.frames = f;
         }
-        if let Some(s) = &args.size {
-            let (w, h) = parse_wxh(s)
-                .ok_or_else(|| format!("--size {s:?}: expected WxH, such as 640x360"))?;
+        if let Some((w, h)) = args.size {
             sc.size = [w, h];
         }
         if let Some(c) = args.count {
@@ -558,9 +555,8 @@ impl BenchOptions {
                 args.planner_textures
             ));
         }
-        let budget = match args.budget.as_deref() {
-            Some(text) => {
-                let b = mipflow::budget::parse_size(text).map_err(|e| e.to_string())?;
+        let budget = match args.budget {
+            Some(b) => {
                 if b == 0 {
                     return Err("--budget must be more than 0 bytes".into());
                 }

@@ -1,6 +1,7 @@
 //! Unit tests of the bench's options, figures and report.
 
 use super::*;
+use crate::parse_wxh;
 
 #[test]
 fn percentiles_nearest_rank() {

@@ -6,6 +6,8 @@ use super::*;
 /// needs about 170 MiB of textures at full residency, plus the render targets, so streaming and
 /// dynamic resolution are always at work.
 pub const DEFAULT_BUDGET: &str = "128MiB";
+/// [`DEFAULT_BUDGET`] in bytes.
+pub const DEFAULT_BUDGET_BYTES: u64 = 128 << 20;
 
 /// Arguments of `mipflow demo` (also the defaults of `mipflow` with no subcommand).
 #[derive(Clone, Debug, clap::Args)]
@@ -17,8 +19,8 @@ pub struct DemoArgs {
     /// The VRAM budget shared by textures and render targets ("128MiB", "1.5GiB", bytes).
     /// The default, 128 MiB, is below what the default scene needs at full residency (about
     /// 170 MiB of textures), so that streaming and dynamic resolution are visibly at work.
-    #[arg(long, value_name = "SIZE", default_value = DEFAULT_BUDGET)]
-    pub budget: String,
+    #[arg(long, value_name = "SIZE", default_value = DEFAULT_BUDGET, value_parser = crate::size_arg)]
+    pub budget: u64,
     /// Fly the built-in tour (down the hall and back, near the walls and far from them) instead
     /// of the free camera.
     #[arg(long)]
@@ -36,8 +38,8 @@ pub struct DemoArgs {
     #[arg(long, value_name = "PATH.png")]
     pub screenshot: Option<PathBuf>,
     /// Window size, WxH.
-    #[arg(long, value_name = "WxH", default_value = "1280x720")]
-    pub size: String,
+    #[arg(long, value_name = "WxH", default_value = "1280x720", value_parser = crate::wxh_arg)]
+    pub size: (u32, u32),
     /// Procedural textures in the hall (the default scene: 200).
     #[arg(long, value_name = "N", default_value_t = 200)]
     pub count: u32,
@@ -76,13 +78,13 @@ impl Default for DemoArgs {
     fn default() -> Self {
         Self {
             textures: None,
-            budget: DEFAULT_BUDGET.to_owned(),
+            budget: DEFAULT_BUDGET_BYTES,
             tour: false,
             tour_frames: 1800,
             monitor: false,
             frames: None,
             screenshot: None,
-            size: "1280x720".to_owned(),
+            size: (1280, 720),
             count: 200,
             max_size: 2048,
             seed: 1,
@@ -109,9 +111,7 @@ pub(super) struct Options {
 
 impl Options {
     pub(super) fn from_args(args: &DemoArgs) -> Result<Self, String> {
-        let budget = parse_size(&args.budget).map_err(|e| format!("--budget: {e}"))?;
-        let size = parse_wxh(&args.size)
-            .ok_or_else(|| format!("--size {:?}: expected WxH, such as 1280x720", args.size))?;
+        let (budget, size) = (args.budget, args.size);
         if !(64..=16384).contains(&args.max_size) {
             return Err(format!(
                 "--max-size {}: expected 64 to 16384",

@@ -29,14 +29,13 @@ use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
 use winit::keyboard::{KeyCode, PhysicalKey};
 use winit::window::{Window, WindowId};
 
-use crate::parse_wxh;
 use crate::scenes;
 use args::Options;
-pub use args::{DEFAULT_BUDGET, DemoArgs};
+pub use args::{DEFAULT_BUDGET, DEFAULT_BUDGET_BYTES, DemoArgs};
 use camera::{FlyCamera, FlyInput};
 use loader::{Loader, SceneChoice};
 use mipflow::budget::ledger::Charge;
-use mipflow::budget::{Budget, Category, parse_size};
+use mipflow::budget::{Budget, Category};
 use mipflow::gpu::{GpuContext, GpuOptions};
 use mipflow::render::scene::Camera;
 use mipflow::resolution::BucketRange;
@@ -318,7 +317,7 @@ impl Running {
             fps: Fps::default(),
             overlay_visible: cfg!(feature = "overlay") && !opts.args.no_overlay,
             debug_mips: false,
-            budget_origin: if opts.args.budget == DEFAULT_BUDGET {
+            budget_origin: if opts.args.budget == DEFAULT_BUDGET_BYTES {
                 "the demo's default"
             } else {
                 "--budget"
@@ -705,6 +704,7 @@ mod tests {
 
     #[test]
     fn wxh_parses_and_rejects() {
+        use crate::parse_wxh;
         assert_eq!(parse_wxh("1280x720"), Some((1280, 720)));
         assert_eq!(parse_wxh(" 640X480 "), Some((640, 480)));
         for bad in ["", "x", "0x10", "10x", "20000x10", "-1x5", "axb"] {
@@ -715,11 +715,22 @@ mod tests {
     #[test]
     fn options_check_the_arguments() {
         assert!(Options::from_args(&DemoArgs::default()).is_ok());
+        // Sizes and budgets are refused by their clap value parsers.
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            demo: DemoArgs,
+        }
+        assert!(Cli::try_parse_from(["demo", "--budget", "lots"]).is_err());
+        assert!(Cli::try_parse_from(["demo", "--size", "0x10"]).is_err());
+        let ok = Cli::try_parse_from(["demo", "--budget", "64MiB", "--size", "640x360"]).unwrap();
+        assert_eq!((ok.demo.budget, ok.demo.size), (64 << 20, (640, 360)));
+        assert_eq!(
+            Cli::try_parse_from(["demo"]).unwrap().demo.budget,
+            DEFAULT_BUDGET_BYTES
+        );
         let bad = [
-            DemoArgs {
-                budget: "lots".into(),
-                ..DemoArgs::default()
-            },
             DemoArgs {
                 count: 0,
                 ..DemoArgs::default()
