@@ -115,25 +115,6 @@ fn has_image_extension(path: &Path) -> bool {
         .is_some_and(|e| EXTENSIONS.iter().any(|x| x.eq_ignore_ascii_case(e)))
 }
 
-/// Recursively lists image files under `dir` (symlinked files are followed, symlinked folders are
-/// not, so links cannot loop), sorted.
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    let mut entries: Vec<_> = fs::read_dir(dir)?.collect::<Result<_, _>>()?;
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
-        let path = entry.path();
-        let ty = entry.file_type()?;
-        if ty.is_dir() {
-            walk(&path, out)?;
-        } else if (ty.is_file() || (ty.is_symlink() && path.is_file()))
-            && has_image_extension(&path)
-        {
-            out.push(path);
-        }
-    }
-    Ok(())
-}
-
 /// Maps inputs to jobs; inputs that cannot be used become failures.
 fn discover(args: &CookArgs) -> (Vec<Job>, Vec<CookError>) {
     let mut jobs = Vec::new();
@@ -141,7 +122,7 @@ fn discover(args: &CookArgs) -> (Vec<Job>, Vec<CookError>) {
     for input in &args.inputs {
         if input.is_dir() {
             let mut files = Vec::new();
-            if let Err(source) = walk(input, &mut files) {
+            if let Err(source) = crate::find_files(input, &EXTENSIONS, &mut files) {
                 failed.push(CookError::Read {
                     path: input.clone(),
                     source,

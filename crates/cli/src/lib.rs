@@ -20,10 +20,80 @@ pub fn size_arg(s: &str) -> Result<u64, String> {
     mipflow::budget::parse_size(s).map_err(|e| e.to_string())
 }
 
+/// Every file under `dir` (recursively, sorted by name within each folder) whose extension is
+/// one of `extensions` (compared case-insensitively), appended to `out`: the one folder walker
+/// of `cook`, the gallery and the demo. Symbolic links to files are followed; links to folders
+/// are not (a link back to a parent cannot loop, nor register a file twice); only regular files
+/// are listed (a FIFO or a device named `x.ktx2` would block its reader for ever).
+pub fn find_files(
+    dir: &std::path::Path,
+    extensions: &[&str],
+    out: &mut Vec<std::path::PathBuf>,
+) -> std::io::Result<()> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let path = entry.path();
+        let ty = entry.file_type()?;
+        let wanted = || {
+            path.extension()
+                .and_then(|x| x.to_str())
+                .is_some_and(|x| extensions.iter().any(|e| x.eq_ignore_ascii_case(e)))
+        };
+        if ty.is_dir() {
+            find_files(&path, extensions, out)?;
+        } else if (ty.is_file() || (ty.is_symlink() && path.is_file())) && wanted() {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
 /// Parses `WxH` (each side 1 to 16384).
 pub fn parse_wxh(s: &str) -> Option<(u32, u32)> {
     let lower = s.trim().to_ascii_lowercase();
     let (w, h) = lower.split_once('x')?;
     let (w, h): (u32, u32) = (w.trim().parse().ok()?, h.trim().parse().ok()?);
     ((1..=16384).contains(&w) && (1..=16384).contains(&h)).then_some((w, h))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The walker lists each file once, sorted, through a link to a file; a link back to a
+    /// parent folder neither loops nor lists anything twice; a FIFO is not listed.
+    #[cfg(unix)]
+    #[test]
+    fn the_walker_survives_loops_and_skips_what_is_not_a_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::create_dir(root.join("sub")).unwrap();
+        for f in ["b.ktx2", "a.KTX2", "sub/c.ktx2", "notes.txt"] {
+            std::fs::write(root.join(f), b"x").unwrap();
+        }
+        std::os::unix::fs::symlink(root, root.join("sub/loop")).unwrap();
+        std::os::unix::fs::symlink(root.join("b.ktx2"), root.join("link.ktx2")).unwrap();
+        let fifo = root.join("pipe.ktx2");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .is_ok_and(|s| s.success());
+        let mut out = Vec::new();
+        find_files(root, &["ktx2"], &mut out).unwrap();
+        let names: Vec<_> = out
+            .iter()
+            .map(|p| p.strip_prefix(root).unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["a.KTX2", "b.ktx2", "link.ktx2", "sub/c.ktx2"]);
+        assert!(made || !fifo.exists());
+    }
+
+    #[test]
+    fn value_parsers() {
+        assert_eq!(wxh_arg("640x360"), Ok((640, 360)));
+        assert!(wxh_arg("0x1").is_err());
+        assert_eq!(size_arg("2MiB"), Ok(2 << 20));
+        assert!(size_arg("lots").is_err());
+    }
 }

@@ -269,26 +269,12 @@ pub fn build_gallery(r: &mut Renderer, dir: &Path, residency: Residency) -> Resu
     build_hall(r, &handles)
 }
 
-/// Every file under `dir` (recursively) whose extension is one of `extensions` (compared
-/// case-insensitively), appended to `out`. The one folder walker of the gallery and the demo.
+/// [`crate::find_files`], its error naming the folder.
 pub fn find_files(dir: &Path, extensions: &[&str], out: &mut Vec<PathBuf>) -> Result<()> {
-    let rd = std::fs::read_dir(dir).map_err(|source| Error::Io {
+    crate::find_files(dir, extensions, out).map_err(|source| Error::Io {
         path: dir.to_path_buf(),
         source,
-    })?;
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            find_files(&p, extensions, out)?;
-        } else if p
-            .extension()
-            .and_then(|x| x.to_str())
-            .is_some_and(|x| extensions.iter().any(|e| x.eq_ignore_ascii_case(e)))
-        {
-            out.push(p);
-        }
-    }
-    Ok(())
+    })
 }
 
 /// The tour: down the hall and back, near the walls and far from them, over `frames` frames.
