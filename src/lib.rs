@@ -89,6 +89,9 @@ pub mod stream;
 #[cfg(feature = "testing")]
 pub mod testing;
 
+/// The wgpu and glam mipflow is built on, so that a game uses the same versions.
+pub use {glam, wgpu};
+
 pub use budget::{Budget, Category, LedgerSnapshot};
 pub use demand::{Demand, DemandView};
 pub use error::{Error, Result};

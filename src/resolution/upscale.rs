@@ -38,6 +38,7 @@ pub enum ToneMap {
 
 /// Per-frame settings of the pass.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct UpscaleSettings {
     /// Multiplier on the HDR colour before the tone map (default 1; not finite counts as 1).
     pub exposure: f32,
