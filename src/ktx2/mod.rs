@@ -19,7 +19,9 @@ mod metadata;
 mod reader;
 mod writer;
 
-pub use reader::{HEADER_LEN, RawHeader, Validation, read_info, read_level, validate};
+pub use reader::{
+    HEADER_LEN, RawHeader, Validation, read_info, read_info_from, read_level, validate,
+};
 pub use writer::write_ktx2;
 
 /// `VK_FORMAT_BC7_UNORM_BLOCK`.

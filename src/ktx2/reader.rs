@@ -518,16 +518,31 @@ pub fn validate(bytes: &[u8], file_len: u64, limits: &ReadLimits) -> Validation 
 
 /// Reads and validates the header region of the KTX2 file at `path` (not the level data).
 pub fn read_info(path: &Path, limits: &ReadLimits) -> Result<Ktx2Info, crate::Error> {
-    let ktx = |source| crate::Error::Ktx2 {
-        path: path.to_path_buf(),
-        source,
-    };
     let io = |source| crate::Error::Io {
         path: path.to_path_buf(),
         source,
     };
     let mut file = File::open(path).map_err(io)?;
     let file_len = file.metadata().map_err(io)?.len();
+    read_info_from(&mut file, file_len, limits, path)
+}
+
+/// [`read_info`] from any reader of a `file_len`-byte KTX2 file (`name` in errors): a game's
+/// archive or virtual file system.
+pub fn read_info_from(
+    file: &mut (impl Read + Seek),
+    file_len: u64,
+    limits: &ReadLimits,
+    name: &Path,
+) -> Result<Ktx2Info, crate::Error> {
+    let ktx = |source| crate::Error::Ktx2 {
+        path: name.to_path_buf(),
+        source,
+    };
+    let io = |source| crate::Error::Io {
+        path: name.to_path_buf(),
+        source,
+    };
     if file_len > limits.max_file_bytes {
         return Err(ktx(Ktx2Error::FileTooLarge {
             len: file_len,
@@ -535,19 +550,14 @@ pub fn read_info(path: &Path, limits: &ReadLimits) -> Result<Ktx2Info, crate::Er
         }));
     }
     let mut first = Vec::with_capacity(HEADER_LEN as usize);
-    (&mut file)
-        .take(HEADER_LEN)
-        .read_to_end(&mut first)
-        .map_err(io)?;
+    file.seek(SeekFrom::Start(0)).map_err(io)?;
+    file.take(HEADER_LEN).read_to_end(&mut first).map_err(io)?;
     let region = header_region_len(&first, limits)
         .map_err(ktx)?
         .min(file_len);
     let mut bytes = Vec::with_capacity(region as usize);
     file.seek(SeekFrom::Start(0)).map_err(io)?;
-    (&mut file)
-        .take(region)
-        .read_to_end(&mut bytes)
-        .map_err(io)?;
+    file.take(region).read_to_end(&mut bytes).map_err(io)?;
     Ktx2Info::parse(&bytes, file_len, limits).map_err(ktx)
 }
 

@@ -49,6 +49,53 @@ pub fn load_resident(
     )
 }
 
+/// Random access to one KTX2 file's bytes, from wherever a game keeps them (a pak archive, a
+/// virtual file system, a network cache): [`TextureSource::reader`]. Called from mipflow's IO
+/// worker threads, never from the render thread once the texture is added.
+pub trait KtxReader: Send + Sync + std::fmt::Debug {
+    /// The file's length in bytes.
+    fn len(&self) -> std::io::Result<u64>;
+    /// Fills `buf` with the bytes at `offset..offset + buf.len()` (an error if the file is
+    /// shorter).
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()>;
+    /// A short name for errors and the overlay.
+    fn describe(&self) -> String {
+        "<reader>".to_owned()
+    }
+}
+
+/// `Read + Seek` over a [`KtxReader`], for the KTX2 reader.
+struct ReaderCursor<'a> {
+    reader: &'a dyn KtxReader,
+    pos: u64,
+    len: u64,
+}
+
+impl std::io::Read for ReaderCursor<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = (self.len.saturating_sub(self.pos)).min(buf.len() as u64) as usize;
+        if n > 0 {
+            self.reader.read_at(self.pos, &mut buf[..n])?;
+            self.pos += n as u64;
+        }
+        Ok(n)
+    }
+}
+
+impl std::io::Seek for ReaderCursor<'_> {
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        let target = match to {
+            std::io::SeekFrom::Start(o) => Some(o),
+            std::io::SeekFrom::End(d) => self.len.checked_add_signed(d),
+            std::io::SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        };
+        self.pos = target.ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "seek before the start")
+        })?;
+        Ok(self.pos)
+    }
+}
+
 /// Where a streamed texture's bytes live.
 #[derive(Clone, Debug)]
 pub enum TextureSource {
@@ -56,6 +103,8 @@ pub enum TextureSource {
     Path(Arc<PathBuf>),
     /// A KTX2 file in memory (embedded assets, procedurally cooked textures).
     Bytes(Arc<[u8]>),
+    /// A KTX2 file read through the game's own [`KtxReader`], level by level.
+    Reader(Arc<dyn KtxReader>),
 }
 
 impl TextureSource {
@@ -69,11 +118,17 @@ impl TextureSource {
         TextureSource::Bytes(bytes.into())
     }
 
+    /// A KTX2 file read through the game's own reader (an archive, a virtual file system).
+    pub fn reader(reader: impl KtxReader + 'static) -> Self {
+        TextureSource::Reader(Arc::new(reader))
+    }
+
     /// A short description for errors and the overlay.
     pub fn describe(&self) -> String {
         match self {
             TextureSource::Path(p) => p.display().to_string(),
             TextureSource::Bytes(b) => format!("<memory, {} bytes>", b.len()),
+            TextureSource::Reader(r) => r.describe(),
         }
     }
 
@@ -86,6 +141,19 @@ impl TextureSource {
                     path: "<memory>".into(),
                     source: e,
                 })
+            }
+            TextureSource::Reader(r) => {
+                let name = PathBuf::from(r.describe());
+                let len = r.len().map_err(|source| crate::Error::Io {
+                    path: name.clone(),
+                    source,
+                })?;
+                let mut c = ReaderCursor {
+                    reader: r.as_ref(),
+                    pos: 0,
+                    len,
+                };
+                crate::ktx2::read_info_from(&mut c, len, limits, &name)
             }
         }
     }
@@ -138,6 +206,23 @@ impl TextureSource {
                     out.push(
                         read_level(&mut c, info, usize::from(l))
                             .map_err(|e| format!("<memory>: level {l}: {e}"))?,
+                    );
+                }
+            }
+            TextureSource::Reader(r) => {
+                let len = r.len().map_err(|e| format!("{}: {e}", r.describe()))?;
+                let mut c = ReaderCursor {
+                    reader: r.as_ref(),
+                    pos: 0,
+                    len,
+                };
+                for l in levels {
+                    if cancel.load(Ordering::Acquire) {
+                        return Err("cancelled".into());
+                    }
+                    out.push(
+                        read_level(&mut c, info, usize::from(l))
+                            .map_err(|e| format!("{}: level {l}: {e}", r.describe()))?,
                     );
                 }
             }

@@ -25,6 +25,7 @@ impl Streamer {
                 .find(|(k, _)| k == "mipflowName")
                 .map(|(_, v)| String::from_utf8_lossy(v).trim_end_matches('\0').to_owned())
                 .unwrap_or_else(|| format!("memory texture {}x{}", info.width, info.height)),
+            TextureSource::Reader(r) => r.describe(),
         };
         if !ctx.bc_supported() {
             return Err(Error::InvalidResource {

@@ -17,6 +17,7 @@ mod gpu_ledger;
 mod ktx2_malformed;
 mod ktx2_mutation;
 mod ktx2_roundtrip;
+mod manager_api;
 mod own_renderer;
 mod planner_sim;
 mod prefetch;

@@ -86,7 +86,12 @@ impl Planner {
             }
             if resident != h.level {
                 h.level = resident;
-                h.changed_at = if h.exempt { NEVER } else { frame };
+                // A step of a grow still in flight is progress towards a target the planner
+                // chose, not a change that starts a hold: were it cancelled here (its last step
+                // no longer fits beside the others' builds), a hold would pin the texture at the
+                // partial level for the whole hold while the budget has room for it to go on.
+                // The hold starts when the grow completes (or for a drop).
+                h.changed_at = if h.exempt || t.busy { NEVER } else { frame };
                 // A grow built in steps (one level at a time) changes the level several times:
                 // an exemption lasts until the last step.
                 if !t.busy {

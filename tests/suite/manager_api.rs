@@ -1,0 +1,182 @@
+//! The budget manager's API as a game uses it, on lavapipe: textures from a game's own reader,
+//! demand as a histogram (form (b)) against the same texture wanting level 0 everywhere, an
+//! occluded texture (a histogram with no pixels) kept at its floor, demand that expires, stale
+//! handles.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::common;
+
+use mipflow::stream::KtxReader;
+use mipflow::{Budget, BudgetManager, FrameTiming, ManagerConfig, TextureOptions, TextureSource};
+use mipflow_cook::Quality;
+use mipflow_cook::procedural::{TextureSpec, cook_procedural};
+
+fn ktx(seed: u64, size: u32) -> Vec<u8> {
+    let spec = TextureSpec {
+        name: format!("api-{seed}"),
+        size,
+        seed,
+        number: seed as u32,
+    };
+    cook_procedural(&spec, Quality::Fast).expect("cook")
+}
+
+/// A game's archive: bytes behind `read_at`, counting what was read, failing when told to.
+#[derive(Debug)]
+struct Archive {
+    bytes: Vec<u8>,
+    read: Arc<AtomicU64>,
+    broken: bool,
+}
+
+impl KtxReader for Archive {
+    fn len(&self) -> std::io::Result<u64> {
+        Ok(self.bytes.len() as u64)
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        if self.broken && offset > 0 {
+            return Err(std::io::Error::other("archive entry damaged"));
+        }
+        let start = offset as usize;
+        let src = self
+            .bytes
+            .get(start..start + buf.len())
+            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::UnexpectedEof))?;
+        buf.copy_from_slice(src);
+        self.read.fetch_add(buf.len() as u64, Ordering::Relaxed);
+        Ok(())
+    }
+    fn describe(&self) -> String {
+        "archive:wall.ktx2".to_owned()
+    }
+}
+
+fn manager(ctx: &mipflow::GpuContext, budget: u64) -> BudgetManager {
+    let mut c = ManagerConfig::default();
+    c.budget = Budget::bytes(budget);
+    c.render_targets = false;
+    c.stream = c.stream.with_deterministic(true);
+    BudgetManager::new(ctx.device().clone(), ctx.queue().clone(), c).unwrap()
+}
+
+fn frames(m: &mut BudgetManager, n: usize, mut demand: impl FnMut(&mut BudgetManager)) {
+    for _ in 0..n {
+        demand(m);
+        m.frame((1280, 720), FrameTiming::default()).unwrap();
+        m.end_frame();
+    }
+}
+
+#[test]
+fn a_texture_streams_through_a_games_own_reader() {
+    let Some(ctx) = common::gpu() else { return };
+    let mut m = manager(&ctx, 64 << 20);
+    let read = Arc::new(AtomicU64::new(0));
+    let bytes = ktx(1, 256);
+    let h = m
+        .add_texture(
+            TextureSource::reader(Archive {
+                bytes: bytes.clone(),
+                read: read.clone(),
+                broken: false,
+            }),
+            TextureOptions::default(),
+        )
+        .unwrap();
+    let after_add = read.load(Ordering::Relaxed);
+    assert!(
+        after_add > 0 && after_add < bytes.len() as u64,
+        "header + floor only"
+    );
+    frames(&mut m, 20, |m| {
+        m.add_demand(h, 0.0, 100_000.0);
+    });
+    let infos = m.streamer().texture_infos();
+    let info = infos.iter().find(|i| i.index == h.index()).unwrap();
+    assert_eq!(info.resident_level, 0, "{info:?}");
+    assert_eq!(info.label, "archive:wall.ktx2");
+    assert!(read.load(Ordering::Relaxed) >= bytes.len() as u64 / 2);
+
+    // A reader that fails past its first bytes: refused with an error that names it, or
+    // added and its failed reads shown in the texture table; never a panic.
+    let broken = m.add_texture(
+        TextureSource::reader(Archive {
+            bytes,
+            read: Arc::new(AtomicU64::new(0)),
+            broken: true,
+        }),
+        TextureOptions::default(),
+    );
+    match broken {
+        Err(e) => assert!(e.to_string().contains("archive"), "{e}"),
+        Ok(b) => {
+            frames(&mut m, 10, |m| {
+                m.add_demand(b, 0.0, 100_000.0);
+            });
+            let infos = m.streamer().texture_infos();
+            let info = infos.iter().find(|i| i.index == b.index()).unwrap();
+            assert!(
+                info.error.as_deref().is_some_and(|e| e.contains("archive")),
+                "{info:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_histogram_buys_fewer_levels_than_a_whole_surface_at_level_0() {
+    let Some(ctx) = common::gpu() else { return };
+    // Three 1024² textures (1.33 MiB each at full residency): the same file three times.
+    let bytes: Arc<[u8]> = ktx(2, 1024).into();
+    // Room for about one full chain and a half beside the floors.
+    let mut m = manager(&ctx, 3 << 20);
+    let add = |m: &mut BudgetManager| {
+        m.add_texture(
+            TextureSource::Bytes(bytes.clone()),
+            TextureOptions::default(),
+        )
+        .unwrap()
+    };
+    let (edge, all, hidden) = (add(&mut m), add(&mut m), add(&mut m));
+    let px = 200_000.0f32;
+    frames(&mut m, 60, |m| {
+        // 1% of the edge wall's pixels want level 0, the rest level 3.
+        assert!(m.add_demand_levels(edge, &[0.01 * px, 0.0, 0.0, 0.99 * px]));
+        assert!(m.add_demand_levels(all, &[px]));
+        // Behind a wall: feedback saw no pixel of it.
+        assert!(m.add_demand_levels(hidden, &[]));
+    });
+    let infos = m.streamer().texture_infos();
+    let level = |h: mipflow::TextureHandle| {
+        infos
+            .iter()
+            .find(|i| i.index == h.index())
+            .map(|i| i.resident_level)
+            .unwrap()
+    };
+    let floor = mipflow::budget::planner::PlanTexture::floor_for(1024, 1024, 32, 11, u16::MAX);
+    assert_eq!(level(all), 0, "{infos:?}");
+    assert!(
+        level(edge) > level(all),
+        "edge {} vs all {}",
+        level(edge),
+        level(all)
+    );
+    assert_eq!(
+        Some(level(hidden)),
+        floor,
+        "occluded: nothing above its floor"
+    );
+    assert!(m.context().ledger().total_bytes() <= 3 << 20);
+
+    // Demand expires: given no more, the planner may take the levels back when it needs them;
+    // a stale handle is refused.
+    assert!(m.remove_texture(hidden));
+    assert!(!m.add_demand(hidden, 0.0, 1.0));
+    assert!(!m.add_demand_levels(hidden, &[1.0]));
+    frames(&mut m, 1, |_| {});
+    let p = &m.plan_textures()[edge.index() as usize];
+    assert!(p.wanted_level.is_infinite() && !p.histogram, "{p:?}");
+}
