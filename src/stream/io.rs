@@ -54,7 +54,7 @@ pub fn load_resident(
 /// worker threads, never from the render thread once the texture is added.
 pub trait KtxReader: Send + Sync + std::fmt::Debug {
     /// The file's length in bytes.
-    fn len(&self) -> std::io::Result<u64>;
+    fn byte_len(&self) -> std::io::Result<u64>;
     /// Fills `buf` with the bytes at `offset..offset + buf.len()` (an error if the file is
     /// shorter).
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()>;
@@ -144,7 +144,7 @@ impl TextureSource {
             }
             TextureSource::Reader(r) => {
                 let name = PathBuf::from(r.describe());
-                let len = r.len().map_err(|source| crate::Error::Io {
+                let len = r.byte_len().map_err(|source| crate::Error::Io {
                     path: name.clone(),
                     source,
                 })?;
@@ -210,7 +210,7 @@ impl TextureSource {
                 }
             }
             TextureSource::Reader(r) => {
-                let len = r.len().map_err(|e| format!("{}: {e}", r.describe()))?;
+                let len = r.byte_len().map_err(|e| format!("{}: {e}", r.describe()))?;
                 let mut c = ReaderCursor {
                     reader: r.as_ref(),
                     pos: 0,

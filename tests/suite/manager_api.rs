@@ -32,7 +32,7 @@ struct Archive {
 }
 
 impl KtxReader for Archive {
-    fn len(&self) -> std::io::Result<u64> {
+    fn byte_len(&self) -> std::io::Result<u64> {
         Ok(self.bytes.len() as u64)
     }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
