@@ -1,11 +1,15 @@
 // A textured, lit mesh: the material pass. The texture's mip bias follows the render scale
 // (log2(scale)), so that a lower resolution samples correspondingly coarser mips.
 
+// Prepended by the registry: feedback.wgsl (the GPU feedback record, bind group 2).
+
 struct Uniforms {
     view_proj: mat4x4<f32>,
     model: mat4x4<f32>,
-    // x: mip bias, y: debug mode (0 = shaded, 1 = colour by sampled mip), z/w: unused
+    // x: mip bias, y: debug mode (0 = shaded, 1 = colour by sampled mip), z: the texture's
+    // feedback slot (negative: none), w: its level-0 width
     params: vec4<f32>,
+    // xyz: the light's direction; w: the texture's level-0 height
     light_dir: vec4<f32>,
 };
 
@@ -53,6 +57,9 @@ fn mip_colour(level: f32) -> vec3<f32> {
 @fragment
 fn fs_main(i: VsOut) -> @location(0) vec4<f32> {
     let bias = u.params.x;
+    if (u.params.z >= 0.0) {
+        mipflow_record_feedback(u32(u.params.z), i.uv, vec2<f32>(u.params.w, u.light_dir.w), bias, i.clip);
+    }
     let tex = textureSampleBias(base_color, base_sampler, i.uv, bias);
     let n = normalize(i.normal);
     let diffuse = max(dot(n, -normalize(u.light_dir.xyz)), 0.0);

@@ -56,6 +56,7 @@
 //! - [`budget`]: the ledger, exact size math, budget sources and the planner (pure CPU).
 //! - [`demand`]: demand from bounds (a bounding volume, its UV density and the camera), with
 //!   the guard band and look-ahead.
+//! - [`feedback`]: GPU feedback: what the sampler really used, per texture, as demand.
 //! - [`gpu`]: device set-up (headless, for a window, or adopted from the caller), tracked
 //!   creation, staging, readback.
 //! - [`ktx2`]: reading (hardened against hostile files, one level at a time) and writing.
@@ -78,6 +79,7 @@
 pub mod budget;
 pub mod demand;
 pub mod error;
+pub mod feedback;
 pub mod gpu;
 pub mod ktx2;
 pub mod manager;

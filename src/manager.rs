@@ -148,6 +148,8 @@ pub struct FrameStats {
     pub instances_drawn: u32,
     /// True when nothing was drawn (a 0x0 output).
     pub skipped: bool,
+    /// GPU feedback: its latency (frames) and the pixels it covers (`Renderer` only).
+    pub feedback: crate::feedback::FeedbackStats,
 }
 
 /// The budget manager (see the module documentation): textures, demand, render targets, one
@@ -663,6 +665,7 @@ impl BudgetManager {
             gpu_frame_ms: timing.gpu_ms,
             instances_drawn: 0,
             skipped: false,
+            feedback: Default::default(),
         }
     }
 

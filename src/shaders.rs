@@ -4,14 +4,22 @@
 /// Every shader: (file name, source).
 pub const ALL: &[(&str, &str)] = &[
     ("textured.wgsl", TEXTURED),
+    ("feedback.wgsl", FEEDBACK),
     ("upscale_bilinear.wgsl", UPSCALE_BILINEAR),
     ("fsr_easu.wgsl", FSR_EASU),
     ("fsr_rcas.wgsl", FSR_RCAS),
     ("upscale_common.wgsl", UPSCALE_COMMON),
 ];
 
-/// The material pass: a textured, lit mesh with a mip bias and a colour-by-mip debug view.
-pub const TEXTURED: &str = include_str!("../shaders/textured.wgsl");
+/// The material pass: a textured, lit mesh with a mip bias and a colour-by-mip debug view, and
+/// the GPU feedback record (bind group 2).
+pub const TEXTURED: &str = concat!(
+    include_str!("../shaders/feedback.wgsl"),
+    include_str!("../shaders/textured.wgsl")
+);
+
+/// The GPU feedback record (see [`crate::feedback`]), to prepend to a fragment shader.
+pub const FEEDBACK: &str = include_str!("../shaders/feedback.wgsl");
 
 /// The bilinear upscale with the display transform (`resolution::UpscalePass`).
 pub const UPSCALE_BILINEAR: &str = concat!(

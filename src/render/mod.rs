@@ -7,6 +7,7 @@ use bytemuck::{Pod, Zeroable};
 use glam::{Mat4, Vec3, Vec4};
 
 use crate::Result;
+use crate::feedback::{Feedback, FeedbackConfig};
 use crate::budget::Category;
 use crate::gpu::{GpuContext, TrackedBuffer};
 use crate::shaders;
@@ -126,9 +127,10 @@ pub struct DrawUniforms {
     pub view_proj: [[f32; 4]; 4],
     /// Object to world.
     pub model: [[f32; 4]; 4],
-    /// x: mip bias (log2 of the render scale), y: debug mode (1 = colour by mip).
+    /// x: mip bias (log2 of the render scale), y: debug mode (1 = colour by mip), z: the
+    /// texture's feedback slot (negative: none), w: its level-0 width.
     pub params: [f32; 4],
-    /// Direction the light travels, world space.
+    /// Direction the light travels, world space; w: the texture's level-0 height.
     pub light_dir: [f32; 4],
 }
 
@@ -138,9 +140,17 @@ impl DrawUniforms {
         Self {
             view_proj: view_proj.to_cols_array_2d(),
             model: model.to_cols_array_2d(),
-            params: [mip_bias, if debug_mips { 1.0 } else { 0.0 }, 0.0, 0.0],
+            params: [mip_bias, if debug_mips { 1.0 } else { 0.0 }, -1.0, 0.0],
             light_dir: Vec4::from((Vec3::new(-0.4, -1.0, -0.3).normalize(), 0.0)).to_array(),
         }
+    }
+
+    /// With GPU feedback for the texture in `slot`, whose level 0 is `width x height`.
+    pub fn with_feedback(mut self, slot: u32, width: u32, height: u32) -> Self {
+        self.params[2] = slot as f32;
+        self.params[3] = width as f32;
+        self.light_dir[3] = height as f32;
+        self
     }
 }
 
@@ -152,13 +162,23 @@ pub struct TexturedPass {
     material_layout: wgpu::BindGroupLayout,
     sampler: wgpu::Sampler,
     depth_format: wgpu::TextureFormat,
+    /// The GPU feedback the pass records (bind group 2; off until enabled).
+    feedback: Feedback,
 }
 
 impl TexturedPass {
     /// Builds the pass for `color_format` targets with a `Depth32Float` depth buffer, sampling
     /// materials trilinearly with `anisotropy` (clamped to 1..=16).
-    pub fn new(ctx: &GpuContext, color_format: wgpu::TextureFormat, anisotropy: u16) -> Self {
+    ///
+    /// # Errors
+    /// When the feedback buffers cannot be created (out of memory).
+    pub fn new(
+        ctx: &GpuContext,
+        color_format: wgpu::TextureFormat,
+        anisotropy: u16,
+    ) -> Result<Self> {
         let device = ctx.device();
+        let feedback = Feedback::new(ctx, FeedbackConfig::off(), 16)?;
         let module = shaders::create_module(device, "textured.wgsl", shaders::TEXTURED);
         let uniform_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("textured uniforms"),
@@ -198,7 +218,11 @@ impl TexturedPass {
         });
         let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("textured"),
-            bind_group_layouts: &[Some(&uniform_layout), Some(&material_layout)],
+            bind_group_layouts: &[
+                Some(&uniform_layout),
+                Some(&material_layout),
+                Some(feedback.bind_group_layout()),
+            ],
             immediate_size: 0,
         });
         let depth_format = wgpu::TextureFormat::Depth32Float;
@@ -247,13 +271,24 @@ impl TexturedPass {
             anisotropy_clamp: anisotropy.clamp(1, 16),
             ..Default::default()
         });
-        Self {
+        Ok(Self {
             pipeline,
             uniform_layout,
             material_layout,
             sampler,
             depth_format,
-        }
+            feedback,
+        })
+    }
+
+    /// The pass's GPU feedback.
+    pub fn feedback(&self) -> &Feedback {
+        &self.feedback
+    }
+
+    /// The pass's GPU feedback, to turn on, start frames and resolve.
+    pub fn feedback_mut(&mut self) -> &mut Feedback {
+        &mut self.feedback
     }
 
     /// The depth format the pass expects.
@@ -336,6 +371,7 @@ impl TexturedPass {
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, uniforms, &[uniform_offset]);
         pass.set_bind_group(1, material, &[]);
+        pass.set_bind_group(2, self.feedback.bind_group(), &[]);
         pass.set_vertex_buffer(0, mesh.vertices.buffer().slice(..));
         pass.set_index_buffer(mesh.indices.buffer().slice(..), wgpu::IndexFormat::Uint32);
         pass.draw_indexed(0..mesh.index_count, 0, 0..1);

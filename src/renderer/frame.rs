@@ -19,12 +19,26 @@ impl Renderer {
         // look in a few frames if it keeps turning and moving as it did since the last frame)
         // covers a fast one on the side it turns to: a turn brings panels into view before
         // their reads and uploads complete. See `DemandView`.
-        let mut view =
-            DemandView::new(camera, output).with_guard_band(camera, output, self.config.guard_band);
+        let mut view = DemandView::new(camera, output).with_guard_band(
+            camera,
+            output,
+            self.config.guard_band,
+        );
+        let frame = self.manager.frame_number() + 1;
         if let Some(prev) = self.last_view {
             view = view.with_look_ahead(camera, output, prev);
+            // A cut: feedback recorded before it describes another view.
+            let (_, rot, shift) = (camera.view * prev.inverse()).to_scale_rotation_translation();
+            if rot.to_axis_angle().1 >= 0.5 || shift.length() > 5.0 {
+                self.last_cut = frame;
+            }
         }
         self.last_view = Some(camera.view);
+        let feedback = self.pass.feedback();
+        let fresh = feedback
+            .latest_frame()
+            .filter(|&f| f > self.last_cut)
+            .is_some();
         for inst in self.instances.iter() {
             let (Some(mesh), Some(mat)) = (
                 self.meshes.get(inst.mesh.index, inst.mesh.generation),
@@ -33,6 +47,8 @@ impl Renderer {
             ) else {
                 continue;
             };
+            let tex = mat.base_color;
+            let i = tex.index() as usize;
             let scale = inst
                 .transform
                 .x_axis
@@ -42,9 +58,27 @@ impl Renderer {
                 .max(inst.transform.z_axis.truncate().length());
             let center = inst.transform.transform_point3(mesh.center);
             let radius = mesh.radius * scale;
+            // In view with feedback that saw this texture drawn: the GPU's histogram is the
+            // demand (once per texture); nothing in it means hidden. Out of view (the guard
+            // band, the look-ahead), or no feedback yet: the CPU estimate.
+            let seen = fresh
+                && self
+                    .feedback_since
+                    .get(i)
+                    .zip(feedback.latest_frame())
+                    .is_some_and(|(&since, latest)| latest >= since);
+            if seen && view.weight(center, radius) == Some(1.0) {
+                if let Some(h) = feedback.histogram(tex.index())
+                    && self.feedback_given.get(i).is_some_and(|&g| g != frame)
+                {
+                    self.feedback_given[i] = frame;
+                    self.manager.add_demand_levels(tex, h);
+                }
+                continue;
+            }
             let uv_per_unit = mesh.uv_density * mat.uv_scale / scale.max(1e-6);
             self.manager
-                .add_demand_sphere(mat.base_color, &view, center, radius, uv_per_unit);
+                .add_demand_sphere(tex, &view, center, radius, uv_per_unit);
         }
     }
 
@@ -152,6 +186,18 @@ impl Renderer {
         }
         let device = self.manager.context().device().clone();
         let gpu_ms = self.timer.as_mut().and_then(|t| t.poll(&device));
+        // Feedback that has come back (never waited for: a non-blocking poll), room for every
+        // texture slot.
+        let _ = device.poll(wgpu::PollType::Poll);
+        let slots = self.manager.plan_textures().len();
+        if self.feedback_since.len() < slots {
+            self.feedback_since.resize(slots, u64::MAX);
+            self.feedback_given.resize(slots, 0);
+        }
+        let next = self.manager.frame_number() + 1;
+        self.pass
+            .feedback_mut()
+            .begin_frame(self.manager.context(), next, slots as u32)?;
         self.visibility(&input.camera, output);
         let plan = self.manager.frame(output, FrameTiming { gpu_ms, cpu_ms })?;
         let bucket = plan.bucket;
@@ -173,8 +219,23 @@ impl Renderer {
         self.uniform_scratch.clear();
         self.uniform_scratch
             .resize((stride * count.max(1)) as usize, 0);
+        let feedback_on = self.pass.feedback().config().enabled;
         for (i, inst) in self.instances.iter().enumerate() {
-            let u = DrawUniforms::new(view_proj, inst.transform, mip_bias, input.debug_mips);
+            let mut u = DrawUniforms::new(view_proj, inst.transform, mip_bias, input.debug_mips);
+            if feedback_on
+                && let Some(mat) = self
+                    .materials
+                    .get(inst.material.index, inst.material.generation)
+                && let Some((w, h)) = self.manager.streamer().texture_size(mat.base_color)
+            {
+                let t = mat.base_color.index();
+                u = u.with_feedback(t, w, h);
+                if let Some(since) = self.feedback_since.get_mut(t as usize)
+                    && *since == u64::MAX
+                {
+                    *since = plan.frame;
+                }
+            }
             let off = i * stride as usize;
             self.uniform_scratch[off..off + std::mem::size_of::<DrawUniforms>()]
                 .copy_from_slice(bytemuck::bytes_of(&u));
@@ -251,6 +312,11 @@ impl Renderer {
                 drawn += 1;
             }
         }
+        // This frame's feedback into the readback ring (skipped, never waited for, when the
+        // ring is full), the bins cleared for the next frame.
+        self.pass
+            .feedback_mut()
+            .resolve(ctx, &mut enc, bucket.scale())?;
         let settings = UpscaleSettings::default();
         let ts = if timed {
             self.timer.as_ref().and_then(|t| t.pass_writes(false, true))
@@ -263,6 +329,7 @@ impl Renderer {
             t.end_frame(&mut enc);
         }
         ctx.queue().submit([enc.finish()]);
+        self.pass.feedback_mut().after_submit();
         if timed && let Some(t) = self.timer.as_mut() {
             t.after_submit();
         }
@@ -277,6 +344,7 @@ impl Renderer {
             },
         );
         stats.instances_drawn = drawn;
+        stats.feedback = self.pass.feedback().stats();
         self.stats = stats;
         Ok(&self.stats)
     }

@@ -16,6 +16,7 @@ use glam::{Mat4, Vec3};
 
 use crate::budget::{Budget, Category, LedgerSnapshot};
 use crate::gpu::{GpuContext, GpuOptions, TrackedBuffer, TrackedTexture};
+use crate::feedback::FeedbackConfig;
 use crate::manager::{BudgetManager, FrameStats, ManagerConfig};
 use crate::render::scene::{
     Camera, Instance, InstanceHandle, MaterialDesc, MaterialHandle, Mesh, MeshHandle, Slab,
@@ -55,6 +56,10 @@ pub struct RendererConfig {
     /// the visible ones do not need. Measured by `mipflow bench` (c): frames under 40 dB 20 of 120
     /// without it, 8 at 1.5, 5 at 2.
     pub guard_band: f32,
+    /// GPU feedback (on by default): the levels the sampler really used decide the in-view
+    /// demand once they are read back (1-3 frames later); the CPU estimate covers the frames
+    /// before that, a camera cut, the guard band and the look-ahead. See [`crate::feedback`].
+    pub feedback: FeedbackConfig,
 }
 
 impl Default for RendererConfig {
@@ -69,6 +74,7 @@ impl Default for RendererConfig {
             clear_color: [0.02, 0.025, 0.035, 1.0],
             anisotropy: 8,
             guard_band: 2.0,
+            feedback: FeedbackConfig::default(),
         }
     }
 }
@@ -134,6 +140,12 @@ pub struct Renderer {
     last_submit: Option<Instant>,
     /// The camera's view matrix at the previous frame (for the look-ahead).
     last_view: Option<Mat4>,
+    /// Per texture slot: the first frame it was drawn with feedback recording (u64::MAX: not
+    /// yet), and the frame its feedback demand was last given (once per frame per texture).
+    feedback_since: Vec<u64>,
+    feedback_given: Vec<u64>,
+    /// The last camera cut (a jump the feedback in flight does not describe).
+    last_cut: u64,
     stats: FrameStats,
     /// Last: fields drop in order, and the context's leak report (in the manager's context)
     /// must see everything else gone.
@@ -161,7 +173,9 @@ impl Renderer {
 
     /// A renderer on a context mipflow made (headless, or for a window).
     pub fn with_context(ctx: GpuContext, config: RendererConfig) -> Result<Self> {
-        let pass = TexturedPass::new(&ctx, wgpu::TextureFormat::Rgba16Float, config.anisotropy);
+        let mut pass =
+            TexturedPass::new(&ctx, wgpu::TextureFormat::Rgba16Float, config.anisotropy)?;
+        pass.feedback_mut().set_config(config.feedback.clone());
         let upscale = UpscalePass::new(&ctx, config.output_format)?;
         let timer = GpuTimer::new(&ctx).unwrap_or(None);
         let mc = ManagerConfig {
@@ -185,6 +199,9 @@ impl Renderer {
             material_groups: Vec::new(),
             last_submit: None,
             last_view: None,
+            feedback_since: Vec::new(),
+            feedback_given: Vec::new(),
+            last_cut: 0,
             stats: FrameStats::default(),
             config,
         })

@@ -418,6 +418,11 @@ impl Streamer {
         self.id(h).map(|s| s.width)
     }
 
+    /// Width and height of level 0 of a live texture.
+    pub fn texture_size(&self, h: TextureHandle) -> Option<(u32, u32)> {
+        self.slot(h).map(|s| (s.info.width, s.info.height))
+    }
+
     /// Width over height of the image a live texture shows: its `mipflowSourceSize` (the size
     /// before `mipflow cook --resize` resampled it) when it has one, else its own size.
     pub fn texture_aspect(&self, h: TextureHandle) -> Option<f32> {

@@ -30,7 +30,7 @@ pub fn render_textured_quad(
     height: u32,
 ) -> Result<Vec<u8>> {
     let color_format = wgpu::TextureFormat::Rgba8UnormSrgb;
-    let pass = TexturedPass::new(ctx, color_format, 8);
+    let pass = TexturedPass::new(ctx, color_format, 8)?;
     let refs: Vec<&[u8]> = levels.iter().map(Vec::as_slice).collect();
     let texture = upload::create_texture_with_levels(
         ctx,

@@ -51,7 +51,7 @@ struct Scene {
 
 impl Scene {
     fn new(ctx: &GpuContext, img: &image::RgbaImage, verts: &[Vertex], idx: &[u32]) -> Self {
-        let pass = TexturedPass::new(ctx, wgpu::TextureFormat::Rgba16Float, 8);
+        let pass = TexturedPass::new(ctx, wgpu::TextureFormat::Rgba16Float, 8).unwrap();
         let levels = mip_chain(img);
         let refs: Vec<&[u8]> = levels.iter().map(Vec::as_slice).collect();
         let texture = upload::create_texture_with_levels(
@@ -77,7 +77,7 @@ impl Scene {
         let mesh = GpuMesh::new(ctx, "scene mesh", verts, idx).unwrap();
         let (uniforms, uniform_group) = pass.uniform_buffer(ctx, "scene uniforms", 1).unwrap();
         let material = pass.material_bind_group(ctx, "scene material", &texture.create_view());
-        let direct_pass = TexturedPass::new(ctx, wgpu::TextureFormat::Rgba8UnormSrgb, 8);
+        let direct_pass = TexturedPass::new(ctx, wgpu::TextureFormat::Rgba8UnormSrgb, 8).unwrap();
         let (du, dg) = direct_pass
             .uniform_buffer(ctx, "direct uniforms", 1)
             .unwrap();

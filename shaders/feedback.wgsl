@@ -1,0 +1,40 @@
+// mipflow's GPU feedback record: what the sampler really uses, per texture, as a histogram of
+// pixels per mip level. Prepend this to any fragment shader (mipflow's own pass does; a game's
+// gets it from `mipflow::feedback::Feedback::wgsl(group)`, with its own bind group number in
+// place of 2) and call `mipflow_record_feedback` once per sampled texture.
+//
+// One pixel in each BLOCK x BLOCK block records per frame, a different one each frame, so that
+// every pixel is seen every BLOCK^2 frames; the CPU scales the counts back up. Bins are atomic
+// counters, 16 per texture slot: bin l counts pixels whose level (the log2 of the texel
+// footprint the sampler uses, bias included) is in [l, l + 1).
+
+struct MipflowFeedback {
+    // The frame number: which pixel of each block records.
+    frame: u32,
+    // log2 of the block side (3: one pixel in 8x8).
+    block_shift: u32,
+    // Slots the histogram buffer holds: a slot at or past it records nothing (0: feedback off).
+    slots: u32,
+    pad: u32,
+};
+
+@group(2) @binding(0) var<storage, read_write> mipflow_feedback_bins: array<atomic<u32>>;
+@group(2) @binding(1) var<uniform> mipflow_feedback: MipflowFeedback;
+
+// Records the level the sampler uses for `uv` on a texture whose level 0 is `size` texels, with
+// the mip bias `bias`, for the texture in `slot`. `frag` is the fragment's @builtin(position).
+// Takes derivatives: call it in uniform control flow (before any discard or branch on data).
+fn mipflow_record_feedback(slot: u32, uv: vec2<f32>, size: vec2<f32>, bias: f32, frag: vec4<f32>) {
+    let dx = dpdx(uv * size);
+    let dy = dpdy(uv * size);
+    let rho = max(dot(dx, dx), dot(dy, dy));
+    let level = clamp(0.5 * log2(max(rho, 1e-12)) + bias, 0.0, 15.0);
+    let side = 1u << mipflow_feedback.block_shift;
+    let mask = side - 1u;
+    // A scrambled walk over the block's pixels, one per frame.
+    let k = (mipflow_feedback.frame * 37u) & (side * side - 1u);
+    let p = vec2<u32>(frag.xy);
+    if (slot < mipflow_feedback.slots && (p.x & mask) == (k & mask) && (p.y & mask) == (k >> mipflow_feedback.block_shift)) {
+        atomicAdd(&mipflow_feedback_bins[slot * 16u + u32(level)], 1u);
+    }
+}

@@ -1,0 +1,444 @@
+//! GPU feedback: what the GPU really sampled decides the mips. A fragment shader records, for a
+//! sample of its pixels, the level the sampler uses for each texture (`shaders/feedback.wgsl`,
+//! [`Feedback::wgsl`] for a game's own shaders); the counts land directly in a histogram per
+//! texture slot on the GPU (atomic adds, 16 bins a slot), which is copied each frame into a ring
+//! of readback buffers and mapped asynchronously. A frame never waits for a readback: it uses
+//! the newest one that has arrived (typically 1-3 frames old), and the histograms go to the
+//! budget manager as demand form (b) ([`crate::BudgetManager::add_demand_levels`]), where the
+//! planner prices each level by the pixels that want it. A texture behind a wall gets no
+//! pixels, and a wall at a grazing angle gets level 0 only for the few pixels that need it.
+//!
+//! Every buffer here is charged to the ledger ([`Category::Buffers`]).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use crate::Result;
+use crate::budget::Category;
+use crate::budget::planner::MAX_LEVELS;
+use crate::gpu::{GpuContext, TrackedBuffer};
+
+/// The record's WGSL, its bindings in bind group 2 (see [`Feedback::wgsl`] for another group).
+pub const WGSL: &str = include_str!("../shaders/feedback.wgsl");
+
+/// How GPU feedback runs. `Default`: on, one pixel in 8x8 per frame, 3 readback buffers.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct FeedbackConfig {
+    /// Whether the GPU records feedback (default true in the `Renderer`). Off: the CPU estimate
+    /// from bounds decides alone.
+    pub enabled: bool,
+    /// log2 of the block side: one pixel in each `2^n x 2^n` block records per frame (default
+    /// 3: one in 64). Why: the atomics cost fragment time; 1/64 of the pixels a frame, a
+    /// different one each frame, is what Godot's and id Tech's feedback sample too.
+    pub block_shift: u32,
+    /// Readback buffers in the ring (default 3): how many frames the GPU may be behind before a
+    /// frame's feedback is skipped (never waited for).
+    pub readbacks: usize,
+    /// Feedback older than this many frames is not used (default 8): the CPU estimate decides.
+    pub max_latency_frames: u64,
+}
+
+impl Default for FeedbackConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            block_shift: 3,
+            readbacks: 3,
+            max_latency_frames: 8,
+        }
+    }
+}
+
+impl FeedbackConfig {
+    /// Feedback off.
+    pub fn off() -> Self {
+        Self {
+            enabled: false,
+            ..Self::default()
+        }
+    }
+}
+
+const FREE: u8 = 0;
+const RECORDED: u8 = 1;
+const MAPPING: u8 = 2;
+const MAPPED: u8 = 3;
+
+struct Readback {
+    buffer: TrackedBuffer,
+    state: Arc<AtomicU8>,
+    /// The frame whose feedback it holds, the slots it covers and the render scale then.
+    frame: u64,
+    slots: u32,
+    scale: f32,
+}
+
+/// Feedback figures of one frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FeedbackStats {
+    /// Frames between the feedback in use and this frame (`None`: none yet).
+    pub latency_frames: Option<u64>,
+    /// Output pixels the feedback in use covers (all textures, scaled up from the sample).
+    pub pixels: f64,
+    /// Frames whose feedback was not copied because every readback buffer was still in use.
+    pub skipped: u64,
+}
+
+/// The GPU side and the CPU side of feedback: the histogram buffer and its bind group, the
+/// readback ring, and the newest histograms read back.
+pub struct Feedback {
+    config: FeedbackConfig,
+    layout: wgpu::BindGroupLayout,
+    bins: TrackedBuffer,
+    params: TrackedBuffer,
+    group: wgpu::BindGroup,
+    /// Slots the bins buffer holds.
+    capacity: u32,
+    /// Slots recording this frame (0 when off).
+    slots: u32,
+    ring: Vec<Readback>,
+    /// Newest histograms read back: output pixels per level, per slot.
+    latest: Vec<[f32; MAX_LEVELS]>,
+    latest_frame: Option<u64>,
+    frame: u64,
+    skipped: u64,
+    pixels: f64,
+}
+
+impl std::fmt::Debug for Feedback {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Feedback")
+            .field("config", &self.config)
+            .field("capacity", &self.capacity)
+            .field("latest_frame", &self.latest_frame)
+            .finish()
+    }
+}
+
+impl Feedback {
+    /// The record's WGSL with its bindings in bind group `group`, to prepend to a shader.
+    pub fn wgsl(group: u32) -> String {
+        WGSL.replace("@group(2)", &format!("@group({group})"))
+    }
+
+    /// The layout of the feedback bind group (binding 0: the bins, storage read-write; 1: the
+    /// parameters, uniform), for a pipeline layout.
+    pub fn layout(device: &wgpu::Device) -> wgpu::BindGroupLayout {
+        device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("mipflow feedback"),
+            entries: &[
+                wgpu::BindGroupLayoutEntry {
+                    binding: 0,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Storage { read_only: false },
+                        has_dynamic_offset: false,
+                        min_binding_size: None,
+                    },
+                    count: None,
+                },
+                wgpu::BindGroupLayoutEntry {
+                    binding: 1,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Uniform,
+                        has_dynamic_offset: false,
+                        min_binding_size: wgpu::BufferSize::new(16),
+                    },
+                    count: None,
+                },
+            ],
+        })
+    }
+
+    /// Feedback with `config`, for textures in slots below `slots` (grown later as needed).
+    pub fn new(ctx: &GpuContext, config: FeedbackConfig, slots: u32) -> Result<Self> {
+        let layout = Self::layout(ctx.device());
+        let capacity = slots.max(16);
+        let bins = Self::bins(ctx, capacity)?;
+        let params = ctx.create_buffer(
+            &wgpu::BufferDescriptor {
+                label: Some("mipflow feedback params"),
+                size: 16,
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            },
+            Category::Buffers,
+        )?;
+        let group = Self::group(ctx, &layout, &bins, &params);
+        Ok(Self {
+            config,
+            layout,
+            bins,
+            params,
+            group,
+            capacity,
+            slots: 0,
+            ring: Vec::new(),
+            latest: Vec::new(),
+            latest_frame: None,
+            frame: 0,
+            skipped: 0,
+            pixels: 0.0,
+        })
+    }
+
+    fn bins(ctx: &GpuContext, capacity: u32) -> Result<TrackedBuffer> {
+        ctx.create_buffer(
+            &wgpu::BufferDescriptor {
+                label: Some("mipflow feedback bins"),
+                size: u64::from(capacity) * MAX_LEVELS as u64 * 4,
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_SRC
+                    | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            },
+            Category::Buffers,
+        )
+    }
+
+    fn group(
+        ctx: &GpuContext,
+        layout: &wgpu::BindGroupLayout,
+        bins: &TrackedBuffer,
+        params: &TrackedBuffer,
+    ) -> wgpu::BindGroup {
+        ctx.device().create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("mipflow feedback"),
+            layout,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: bins.buffer().as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: params.buffer().as_entire_binding(),
+                },
+            ],
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &FeedbackConfig {
+        &self.config
+    }
+
+    /// Replaces the configuration (the next frame uses it).
+    pub fn set_config(&mut self, config: FeedbackConfig) {
+        let on = config.enabled;
+        self.config = config;
+        self.set_enabled(on);
+    }
+
+    /// Turns feedback on or off (off: nothing is recorded, resolved or read back).
+    pub fn set_enabled(&mut self, on: bool) {
+        self.config.enabled = on;
+        if !on {
+            self.latest_frame = None;
+        }
+    }
+
+    /// The bind group layout this feedback's group was made with.
+    pub fn bind_group_layout(&self) -> &wgpu::BindGroupLayout {
+        &self.layout
+    }
+
+    /// The bind group to set at the group number the shader's record uses.
+    pub fn bind_group(&self) -> &wgpu::BindGroup {
+        &self.group
+    }
+
+    /// Starts a frame: reads back what has arrived (never waits; the caller polls the device
+    /// once a frame), makes room for `slots` texture slots, and sets which pixel records.
+    /// Allocates only when the slots grow.
+    pub fn begin_frame(&mut self, ctx: &GpuContext, frame: u64, slots: u32) -> Result<()> {
+        self.frame = frame;
+        self.collect();
+        if !self.config.enabled {
+            self.slots = 0;
+        } else {
+            if slots > self.capacity {
+                let capacity = slots.next_power_of_two();
+                // Dropped first, so the ledger never holds both.
+                self.bins = Self::bins(ctx, 1)?;
+                self.bins = Self::bins(ctx, capacity)?;
+                self.group = Self::group(ctx, &self.layout, &self.bins, &self.params);
+                self.capacity = capacity;
+                // Readbacks of the old size are dropped as they come back.
+            }
+            self.slots = slots;
+        }
+        let params = [
+            frame as u32,
+            self.config.block_shift.min(5),
+            self.slots,
+            0u32,
+        ];
+        ctx.queue()
+            .write_buffer(self.params.buffer(), 0, bytemuck::cast_slice(&params));
+        Ok(())
+    }
+
+    /// Records, after the passes that call the record, the copy of this frame's bins into a free
+    /// readback buffer and the clearing of the bins; `render_scale` is the scale the frame was
+    /// drawn at (its pixel counts are scaled to output pixels). With no free buffer (the GPU is
+    /// more than the ring behind), this frame's feedback is skipped and counted, never waited
+    /// for.
+    pub fn resolve(
+        &mut self,
+        ctx: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
+        render_scale: f32,
+    ) -> Result<()> {
+        if !self.config.enabled || self.slots == 0 {
+            return Ok(());
+        }
+        let bytes = u64::from(self.slots) * MAX_LEVELS as u64 * 4;
+        let free = self.ring.iter().position(|r| {
+            r.state.load(Ordering::Acquire) == FREE && r.buffer.bytes() >= bytes
+        });
+        let i = match free {
+            Some(i) => i,
+            None if self.ring.len() < self.config.readbacks.max(1) => {
+                self.ring.push(Readback {
+                    buffer: ctx.create_buffer(
+                        &wgpu::BufferDescriptor {
+                            label: Some("mipflow feedback readback"),
+                            size: u64::from(self.capacity) * MAX_LEVELS as u64 * 4,
+                            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                            mapped_at_creation: false,
+                        },
+                        Category::Buffers,
+                    )?,
+                    state: Arc::new(AtomicU8::new(FREE)),
+                    frame: 0,
+                    slots: 0,
+                    scale: 1.0,
+                });
+                self.ring.len() - 1
+            }
+            None => {
+                // A free buffer too small for the grown bins is replaced.
+                match self
+                    .ring
+                    .iter()
+                    .position(|r| r.state.load(Ordering::Acquire) == FREE)
+                {
+                    Some(i) => {
+                        self.ring.swap_remove(i);
+                        return self.resolve(ctx, encoder, render_scale);
+                    }
+                    None => {
+                        self.skipped += 1;
+                        encoder.clear_buffer(self.bins.buffer(), 0, None);
+                        return Ok(());
+                    }
+                }
+            }
+        };
+        let r = &mut self.ring[i];
+        encoder.copy_buffer_to_buffer(self.bins.buffer(), 0, r.buffer.buffer(), 0, bytes);
+        encoder.clear_buffer(self.bins.buffer(), 0, None);
+        r.state.store(RECORDED, Ordering::Release);
+        r.frame = self.frame;
+        r.slots = self.slots;
+        r.scale = if render_scale.is_finite() && render_scale > 0.0 {
+            render_scale
+        } else {
+            1.0
+        };
+        Ok(())
+    }
+
+    /// Call after the submit that holds [`Feedback::resolve`]'s copy: maps the buffer it filled
+    /// (the data is read by a later [`Feedback::begin_frame`]).
+    pub fn after_submit(&mut self) {
+        for r in &self.ring {
+            if r.state.load(Ordering::Acquire) == RECORDED {
+                r.state.store(MAPPING, Ordering::Release);
+                let state = r.state.clone();
+                r.buffer
+                    .buffer()
+                    .slice(..)
+                    .map_async(wgpu::MapMode::Read, move |res| {
+                        state.store(if res.is_ok() { MAPPED } else { FREE }, Ordering::Release);
+                    });
+            }
+        }
+    }
+
+    /// Reads the newest mapped readback into the histograms; frees every mapped one.
+    fn collect(&mut self) {
+        let newest = self
+            .ring
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.state.load(Ordering::Acquire) == MAPPED)
+            .max_by_key(|(_, r)| r.frame)
+            .map(|(i, _)| i);
+        if let Some(i) = newest
+            && self.latest_frame.is_none_or(|f| self.ring[i].frame > f)
+        {
+            let r = &self.ring[i];
+            let slots = r.slots as usize;
+            if self.latest.len() < slots {
+                self.latest.resize(slots, [0.0; MAX_LEVELS]);
+            }
+            // One recorded pixel stands for a block of render pixels, each 1/scale² output pixels.
+            let side = 1u32 << self.config.block_shift.min(5);
+            let k = f64::from(side * side) / f64::from(r.scale * r.scale);
+            let mut total = 0.0f64;
+            if let Ok(data) = r.buffer.buffer().slice(..).get_mapped_range() {
+                let counts: &[u32] = bytemuck::cast_slice(&data[..slots * MAX_LEVELS * 4]);
+                for (h, c) in self.latest.iter_mut().zip(counts.chunks_exact(MAX_LEVELS)) {
+                    for (b, &n) in h.iter_mut().zip(c) {
+                        *b = (f64::from(n) * k) as f32;
+                        total += f64::from(*b);
+                    }
+                }
+            }
+            for h in self.latest.iter_mut().skip(slots) {
+                *h = [0.0; MAX_LEVELS];
+            }
+            self.latest_frame = Some(r.frame);
+            self.pixels = total;
+        }
+        for r in &self.ring {
+            if r.state.load(Ordering::Acquire) == MAPPED {
+                r.buffer.buffer().unmap();
+                r.state.store(FREE, Ordering::Release);
+            }
+        }
+    }
+
+    /// The newest histogram of `slot`: output pixels per wanted level (native resolution), from
+    /// frame [`Feedback::latest_frame`]. `None` when feedback is off, too old, or has not
+    /// covered this slot.
+    pub fn histogram(&self, slot: u32) -> Option<&[f32; MAX_LEVELS]> {
+        let f = self.latest_frame?;
+        if !self.config.enabled || self.frame.saturating_sub(f) > self.config.max_latency_frames {
+            return None;
+        }
+        self.latest.get(slot as usize)
+    }
+
+    /// The frame the histograms in use were recorded in.
+    pub fn latest_frame(&self) -> Option<u64> {
+        self.latest_frame
+    }
+
+    /// This frame's figures.
+    pub fn stats(&self) -> FeedbackStats {
+        FeedbackStats {
+            latency_frames: self.latest_frame.map(|f| self.frame.saturating_sub(f)),
+            pixels: if self.latest_frame.is_some() {
+                self.pixels
+            } else {
+                0.0
+            },
+            skipped: self.skipped,
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! GPU feedback on lavapipe: (1) a texture hidden behind an opaque wall is not streamed above
+//! its floor with feedback on, and is with feedback off (the CPU estimate cannot see the wall);
+//! (3) the levels feedback records agree with the levels the sampler used (a texture whose every
+//! mip is a different flat colour, read back) within one level on >= 95% of the pixels; (4) no
+//! frame waits for its readback: every frame uses an earlier frame's feedback.
+
+use crate::common;
+
+use glam::{Mat4, Quat, Vec3};
+use mipflow::budget::Budget;
+use mipflow::feedback::FeedbackConfig;
+use mipflow::render::Vertex;
+use mipflow::resolution::{BucketRange, Upscaler};
+use mipflow::{
+    Camera, FrameInput, MaterialDesc, Renderer, RendererConfig, TextureOptions, TextureSource,
+};
+
+fn renderer(feedback: bool, anisotropy: u16) -> Option<Renderer> {
+    let ctx = common::gpu()?;
+    let mut c = RendererConfig::default();
+    c.budget = Budget::bytes(96 << 20);
+    c.stream = c.stream.with_deterministic(true);
+    c.upscaler = Upscaler::Bilinear;
+    c.anisotropy = anisotropy;
+    c.feedback = if feedback {
+        FeedbackConfig::default()
+    } else {
+        FeedbackConfig::off()
+    };
+    let mut r = Renderer::with_context(ctx, c).unwrap();
+    r.set_scale_range(1.0, 1.0);
+    Some(r)
+}
+
+fn level_of(r: &Renderer, t: mipflow::TextureHandle) -> (u8, u8) {
+    let infos = r.streamer().texture_infos();
+    let i = infos.iter().find(|i| i.index == t.index()).unwrap();
+    (i.resident_level, i.level_count)
+}
+
+/// A 1024² texture behind a 6 m wall, both 4 m in front of the camera: the wall hides it.
+fn hidden_texture_level(feedback: bool) -> Option<(u8, u8, u8)> {
+    let mut r = renderer(feedback, 1)?;
+    let out = r.context().create_offscreen_target("fb", 320, 180).unwrap();
+    let view = out.create_view();
+    let (pv, pi) = mipflow::render::panel(1.0, 1.0);
+    let mesh = r.add_mesh(&pv, &pi).unwrap();
+    let (hidden, hm) = common::procedural_material(&mut r, 5, 0, 1024);
+    let (_wall, wm) = common::procedural_material(&mut r, 5, 1, 256);
+    r.add_instance(
+        mesh,
+        hm,
+        Mat4::from_scale_rotation_translation(Vec3::splat(1.5), Quat::IDENTITY, Vec3::new(0.0, 0.0, -4.0)),
+    )
+    .unwrap();
+    r.add_instance(
+        mesh,
+        wm,
+        Mat4::from_scale_rotation_translation(Vec3::splat(8.0), Quat::IDENTITY, Vec3::new(0.0, 0.0, -2.0)),
+    )
+    .unwrap();
+    let input = FrameInput::new(Camera::look_at(Vec3::new(0.0, 0.0, 2.0), Vec3::new(0.0, 0.0, -4.0)));
+    for _ in 0..40 {
+        r.render(&view, &input).unwrap();
+    }
+    let (level, count) = level_of(&r, hidden);
+    let floor = mipflow::budget::planner::PlanTexture::floor_for(1024, 1024, 32, count, u16::MAX)
+        .unwrap();
+    if feedback {
+        let s = r.stats().feedback;
+        assert!(s.latency_frames.is_some_and(|l| l >= 1), "{s:?}");
+        assert!(s.pixels > 10_000.0, "the wall's pixels are in the feedback: {s:?}");
+    }
+    Some((level, floor, count))
+}
+
+#[test]
+fn a_texture_hidden_behind_a_wall_stays_at_its_floor_with_feedback() {
+    let Some((on, floor, _)) = hidden_texture_level(true) else {
+        return;
+    };
+    let (off, _, _) = hidden_texture_level(false).unwrap();
+    assert_eq!(on, floor, "feedback on: nothing above the floor");
+    assert!(off < floor, "feedback off: the CPU estimate streams it ({off})");
+}
+
+/// A texture whose mip `l` is one flat colour of `COLOURS[l]`.
+const COLOURS: [[u8; 3]; 11] = [
+    [255, 0, 0],
+    [0, 255, 0],
+    [0, 0, 255],
+    [255, 255, 0],
+    [255, 0, 255],
+    [0, 255, 255],
+    [255, 128, 0],
+    [128, 0, 255],
+    [0, 128, 255],
+    [255, 255, 255],
+    [128, 255, 0],
+];
+
+fn mip_coloured(size: u32) -> Vec<u8> {
+    let enc = mipflow_cook::encoder_for(mipflow_cook::Quality::Fast);
+    let count = mipflow::budget::size::full_mip_count(size, size);
+    let levels = (0..count)
+        .map(|l| {
+            let s = (size >> l).max(1);
+            let c = COLOURS[l as usize % COLOURS.len()];
+            let px: Vec<u8> = (0..s * s).flat_map(|_| [c[0], c[1], c[2], 255]).collect();
+            mipflow_cook::encode_level(enc.as_ref(), &px, s, s, false).unwrap()
+        })
+        .collect();
+    let tex = mipflow::ktx2::EncodedTexture {
+        format: wgpu::TextureFormat::Bc7RgbaUnorm,
+        width: size,
+        height: size,
+        levels,
+        key_values: Vec::new(),
+    };
+    let mut out = Vec::new();
+    mipflow::ktx2::write_ktx2(&mut out, &tex, None, "feedback test").unwrap();
+    out
+}
+
+/// The level whose colour points the same way as `p` (lighting scales colours, not hues).
+fn classify(p: &[u8]) -> Option<usize> {
+    let v = Vec3::new(f32::from(p[0]), f32::from(p[1]), f32::from(p[2]));
+    if v.length() < 30.0 {
+        return None;
+    }
+    let v = v.normalize();
+    (0..COLOURS.len()).max_by(|&a, &b| {
+        let d = |i: usize| {
+            let c = COLOURS[i];
+            Vec3::new(f32::from(c[0]), f32::from(c[1]), f32::from(c[2]))
+                .normalize()
+                .dot(v)
+        };
+        d(a).total_cmp(&d(b))
+    })
+}
+
+#[test]
+fn feedback_levels_agree_with_the_levels_the_sampler_used() {
+    let Some(mut r) = renderer(true, 1) else {
+        return;
+    };
+    let (w, h) = (320u32, 180u32);
+    let out = r.context().create_offscreen_target("fb", w, h).unwrap();
+    let view = out.create_view();
+    // A floor 8 m wide and 40 m long, the texture repeating every 2 m: a grazing view spans
+    // many levels from the bottom of the image to the horizon.
+    let v = |x: f32, z: f32, u: f32, t: f32| Vertex {
+        position: [x, 0.0, z],
+        normal: [0.0, 1.0, 0.0],
+        uv: [u, t],
+    };
+    let verts = [
+        v(-4.0, 0.0, 0.0, 0.0),
+        v(4.0, 0.0, 4.0, 0.0),
+        v(4.0, -40.0, 4.0, 20.0),
+        v(-4.0, -40.0, 0.0, 20.0),
+    ];
+    let mesh = r.add_mesh(&verts, &[0, 1, 2, 0, 2, 3]).unwrap();
+    let tex = r
+        .add_texture(TextureSource::bytes(mip_coloured(512)), TextureOptions::default())
+        .unwrap();
+    let mat = r.add_material(MaterialDesc::new(tex)).unwrap();
+    r.add_instance(mesh, mat, Mat4::IDENTITY).unwrap();
+    let input = FrameInput::new(Camera::look_at(Vec3::new(0.0, 1.2, 0.5), Vec3::new(0.0, 0.0, -6.0)));
+    for _ in 0..30 {
+        r.render(&view, &input).unwrap();
+    }
+    let (resident, _) = level_of(&r, tex);
+    assert_eq!(resident, 0, "every level resident, so the sampler picks freely");
+    r.context().wait_idle().unwrap();
+    let px = mipflow::gpu::read_texture_rgba8(r.context(), out.texture()).unwrap();
+    let mut used = [0f64; 16];
+    for p in px.chunks_exact(4) {
+        if let Some(l) = classify(p) {
+            used[l] += 1.0;
+        }
+    }
+    let fb = *r.feedback().histogram(tex.index()).expect("feedback for the floor");
+    let (fb_total, used_total) = (fb.iter().map(|&x| f64::from(x)).sum::<f64>(), used.iter().sum::<f64>());
+    assert!(used_total > f64::from(w * h) / 4.0, "the floor fills the bottom of the image");
+    assert!(fb_total > 0.0);
+    // Each level feedback reports is matched by pixels the sampler drew within one level.
+    let mut matched = 0.0;
+    for l in 0..16 {
+        let near: f64 = (l.saturating_sub(1)..=(l + 1).min(15)).map(|k| used[k] / used_total).sum();
+        matched += (f64::from(fb[l]) / fb_total).min(near);
+    }
+    let levels_used = used.iter().filter(|&&n| n > used_total * 0.02).count();
+    eprintln!("feedback {fb:?}\nsampled  {used:?}\nmatched {matched:.3}");
+    assert!(levels_used >= 3, "the floor spans several levels: {used:?}");
+    assert!(matched >= 0.95, "{matched:.3}");
+    // Never waited for: the frame used an earlier frame's feedback.
+    let s = r.stats().feedback;
+    assert!(s.latency_frames.is_some_and(|l| (1..=3).contains(&l)), "{s:?}");
+}
