@@ -15,26 +15,35 @@ struct MipflowFeedback {
     block_shift: u32,
     // Slots the histogram buffer holds: a slot at or past it records nothing (0: feedback off).
     slots: u32,
-    pad: u32,
+    // The sampler's anisotropy clamp (1: trilinear only).
+    max_anisotropy: u32,
 };
 
 @group(2) @binding(0) var<storage, read_write> mipflow_feedback_bins: array<atomic<u32>>;
 @group(2) @binding(1) var<uniform> mipflow_feedback: MipflowFeedback;
 
 // Records the level the sampler uses for `uv` on a texture whose level 0 is `size` texels, with
-// the mip bias `bias`, for the texture in `slot`. `frag` is the fragment's @builtin(position).
+// the mip bias `bias`, for the texture in `slot`. `frag` is the fragment's @builtin(position);
+// `visible` false records nothing (a fragment behind a depth pre-pass's surface: a shader with
+// side effects runs before the depth test, so occluded fragments would count otherwise).
 // Takes derivatives: call it in uniform control flow (before any discard or branch on data).
-fn mipflow_record_feedback(slot: u32, uv: vec2<f32>, size: vec2<f32>, bias: f32, frag: vec4<f32>) {
+fn mipflow_record_feedback(slot: u32, uv: vec2<f32>, size: vec2<f32>, bias: f32, frag: vec4<f32>, visible: bool) {
     let dx = dpdx(uv * size);
     let dy = dpdy(uv * size);
-    let rho = max(dot(dx, dx), dot(dy, dy));
-    let level = clamp(0.5 * log2(max(rho, 1e-12)) + bias, 0.0, 15.0);
+    // The footprint's long and short axes; anisotropic filtering takes up to max_anisotropy
+    // samples along the long one, so the level follows the long axis over that ratio.
+    let lx = length(dx);
+    let ly = length(dy);
+    let major = max(lx, ly);
+    let minor = max(min(lx, ly), 1e-6);
+    let ratio = clamp(major / minor, 1.0, f32(max(mipflow_feedback.max_anisotropy, 1u)));
+    let level = clamp(log2(max(major / ratio, 1e-6)) + bias, 0.0, 15.0);
     let side = 1u << mipflow_feedback.block_shift;
     let mask = side - 1u;
     // A scrambled walk over the block's pixels, one per frame.
     let k = (mipflow_feedback.frame * 37u) & (side * side - 1u);
     let p = vec2<u32>(frag.xy);
-    if (slot < mipflow_feedback.slots && (p.x & mask) == (k & mask) && (p.y & mask) == (k >> mipflow_feedback.block_shift)) {
+    if (visible && slot < mipflow_feedback.slots && (p.x & mask) == (k & mask) && (p.y & mask) == (k >> mipflow_feedback.block_shift)) {
         atomicAdd(&mipflow_feedback_bins[slot * 16u + u32(level)], 1u);
     }
 }

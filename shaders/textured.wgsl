@@ -16,6 +16,8 @@ struct Uniforms {
 @group(0) @binding(0) var<uniform> u: Uniforms;
 @group(1) @binding(0) var base_color: texture_2d<f32>;
 @group(1) @binding(1) var base_sampler: sampler;
+// The depth pre-pass's depth (the Renderer's), for feedback to skip occluded fragments.
+@group(3) @binding(0) var scene_depth: texture_depth_2d;
 
 struct VsIn {
     @location(0) position: vec3<f32>,
@@ -58,7 +60,14 @@ fn mip_colour(level: f32) -> vec3<f32> {
 fn fs_main(i: VsOut) -> @location(0) vec4<f32> {
     let bias = u.params.x;
     if (u.params.z >= 0.0) {
-        mipflow_record_feedback(u32(u.params.z), i.uv, vec2<f32>(u.params.w, u.light_dir.w), bias, i.clip);
+        // Visible: on (or in front of) the nearest surface the depth pre-pass found.
+        let dims = textureDimensions(scene_depth);
+        let p = vec2<u32>(i.clip.xy);
+        var visible = false;
+        if (p.x < dims.x && p.y < dims.y) {
+            visible = i.clip.z <= textureLoad(scene_depth, p, 0) + 1e-5;
+        }
+        mipflow_record_feedback(u32(u.params.z), i.uv, vec2<f32>(u.params.w, u.light_dir.w), bias, i.clip, visible);
     }
     let tex = textureSampleBias(base_color, base_sampler, i.uv, bias);
     let n = normalize(i.normal);

@@ -37,6 +37,10 @@ pub struct FeedbackConfig {
     pub readbacks: usize,
     /// Feedback older than this many frames is not used (default 8): the CPU estimate decides.
     pub max_latency_frames: u64,
+    /// The anisotropy clamp of the sampler the record stands for (default 1; the `Renderer`
+    /// sets its own): the level follows the footprint's long axis divided by up to this ratio,
+    /// as the sampler does.
+    pub max_anisotropy: u32,
 }
 
 impl Default for FeedbackConfig {
@@ -46,6 +50,7 @@ impl Default for FeedbackConfig {
             block_shift: 3,
             readbacks: 3,
             max_latency_frames: 8,
+            max_anisotropy: 1,
         }
     }
 }
@@ -274,7 +279,7 @@ impl Feedback {
             frame as u32,
             self.config.block_shift.min(5),
             self.slots,
-            0u32,
+            self.config.max_anisotropy.clamp(1, 16),
         ];
         ctx.queue()
             .write_buffer(self.params.buffer(), 0, bytemuck::cast_slice(&params));
@@ -296,9 +301,10 @@ impl Feedback {
             return Ok(());
         }
         let bytes = u64::from(self.slots) * MAX_LEVELS as u64 * 4;
-        let free = self.ring.iter().position(|r| {
-            r.state.load(Ordering::Acquire) == FREE && r.buffer.bytes() >= bytes
-        });
+        let free = self
+            .ring
+            .iter()
+            .position(|r| r.state.load(Ordering::Acquire) == FREE && r.buffer.bytes() >= bytes);
         let i = match free {
             Some(i) => i,
             None if self.ring.len() < self.config.readbacks.max(1) => {

@@ -7,9 +7,9 @@ use bytemuck::{Pod, Zeroable};
 use glam::{Mat4, Vec3, Vec4};
 
 use crate::Result;
-use crate::feedback::{Feedback, FeedbackConfig};
 use crate::budget::Category;
-use crate::gpu::{GpuContext, TrackedBuffer};
+use crate::feedback::{Feedback, FeedbackConfig};
+use crate::gpu::{GpuContext, TrackedBuffer, TrackedTexture};
 use crate::shaders;
 
 /// A mesh vertex: position, normal, UV.
@@ -164,6 +164,13 @@ pub struct TexturedPass {
     depth_format: wgpu::TextureFormat,
     /// The GPU feedback the pass records (bind group 2; off until enabled).
     feedback: Feedback,
+    /// Group 3: the depth pre-pass's depth, read by the feedback record to skip occluded
+    /// fragments; `dummy_depth` stands in when there is no pre-pass.
+    depth_layout: wgpu::BindGroupLayout,
+    dummy_depth: (TrackedTexture, wgpu::BindGroup),
+    /// Depth only (the pre-pass), and the shaded pass after it (depth read-only, equal passes).
+    depth_pipeline: wgpu::RenderPipeline,
+    after_prepass_pipeline: wgpu::RenderPipeline,
 }
 
 impl TexturedPass {
@@ -216,19 +223,80 @@ impl TexturedPass {
                 },
             ],
         });
+        let depth_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("textured scene depth"),
+            entries: &[wgpu::BindGroupLayoutEntry {
+                binding: 0,
+                visibility: wgpu::ShaderStages::FRAGMENT,
+                ty: wgpu::BindingType::Texture {
+                    sample_type: wgpu::TextureSampleType::Depth,
+                    view_dimension: wgpu::TextureViewDimension::D2,
+                    multisampled: false,
+                },
+                count: None,
+            }],
+        });
         let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("textured"),
             bind_group_layouts: &[
                 Some(&uniform_layout),
                 Some(&material_layout),
                 Some(feedback.bind_group_layout()),
+                Some(&depth_layout),
             ],
             immediate_size: 0,
         });
         let depth_format = wgpu::TextureFormat::Depth32Float;
-        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("textured"),
-            layout: Some(&layout),
+        let color = |write: bool, compare: wgpu::CompareFunction, label: &str| {
+            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+                label: Some(label),
+                layout: Some(&layout),
+                vertex: wgpu::VertexState {
+                    module: &module,
+                    entry_point: Some("vs_main"),
+                    compilation_options: Default::default(),
+                    buffers: &[Some(Vertex::layout())],
+                },
+                primitive: wgpu::PrimitiveState {
+                    cull_mode: None,
+                    ..Default::default()
+                },
+                depth_stencil: Some(wgpu::DepthStencilState {
+                    format: depth_format,
+                    depth_write_enabled: Some(write),
+                    depth_compare: Some(compare),
+                    stencil: Default::default(),
+                    bias: Default::default(),
+                }),
+                multisample: Default::default(),
+                fragment: Some(wgpu::FragmentState {
+                    module: &module,
+                    entry_point: Some("fs_main"),
+                    compilation_options: Default::default(),
+                    targets: &[Some(wgpu::ColorTargetState {
+                        format: color_format,
+                        blend: None,
+                        write_mask: wgpu::ColorWrites::ALL,
+                    })],
+                }),
+                multiview_mask: None,
+                cache: None,
+            })
+        };
+        let pipeline = color(true, wgpu::CompareFunction::Less, "textured");
+        let after_prepass_pipeline = color(
+            false,
+            wgpu::CompareFunction::LessEqual,
+            "textured after depth pre-pass",
+        );
+        let depth_only_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("textured depth pre-pass"),
+            bind_group_layouts: &[Some(&uniform_layout)],
+            immediate_size: 0,
+        });
+        let depth_pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("textured depth pre-pass"),
+            layout: Some(&depth_only_layout),
             vertex: wgpu::VertexState {
                 module: &module,
                 entry_point: Some("vs_main"),
@@ -247,19 +315,29 @@ impl TexturedPass {
                 bias: Default::default(),
             }),
             multisample: Default::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &module,
-                entry_point: Some("fs_main"),
-                compilation_options: Default::default(),
-                targets: &[Some(wgpu::ColorTargetState {
-                    format: color_format,
-                    blend: None,
-                    write_mask: wgpu::ColorWrites::ALL,
-                })],
-            }),
+            fragment: None,
             multiview_mask: None,
             cache: None,
         });
+        let dummy = ctx.create_texture(
+            &wgpu::TextureDescriptor {
+                label: Some("textured dummy depth"),
+                size: wgpu::Extent3d {
+                    width: 1,
+                    height: 1,
+                    depth_or_array_layers: 1,
+                },
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format: depth_format,
+                usage: wgpu::TextureUsages::TEXTURE_BINDING
+                    | wgpu::TextureUsages::RENDER_ATTACHMENT,
+                view_formats: &[],
+            },
+            Category::Other,
+        )?;
+        let dummy_group = Self::depth_group_for(device, &depth_layout, &dummy.create_view());
         // Trilinear with anisotropy (8x by default): what a game would use.
         let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
             label: Some("material sampler"),
@@ -278,7 +356,69 @@ impl TexturedPass {
             sampler,
             depth_format,
             feedback,
+            depth_layout,
+            dummy_depth: (dummy, dummy_group),
+            depth_pipeline,
+            after_prepass_pipeline,
         })
+    }
+
+    fn depth_group_for(
+        device: &wgpu::Device,
+        layout: &wgpu::BindGroupLayout,
+        view: &wgpu::TextureView,
+    ) -> wgpu::BindGroup {
+        device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("textured scene depth"),
+            layout,
+            entries: &[wgpu::BindGroupEntry {
+                binding: 0,
+                resource: wgpu::BindingResource::TextureView(view),
+            }],
+        })
+    }
+
+    /// The group-3 bind group over a depth pre-pass's depth view (make it again when the
+    /// render targets are reallocated).
+    pub fn depth_group(&self, ctx: &GpuContext, depth: &wgpu::TextureView) -> wgpu::BindGroup {
+        Self::depth_group_for(ctx.device(), &self.depth_layout, depth)
+    }
+
+    /// Records one instance into a depth pre-pass (depth only; no material, no feedback).
+    pub fn draw_depth(
+        &self,
+        pass: &mut wgpu::RenderPass<'_>,
+        uniforms: &wgpu::BindGroup,
+        uniform_offset: u32,
+        mesh: &GpuMesh,
+    ) {
+        pass.set_pipeline(&self.depth_pipeline);
+        pass.set_bind_group(0, uniforms, &[uniform_offset]);
+        pass.set_vertex_buffer(0, mesh.vertices.buffer().slice(..));
+        pass.set_index_buffer(mesh.indices.buffer().slice(..), wgpu::IndexFormat::Uint32);
+        pass.draw_indexed(0..mesh.index_count, 0, 0..1);
+    }
+
+    /// Records one draw after a depth pre-pass: the depth attachment read-only (its depth is
+    /// the pre-pass's, bound as `depth_group` for the feedback record), equal depth passes.
+    #[allow(clippy::too_many_arguments)]
+    pub fn draw_after_prepass(
+        &self,
+        pass: &mut wgpu::RenderPass<'_>,
+        uniforms: &wgpu::BindGroup,
+        uniform_offset: u32,
+        material: &wgpu::BindGroup,
+        depth_group: &wgpu::BindGroup,
+        mesh: &GpuMesh,
+    ) {
+        pass.set_pipeline(&self.after_prepass_pipeline);
+        pass.set_bind_group(0, uniforms, &[uniform_offset]);
+        pass.set_bind_group(1, material, &[]);
+        pass.set_bind_group(2, self.feedback.bind_group(), &[]);
+        pass.set_bind_group(3, depth_group, &[]);
+        pass.set_vertex_buffer(0, mesh.vertices.buffer().slice(..));
+        pass.set_index_buffer(mesh.indices.buffer().slice(..), wgpu::IndexFormat::Uint32);
+        pass.draw_indexed(0..mesh.index_count, 0, 0..1);
     }
 
     /// The pass's GPU feedback.
@@ -372,6 +512,7 @@ impl TexturedPass {
         pass.set_bind_group(0, uniforms, &[uniform_offset]);
         pass.set_bind_group(1, material, &[]);
         pass.set_bind_group(2, self.feedback.bind_group(), &[]);
+        pass.set_bind_group(3, &self.dummy_depth.1, &[]);
         pass.set_vertex_buffer(0, mesh.vertices.buffer().slice(..));
         pass.set_index_buffer(mesh.indices.buffer().slice(..), wgpu::IndexFormat::Uint32);
         pass.draw_indexed(0..mesh.index_count, 0, 0..1);

@@ -19,11 +19,8 @@ impl Renderer {
         // look in a few frames if it keeps turning and moving as it did since the last frame)
         // covers a fast one on the side it turns to: a turn brings panels into view before
         // their reads and uploads complete. See `DemandView`.
-        let mut view = DemandView::new(camera, output).with_guard_band(
-            camera,
-            output,
-            self.config.guard_band,
-        );
+        let mut view =
+            DemandView::new(camera, output).with_guard_band(camera, output, self.config.guard_band);
         let frame = self.manager.frame_number() + 1;
         if let Some(prev) = self.last_view {
             view = view.with_look_ahead(camera, output, prev);
@@ -261,29 +258,31 @@ impl Renderer {
                 label: Some("mipflow frame"),
             });
         let mut drawn = 0u32;
+        // The depth pre-pass's depth, for the feedback record (made again with the targets).
+        if self
+            .depth_group
+            .as_ref()
+            .is_none_or(|(g, _)| *g != targets.generation())
         {
-            let c = self.config.clear_color;
+            let g = self.pass.depth_group(ctx, targets.depth_view());
+            self.depth_group = Some((targets.generation(), g));
+        }
+        let Some((_, depth_group)) = self.depth_group.as_ref() else {
+            unreachable!("made above");
+        };
+        {
+            // Depth pre-pass: the nearest surface of every pixel, so that the shaded pass runs
+            // once per pixel and GPU feedback counts only what is seen (a fragment shader with
+            // side effects runs before the depth test: without this, a texture behind a wall
+            // drawn first would count).
             let mut rp = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("scene"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: targets.hdr_view(),
-                    depth_slice: None,
-                    resolve_target: None,
-                    ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(wgpu::Color {
-                            r: c[0],
-                            g: c[1],
-                            b: c[2],
-                            a: c[3],
-                        }),
-                        store: wgpu::StoreOp::Store,
-                    },
-                })],
+                label: Some("depth pre-pass"),
+                color_attachments: &[],
                 depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
                     view: targets.depth_view(),
                     depth_ops: Some(wgpu::Operations {
                         load: wgpu::LoadOp::Clear(1.0),
-                        store: wgpu::StoreOp::Discard,
+                        store: wgpu::StoreOp::Store,
                     }),
                     stencil_ops: None,
                 }),
@@ -303,12 +302,64 @@ impl Renderer {
                 ) else {
                     continue;
                 };
+                if !matches!(
+                    self.material_groups.get(mat.base_color.index() as usize),
+                    Some(Some(_))
+                ) {
+                    continue;
+                }
+                self.pass
+                    .draw_depth(&mut rp, ubind, (i as u64 * stride) as u32, &mesh.gpu);
+            }
+        }
+        {
+            let c = self.config.clear_color;
+            let mut rp = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("scene"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: targets.hdr_view(),
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(wgpu::Color {
+                            r: c[0],
+                            g: c[1],
+                            b: c[2],
+                            a: c[3],
+                        }),
+                        store: wgpu::StoreOp::Store,
+                    },
+                })],
+                // Read-only: the pre-pass's depth, also read by the feedback record.
+                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                    view: targets.depth_view(),
+                    depth_ops: None,
+                    stencil_ops: None,
+                }),
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            for (i, inst) in self.instances.iter().enumerate() {
+                let (Some(mesh), Some(mat)) = (
+                    self.meshes.get(inst.mesh.index, inst.mesh.generation),
+                    self.materials
+                        .get(inst.material.index, inst.material.generation),
+                ) else {
+                    continue;
+                };
                 let Some(Some((_, bg))) = self.material_groups.get(mat.base_color.index() as usize)
                 else {
                     continue;
                 };
-                self.pass
-                    .draw(&mut rp, ubind, (i as u64 * stride) as u32, bg, &mesh.gpu);
+                self.pass.draw_after_prepass(
+                    &mut rp,
+                    ubind,
+                    (i as u64 * stride) as u32,
+                    bg,
+                    depth_group,
+                    &mesh.gpu,
+                );
                 drawn += 1;
             }
         }

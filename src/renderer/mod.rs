@@ -15,8 +15,8 @@ use std::time::Instant;
 use glam::{Mat4, Vec3};
 
 use crate::budget::{Budget, Category, LedgerSnapshot};
-use crate::gpu::{GpuContext, GpuOptions, TrackedBuffer, TrackedTexture};
 use crate::feedback::FeedbackConfig;
+use crate::gpu::{GpuContext, GpuOptions, TrackedBuffer, TrackedTexture};
 use crate::manager::{BudgetManager, FrameStats, ManagerConfig};
 use crate::render::scene::{
     Camera, Instance, InstanceHandle, MaterialDesc, MaterialHandle, Mesh, MeshHandle, Slab,
@@ -146,6 +146,8 @@ pub struct Renderer {
     feedback_given: Vec<u64>,
     /// The last camera cut (a jump the feedback in flight does not describe).
     last_cut: u64,
+    /// The depth pre-pass's depth as the pass's group 3, by render-target generation.
+    depth_group: Option<(u64, wgpu::BindGroup)>,
     stats: FrameStats,
     /// Last: fields drop in order, and the context's leak report (in the manager's context)
     /// must see everything else gone.
@@ -175,7 +177,9 @@ impl Renderer {
     pub fn with_context(ctx: GpuContext, config: RendererConfig) -> Result<Self> {
         let mut pass =
             TexturedPass::new(&ctx, wgpu::TextureFormat::Rgba16Float, config.anisotropy)?;
-        pass.feedback_mut().set_config(config.feedback.clone());
+        let mut feedback = config.feedback.clone();
+        feedback.max_anisotropy = u32::from(config.anisotropy.clamp(1, 16));
+        pass.feedback_mut().set_config(feedback);
         let upscale = UpscalePass::new(&ctx, config.output_format)?;
         let timer = GpuTimer::new(&ctx).unwrap_or(None);
         let mc = ManagerConfig {
@@ -202,6 +206,7 @@ impl Renderer {
             feedback_since: Vec::new(),
             feedback_given: Vec::new(),
             last_cut: 0,
+            depth_group: None,
             stats: FrameStats::default(),
             config,
         })
@@ -210,6 +215,11 @@ impl Renderer {
     /// The GPU context (device, queue, ledger).
     pub fn context(&self) -> &GpuContext {
         self.manager.context()
+    }
+
+    /// The GPU feedback of the renderer's pass (its newest histograms and figures).
+    pub fn feedback(&self) -> &crate::feedback::Feedback {
+        self.pass.feedback()
     }
 
     /// The budget manager under this renderer.

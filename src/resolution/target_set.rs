@@ -150,7 +150,11 @@ impl TargetSet {
                     attach | wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_SRC,
                 ),
             )
-            .with(TargetSpec::scaled("scene depth", DEPTH_FORMAT).with_usage(attach));
+            .with(
+                // TEXTURE_BINDING: the feedback record reads the depth pre-pass's depth.
+                TargetSpec::scaled("scene depth", DEPTH_FORMAT)
+                    .with_usage(attach | wgpu::TextureUsages::TEXTURE_BINDING),
+            );
         if upscaler == Upscaler::EasuRcas {
             set.intermediate = Some(set.len());
             set = set.with(TargetSpec::output(

@@ -10,15 +10,15 @@ use glam::{Mat4, Quat, Vec3};
 use mipflow::budget::Budget;
 use mipflow::feedback::FeedbackConfig;
 use mipflow::render::Vertex;
-use mipflow::resolution::{BucketRange, Upscaler};
+use mipflow::resolution::Upscaler;
 use mipflow::{
     Camera, FrameInput, MaterialDesc, Renderer, RendererConfig, TextureOptions, TextureSource,
 };
 
-fn renderer(feedback: bool, anisotropy: u16) -> Option<Renderer> {
+fn renderer(feedback: bool, anisotropy: u16, budget: u64) -> Option<Renderer> {
     let ctx = common::gpu()?;
     let mut c = RendererConfig::default();
-    c.budget = Budget::bytes(96 << 20);
+    c.budget = Budget::bytes(budget);
     c.stream = c.stream.with_deterministic(true);
     c.upscaler = Upscaler::Bilinear;
     c.anisotropy = anisotropy;
@@ -38,65 +38,102 @@ fn level_of(r: &Renderer, t: mipflow::TextureHandle) -> (u8, u8) {
     (i.resident_level, i.level_count)
 }
 
-/// A 1024² texture behind a 6 m wall, both 4 m in front of the camera: the wall hides it.
-fn hidden_texture_level(feedback: bool) -> Option<(u8, u8, u8)> {
-    let mut r = renderer(feedback, 1)?;
+/// A 1024² texture right behind a 6 m wall 1 m in front of the camera, both close enough that
+/// the CPU estimate (nearest point of the bounding sphere) wants level 0 of both: the wall hides
+/// the other texture. First under a roomy budget (where both stream in the first frames, before
+/// any feedback can have come back), then under one that holds the wall in full and the other
+/// texture's floor, and no more. Returns the hidden texture's level, its floor, the wall's level
+/// and the hidden texture's demand (pixels) at the end.
+fn hidden_texture(feedback: bool) -> Option<(u8, u8, u8, f32)> {
+    let mut r = renderer(feedback, 1, 96 << 20)?;
     let out = r.context().create_offscreen_target("fb", 320, 180).unwrap();
     let view = out.create_view();
     let (pv, pi) = mipflow::render::panel(1.0, 1.0);
     let mesh = r.add_mesh(&pv, &pi).unwrap();
     let (hidden, hm) = common::procedural_material(&mut r, 5, 0, 1024);
-    let (_wall, wm) = common::procedural_material(&mut r, 5, 1, 256);
-    r.add_instance(
-        mesh,
-        hm,
-        Mat4::from_scale_rotation_translation(Vec3::splat(1.5), Quat::IDENTITY, Vec3::new(0.0, 0.0, -4.0)),
-    )
-    .unwrap();
-    r.add_instance(
-        mesh,
-        wm,
-        Mat4::from_scale_rotation_translation(Vec3::splat(8.0), Quat::IDENTITY, Vec3::new(0.0, 0.0, -2.0)),
-    )
-    .unwrap();
-    let input = FrameInput::new(Camera::look_at(Vec3::new(0.0, 0.0, 2.0), Vec3::new(0.0, 0.0, -4.0)));
+    let (wall, wm) = common::procedural_material(&mut r, 5, 1, 1024);
+    let at = |scale: f32, z: f32| {
+        Mat4::from_scale_rotation_translation(
+            Vec3::splat(scale),
+            Quat::IDENTITY,
+            Vec3::new(0.0, 0.0, z),
+        )
+    };
+    r.add_instance(mesh, hm, at(3.0, -1.5)).unwrap();
+    r.add_instance(mesh, wm, at(6.0, -1.0)).unwrap();
+    let input = FrameInput::new(Camera::look_at(Vec3::ZERO, Vec3::new(0.0, 0.0, -4.0)));
     for _ in 0..40 {
         r.render(&view, &input).unwrap();
     }
-    let (level, count) = level_of(&r, hidden);
-    let floor = mipflow::budget::planner::PlanTexture::floor_for(1024, 1024, 32, count, u16::MAX)
-        .unwrap();
+    let count = level_of(&r, hidden).1;
+    let floor =
+        mipflow::budget::planner::PlanTexture::floor_for(1024, 1024, 32, count, u16::MAX).unwrap();
+    let above_floor: u64 = (0..floor)
+        .map(|l| {
+            let s = (1024u32 >> l).max(1);
+            mipflow::budget::size::level_bytes(wgpu::TextureFormat::Bc7RgbaUnormSrgb, s, s).unwrap()
+        })
+        .sum();
+    // Both in full now (the CPU estimate streamed both before the first readback). The budget
+    // from here: what is in use, less the hidden texture's levels above its floor, plus the
+    // staging headroom (256 KiB at this size) and a little slack.
+    assert_eq!((level_of(&r, hidden).0, level_of(&r, wall).0), (0, 0));
+    let snap = r.context().ledger().snapshot();
+    let budget =
+        snap.total_bytes - snap.by_category.staging.bytes - above_floor + (256 << 10) + (16 << 10);
+    r.set_budget(Budget::bytes(budget));
+    for _ in 0..40 {
+        r.render(&view, &input).unwrap();
+    }
+    let level = level_of(&r, hidden).0;
     if feedback {
         let s = r.stats().feedback;
         assert!(s.latency_frames.is_some_and(|l| l >= 1), "{s:?}");
-        assert!(s.pixels > 10_000.0, "the wall's pixels are in the feedback: {s:?}");
+        assert!(
+            s.pixels > 10_000.0,
+            "the wall's pixels are in the feedback: {s:?}"
+        );
     }
-    Some((level, floor, count))
+    let demand = r.manager().plan_textures()[hidden.index() as usize].screen_pixels;
+    Some((level, floor, level_of(&r, wall).0, demand))
 }
 
 #[test]
 fn a_texture_hidden_behind_a_wall_stays_at_its_floor_with_feedback() {
-    let Some((on, floor, _)) = hidden_texture_level(true) else {
+    let Some((on, floor, wall_on, demand_on)) = hidden_texture(true) else {
         return;
     };
-    let (off, _, _) = hidden_texture_level(false).unwrap();
+    let (off, _, wall_off, demand_off) = hidden_texture(false).unwrap();
+    // Feedback off: the CPU estimate cannot see the wall; it wants level 0 of both, and the
+    // hidden texture keeps levels above its floor under the same pressure.
+    assert!(demand_off > 0.0, "feedback off: {demand_off} px");
+    assert!(
+        off < floor,
+        "feedback off: the hidden texture keeps levels ({off}; wall {wall_off})"
+    );
+    // Feedback on: no pixel of it was drawn, so no demand, nothing above its floor; the wall
+    // it hides behind in full.
+    assert_eq!(
+        demand_on, 0.0,
+        "feedback on: no demand for a hidden texture"
+    );
     assert_eq!(on, floor, "feedback on: nothing above the floor");
-    assert!(off < floor, "feedback off: the CPU estimate streams it ({off})");
+    assert_eq!(wall_on, 0, "the wall it hides behind is streamed in full");
 }
 
-/// A texture whose mip `l` is one flat colour of `COLOURS[l]`.
-const COLOURS: [[u8; 3]; 11] = [
+/// A texture whose mip `l` is one flat colour of `COLOURS[l]`: saturated hues around the
+/// colour wheel, so that neighbouring levels (which trilinear filtering blends) are neighbours.
+const COLOURS: [[u8; 3]; 10] = [
     [255, 0, 0],
-    [0, 255, 0],
-    [0, 0, 255],
-    [255, 255, 0],
-    [255, 0, 255],
-    [0, 255, 255],
-    [255, 128, 0],
-    [128, 0, 255],
-    [0, 128, 255],
-    [255, 255, 255],
-    [128, 255, 0],
+    [255, 160, 0],
+    [200, 255, 0],
+    [0, 255, 40],
+    [0, 255, 200],
+    [0, 140, 255],
+    [30, 0, 255],
+    [170, 0, 255],
+    [255, 0, 200],
+    [255, 0, 80],
 ];
 
 fn mip_coloured(size: u32) -> Vec<u8> {
@@ -122,10 +159,11 @@ fn mip_coloured(size: u32) -> Vec<u8> {
     out
 }
 
-/// The level whose colour points the same way as `p` (lighting scales colours, not hues).
+/// The level whose colour points the same way as `p` (lighting scales colours, not hues);
+/// `None` for the background (grey: no hue).
 fn classify(p: &[u8]) -> Option<usize> {
     let v = Vec3::new(f32::from(p[0]), f32::from(p[1]), f32::from(p[2]));
-    if v.length() < 30.0 {
+    if v.max_element() - v.min_element() < 40.0 {
         return None;
     }
     let v = v.normalize();
@@ -142,7 +180,7 @@ fn classify(p: &[u8]) -> Option<usize> {
 
 #[test]
 fn feedback_levels_agree_with_the_levels_the_sampler_used() {
-    let Some(mut r) = renderer(true, 1) else {
+    let Some(mut r) = renderer(true, 1, 96 << 20) else {
         return;
     };
     let (w, h) = (320u32, 180u32);
@@ -163,16 +201,25 @@ fn feedback_levels_agree_with_the_levels_the_sampler_used() {
     ];
     let mesh = r.add_mesh(&verts, &[0, 1, 2, 0, 2, 3]).unwrap();
     let tex = r
-        .add_texture(TextureSource::bytes(mip_coloured(512)), TextureOptions::default())
+        .add_texture(
+            TextureSource::bytes(mip_coloured(512)),
+            TextureOptions::default(),
+        )
         .unwrap();
     let mat = r.add_material(MaterialDesc::new(tex)).unwrap();
     r.add_instance(mesh, mat, Mat4::IDENTITY).unwrap();
-    let input = FrameInput::new(Camera::look_at(Vec3::new(0.0, 1.2, 0.5), Vec3::new(0.0, 0.0, -6.0)));
+    let input = FrameInput::new(Camera::look_at(
+        Vec3::new(0.0, 1.2, 0.5),
+        Vec3::new(0.0, 0.0, -6.0),
+    ));
     for _ in 0..30 {
         r.render(&view, &input).unwrap();
     }
     let (resident, _) = level_of(&r, tex);
-    assert_eq!(resident, 0, "every level resident, so the sampler picks freely");
+    assert_eq!(
+        resident, 0,
+        "every level resident, so the sampler picks freely"
+    );
     r.context().wait_idle().unwrap();
     let px = mipflow::gpu::read_texture_rgba8(r.context(), out.texture()).unwrap();
     let mut used = [0f64; 16];
@@ -181,15 +228,26 @@ fn feedback_levels_agree_with_the_levels_the_sampler_used() {
             used[l] += 1.0;
         }
     }
-    let fb = *r.feedback().histogram(tex.index()).expect("feedback for the floor");
-    let (fb_total, used_total) = (fb.iter().map(|&x| f64::from(x)).sum::<f64>(), used.iter().sum::<f64>());
-    assert!(used_total > f64::from(w * h) / 4.0, "the floor fills the bottom of the image");
+    let fb = *r
+        .feedback()
+        .histogram(tex.index())
+        .expect("feedback for the floor");
+    let (fb_total, used_total) = (
+        fb.iter().map(|&x| f64::from(x)).sum::<f64>(),
+        used.iter().sum::<f64>(),
+    );
+    assert!(
+        used_total > f64::from(w * h) / 4.0,
+        "the floor fills the bottom of the image"
+    );
     assert!(fb_total > 0.0);
     // Each level feedback reports is matched by pixels the sampler drew within one level.
     let mut matched = 0.0;
-    for l in 0..16 {
-        let near: f64 = (l.saturating_sub(1)..=(l + 1).min(15)).map(|k| used[k] / used_total).sum();
-        matched += (f64::from(fb[l]) / fb_total).min(near);
+    for (l, &f) in fb.iter().enumerate() {
+        let near: f64 = (l.saturating_sub(1)..=(l + 1).min(15))
+            .map(|k| used[k] / used_total)
+            .sum();
+        matched += (f64::from(f) / fb_total).min(near);
     }
     let levels_used = used.iter().filter(|&&n| n > used_total * 0.02).count();
     eprintln!("feedback {fb:?}\nsampled  {used:?}\nmatched {matched:.3}");
@@ -197,5 +255,8 @@ fn feedback_levels_agree_with_the_levels_the_sampler_used() {
     assert!(matched >= 0.95, "{matched:.3}");
     // Never waited for: the frame used an earlier frame's feedback.
     let s = r.stats().feedback;
-    assert!(s.latency_frames.is_some_and(|l| (1..=3).contains(&l)), "{s:?}");
+    assert!(
+        s.latency_frames.is_some_and(|l| (1..=3).contains(&l)),
+        "{s:?}"
+    );
 }

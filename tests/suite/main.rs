@@ -11,6 +11,7 @@ static ALLOC: common::alloc::Counting = common::alloc::Counting;
 
 mod cook_quality;
 mod embed_examples;
+mod feedback;
 mod first_render;
 mod frame_alloc;
 mod gpu_ledger;

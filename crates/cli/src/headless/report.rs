@@ -42,6 +42,13 @@ pub struct FrameRecord {
     /// Out-of-memory errors from the driver this frame.
     #[serde(default)]
     pub oom_events: u32,
+    /// GPU feedback: frames between the feedback in use and this frame; absent before the
+    /// first readback, or with feedback off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback_latency_frames: Option<u64>,
+    /// GPU feedback: output pixels the feedback in use covers (0 without).
+    #[serde(default)]
+    pub feedback_pixels: f64,
 }
 
 /// A whole run.

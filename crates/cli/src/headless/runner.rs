@@ -182,6 +182,8 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
             planner_us: f64::from(stats.stream.planner_us),
             oom_cap_bytes: stats.oom_cap_bytes,
             oom_events: stats.stream.oom_events,
+            feedback_latency_frames: stats.feedback.latency_frames,
+            feedback_pixels: stats.feedback.pixels,
         });
         if opts.monitor && (last_monitor.elapsed().as_secs_f32() >= 1.0 || frame + 1 == sc.frames) {
             last_monitor = Instant::now();

@@ -109,6 +109,15 @@ fn steady_passes_and_is_deterministic() {
     assert!(ra.frames.iter().all(|f| f.render_scale == 1.0));
     assert!(ra.frames[60..].iter().all(|f| f.uploaded_bytes == 0));
     assert!(image::open(&a.plot).is_ok(), "the plot is a PNG");
+    // GPU feedback in the report: its latency (never 0: no frame waits for its own) and the
+    // pixels it covers.
+    assert!(
+        ra.frames[30..]
+            .iter()
+            .all(|f| f.feedback_latency_frames.is_some_and(|l| l >= 1) && f.feedback_pixels > 0.0),
+        "{:?}",
+        ra.frames.last()
+    );
 
     // The same scenario twice gives the same report, timings aside.
     let b = run("steady2", &["--scenario", &scenario("steady")]).unwrap();
