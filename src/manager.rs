@@ -198,6 +198,25 @@ impl BudgetManager {
         ))
     }
 
+    /// [`BudgetManager::new`] with the adapter the device came from: its memory can then be
+    /// read ([`GpuContext::adapter_memory`]) for a budget that is a fraction of it
+    /// ([`Budget::adapter_fraction`], given to [`BudgetManager::set_budget`]).
+    pub fn with_adapter(
+        adapter: wgpu::Adapter,
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        config: ManagerConfig,
+    ) -> Result<Self> {
+        let opts = GpuOptions {
+            install_error_handler: false,
+            ..GpuOptions::default()
+        };
+        Ok(Self::with_context(
+            GpuContext::adopt_with_adapter(adapter, device, queue, &opts),
+            config,
+        ))
+    }
+
     /// A manager on a context mipflow made (headless, for a window) or adopted.
     pub fn with_context(ctx: GpuContext, config: ManagerConfig) -> Self {
         let range = config.controller.range;

@@ -120,6 +120,21 @@ impl GpuContext {
         Ok((Self::finish(instance, adapter, opts)?, surface))
     }
 
+    /// [`GpuContext::adopt`] with the adapter the device came from, so that its memory can be
+    /// read ([`GpuContext::adapter_memory`]: the device-local heap and, on Vulkan with
+    /// VK_EXT_memory_budget, the OS budget) for [`crate::Budget::adapter_fraction`].
+    pub fn adopt_with_adapter(
+        adapter: wgpu::Adapter,
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        opts: &GpuOptions,
+    ) -> Self {
+        let mut ctx = Self::adopt(device, queue, opts);
+        ctx.adapter_info = Some(adapter.get_info());
+        ctx.adapter = Some(adapter);
+        ctx
+    }
+
     /// Adopts the caller's device and queue (a game that owns its device). mipflow creates its own
     /// resources inside error scopes; since the device is the caller's, no uncaptured-error handler
     /// is installed unless `opts.install_error_handler` is set, which replaces the caller's.

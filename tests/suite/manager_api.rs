@@ -180,3 +180,43 @@ fn a_histogram_buys_fewer_levels_than_a_whole_surface_at_level_0() {
     let p = &m.plan_textures()[edge.index() as usize];
     assert!(p.wanted_level.is_infinite() && !p.histogram, "{p:?}");
 }
+
+/// Made from the game's adapter too, the manager reads the adapter's memory, and a budget can be
+/// a fraction of it.
+#[test]
+fn a_manager_with_the_games_adapter_reads_its_memory() {
+    let Some(ctx) = common::gpu() else { return };
+    let adapter = ctx
+        .adapter()
+        .expect("a headless context has its adapter")
+        .clone();
+    let mut m = BudgetManager::with_adapter(
+        adapter,
+        ctx.device().clone(),
+        ctx.queue().clone(),
+        ManagerConfig::default(),
+    )
+    .unwrap();
+    assert!(
+        BudgetManager::new(
+            ctx.device().clone(),
+            ctx.queue().clone(),
+            ManagerConfig::default()
+        )
+        .unwrap()
+        .context()
+        .adapter_memory()
+        .is_none()
+    );
+    let Some(mem) = m.context().adapter_memory() else {
+        eprintln!("this adapter reports no memory heaps (not Vulkan)");
+        return;
+    };
+    let b = Budget::adapter_fraction(0.25, mem).unwrap();
+    let bytes = b.current_bytes();
+    assert!(bytes > 0);
+    m.set_budget(b);
+    m.frame((64, 64), FrameTiming::default()).unwrap();
+    m.end_frame();
+    assert_eq!(m.budget().current_bytes(), bytes);
+}
