@@ -28,6 +28,7 @@ pub fn write_chart(r: &BenchReport, path: &Path, width: u32, height: u32) -> Res
         RGBColor(200, 60, 50),
         RGBColor(240, 150, 30),
         RGBColor(40, 120, 220),
+        RGBColor(120, 120, 120),
     ];
     let cat_colour = |c: Category| match c {
         Category::Textures => RGBColor(66, 133, 244),
@@ -37,7 +38,7 @@ pub fn write_chart(r: &BenchReport, path: &Path, width: u32, height: u32) -> Res
         Category::Overlay => RGBColor(0, 172, 193),
         Category::Other => RGBColor(120, 120, 120),
     };
-    let short = ["(a) RGBA8", "(b) BC7", "(c) mipflow"];
+    let short = ["(a) RGBA8", "(b) BC7", "(c) mipflow", "(d) no feedback"];
     let root = BitMapBackend::new(path, (width, height)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
     let panels = root.split_evenly((2, 2));
@@ -45,7 +46,7 @@ pub fn write_chart(r: &BenchReport, path: &Path, width: u32, height: u32) -> Res
     let label = move |x: &f64| {
         let i = x.round();
         if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < n {
-            short[i as usize].to_owned()
+            short.get(i as usize).copied().unwrap_or("").to_owned()
         } else {
             String::new()
         }
@@ -144,7 +145,7 @@ pub fn write_chart(r: &BenchReport, path: &Path, width: u32, height: u32) -> Res
             .enumerate()
         {
             let x0 = x - 0.33 + k as f64 * 0.22;
-            let col = mode_colour[i % 3].mix(1.0 - 0.25 * k as f64);
+            let col = mode_colour[i % 4].mix(1.0 - 0.25 * k as f64);
             chart
                 .draw_series(std::iter::once(Rectangle::new(
                     [(x0, 0.0), (x0 + 0.2, v)],
@@ -196,7 +197,7 @@ pub fn write_chart(r: &BenchReport, path: &Path, width: u32, height: u32) -> Res
         .draw()
         .map_err(|e| err(e.to_string()))?;
     for (i, m) in r.modes.iter().enumerate() {
-        let col = mode_colour[i % 3];
+        let col = mode_colour[i % 4];
         chart
             .draw_series(LineSeries::new(
                 m.frames
@@ -205,7 +206,7 @@ pub fn write_chart(r: &BenchReport, path: &Path, width: u32, height: u32) -> Res
                 col.stroke_width(2),
             ))
             .map_err(|e| err(e.to_string()))?
-            .label(short[i % 3])
+            .label(short[i % 4])
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 12, y)], col.stroke_width(2)));
     }
     if let Some(c) = r.modes.get(2)
@@ -261,7 +262,7 @@ pub fn write_chart(r: &BenchReport, path: &Path, width: u32, height: u32) -> Res
         .label("40 dB goal")
         .legend(|(x, y)| PathElement::new([(x, y), (x + 12, y)], BLACK.stroke_width(1)));
     for (i, m) in r.modes.iter().enumerate().skip(1) {
-        let col = mode_colour[i % 3];
+        let col = mode_colour[i % 4];
         chart
             .draw_series(LineSeries::new(
                 m.frames
@@ -270,7 +271,7 @@ pub fn write_chart(r: &BenchReport, path: &Path, width: u32, height: u32) -> Res
                 col.stroke_width(2),
             ))
             .map_err(|e| err(e.to_string()))?
-            .label(short[i % 3])
+            .label(short[i % 4])
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 12, y)], col.stroke_width(2)));
     }
     chart

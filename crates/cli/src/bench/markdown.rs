@@ -192,7 +192,7 @@ pub fn markdown(r: &BenchReport) -> String {
         "first frame with every wanted mip resident",
         m.iter()
             .map(|x| match x.mode {
-                Some(Mode::Mipflow) => x
+                Some(Mode::Mipflow | Mode::MipflowNoFeedback) => x
                     .first_frame_all_wanted
                     .map_or_else(|| "never".to_owned(), |f| f.to_string()),
                 _ => "0 (all resident)".into(),
@@ -204,7 +204,7 @@ pub fn markdown(r: &BenchReport) -> String {
         "planner µs per frame, this scene (p50)",
         m.iter()
             .map(|x| {
-                if x.mode == Some(Mode::Mipflow) {
+                if x.mode.is_some_and(Mode::streamed) {
                     format!("{:.1}", x.planner_us_p50)
                 } else {
                     "–".into()

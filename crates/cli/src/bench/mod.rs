@@ -146,11 +146,24 @@ pub enum Mode {
     Bc7,
     /// (c) mipflow: streamed under the budget, dynamic resolution.
     Mipflow,
+    /// (d) (c) with GPU feedback off: demand from the CPU estimate alone (the cost and the
+    /// worth of feedback, side by side in the same run).
+    MipflowNoFeedback,
 }
 
 impl Mode {
-    /// The three, in table order.
-    pub const ALL: [Mode; 3] = [Mode::Rgba8, Mode::Bc7, Mode::Mipflow];
+    /// The four, in table order.
+    pub const ALL: [Mode; 4] = [
+        Mode::Rgba8,
+        Mode::Bc7,
+        Mode::Mipflow,
+        Mode::MipflowNoFeedback,
+    ];
+
+    /// Whether the mode streams under the budget ((c) and (d)).
+    pub fn streamed(self) -> bool {
+        matches!(self, Mode::Mipflow | Mode::MipflowNoFeedback)
+    }
 
     /// The column title.
     pub fn title(self) -> &'static str {
@@ -158,6 +171,7 @@ impl Mode {
             Mode::Rgba8 => "(a) RGBA8, all resident",
             Mode::Bc7 => "(b) BC7, all resident",
             Mode::Mipflow => "(c) mipflow, streamed",
+            Mode::MipflowNoFeedback => "(d) mipflow, feedback off",
         }
     }
 
@@ -165,7 +179,7 @@ impl Mode {
         match self {
             Mode::Rgba8 => Residency::FullRgba8,
             Mode::Bc7 => Residency::FullBc7,
-            Mode::Mipflow => Residency::Streamed,
+            Mode::Mipflow | Mode::MipflowNoFeedback => Residency::Streamed,
         }
     }
 }

@@ -100,8 +100,11 @@ impl ModeRun {
         if let Some(m) = sc.min_scale {
             config.controller.range = BucketRange::new(m, 1.0);
         }
+        if mode == Mode::MipflowNoFeedback {
+            config.feedback = mipflow::feedback::FeedbackConfig::off();
+        }
         let mut r = Renderer::with_context(ctx, config)?;
-        if mode != Mode::Mipflow {
+        if !mode.streamed() {
             r.set_scale_range(1.0, 1.0);
         }
         let (w, h) = (sc.size[0], sc.size[1]);
@@ -193,7 +196,7 @@ impl ModeRun {
     }
 
     fn frame(&mut self, frame: u64, camera: Camera, budget: u64) -> Result<()> {
-        if self.mode == Mode::Mipflow && self.r.budget().current_bytes() != budget {
+        if self.mode.streamed() && self.r.budget().current_bytes() != budget {
             self.r.set_budget(Budget::bytes(budget));
         }
         let input = FrameInput::new(camera);
@@ -206,7 +209,7 @@ impl ModeRun {
         for c in Category::ALL {
             *by.get_mut(c) = stats.ledger.by_category.get(c).bytes;
         }
-        let streamed = self.mode == Mode::Mipflow;
+        let streamed = self.mode.streamed();
         self.summary.frames.push(FrameSample {
             frame,
             frame_ms,
@@ -267,7 +270,7 @@ impl ModeRun {
         let scales: Vec<f64> = s.frames.iter().map(|f| f.render_scale).collect();
         s.render_scale_min = min(&scales).unwrap_or(1.0);
         s.render_scale_mean = mean(&scales).unwrap_or(1.0);
-        if self.mode == Mode::Mipflow {
+        if self.mode.streamed() {
             s.first_frame_all_wanted = s
                 .frames
                 .iter()
@@ -356,12 +359,23 @@ pub fn run(opts: &BenchOptions, progress: &dyn Fn(&str)) -> Result<BenchReport> 
         c.summary.setup_ms += f64::from(p.ms);
         c.summary.prefetch = Some(p);
     }
+    progress("set-up: (d) mipflow, feedback off");
+    let (mut d, _) = ModeRun::new(Mode::MipflowNoFeedback, opts, budget_at(0), &scene)?;
+    if opts.prefetch {
+        let p = d.r.prefetch(
+            (sc.size[0], sc.size[1]),
+            &camera_at(0),
+            std::time::Duration::from_secs(10),
+        )?;
+        d.summary.setup_ms += f64::from(p.ms);
+        d.summary.prefetch = Some(p);
+    }
     let textures = c.r.streamer().texture_count() as u64;
     let machine = machine(a.r.context());
-    let mut runs = [a, b, c];
+    let mut runs = [a, b, c, d];
 
     progress(&format!(
-        "rendering {} frames x 3 modes, interleaved",
+        "rendering {} frames x 4 modes, interleaved",
         sc.frames
     ));
     let mut last = Instant::now();

@@ -74,7 +74,12 @@ fn tiny_bench_report_is_well_formed_and_ordered() {
     let modes: Vec<Option<Mode>> = report.modes.iter().map(|m| m.mode).collect();
     assert_eq!(
         modes,
-        [Some(Mode::Rgba8), Some(Mode::Bc7), Some(Mode::Mipflow)]
+        [
+            Some(Mode::Rgba8),
+            Some(Mode::Bc7),
+            Some(Mode::Mipflow),
+            Some(Mode::MipflowNoFeedback)
+        ]
     );
     for m in &report.modes {
         assert_eq!(m.frames.len(), 6, "{:?}: one sample per frame", m.mode);
@@ -100,6 +105,10 @@ fn tiny_bench_report_is_well_formed_and_ordered() {
     let c = &report.modes[2];
     assert_eq!(c.budget_bytes, Some(report.scene.bc7_texture_bytes / 4));
     assert_eq!(c.frames_over_budget, 0);
+    // (d), feedback off, under the same budget.
+    let d = &report.modes[3];
+    assert_eq!(d.budget_bytes, c.budget_bytes);
+    assert_eq!(d.frames_over_budget, 0);
 
     // The order the bench exists to show.
     let (a, b) = (&report.modes[0], &report.modes[1]);
