@@ -29,19 +29,12 @@ const WARMUP: usize = 60;
 const FRAMES: usize = 200;
 
 fn texture_bytes() -> Vec<u8> {
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut rng = mipflow::testing::SplitMix64(7);
     let levels = (0..mipflow::budget::size::full_mip_count(SIDE, SIDE))
         .map(|l| {
             let s = (SIDE >> l).max(1);
             let n = mipflow::ktx2::bc7_level_size(s, s) as usize;
-            (0..n)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    x as u8
-                })
-                .collect()
+            (0..n).map(|_| rng.next() as u8).collect()
         })
         .collect();
     let tex = EncodedTexture {

@@ -7,7 +7,7 @@ use crate::demand::DemandView;
 use crate::manager::FrameStats;
 use crate::manager::FrameTiming;
 use crate::render::scene::Camera;
-use crate::render::{DrawUniforms, TexturedPass};
+use crate::render::{DrawUniforms, GpuMesh, TexturedPass};
 use crate::resolution::UpscaleSettings;
 use crate::{Error, Result};
 
@@ -64,19 +64,49 @@ impl Renderer {
                     .get(i)
                     .zip(feedback.latest_frame())
                     .is_some_and(|(&since, latest)| latest >= since);
-            if seen && view.weight(center, radius) == Some(1.0) {
-                if let Some(h) = feedback.histogram(tex.index())
-                    && self.feedback_given.get(i).is_some_and(|&g| g != frame)
-                {
-                    self.feedback_given[i] = frame;
-                    self.manager.add_demand_levels(tex, h);
-                }
-                continue;
-            }
             let uv_per_unit = mesh.uv_density * mat.uv_scale / scale.max(1e-6);
+            if seen && view.weight(center, radius) == Some(1.0) {
+                let h = feedback.histogram(tex.index());
+                if !h.is_some_and(|h| h.iter().any(|&p| p > 0.0)) {
+                    // Not one pixel of it was seen (hidden behind something): no demand.
+                    continue;
+                }
+                if let (Some(h), true) = (h, feedback.config().histograms) {
+                    // The GPU's histogram prices each level by its pixels; the feedback is 1-3
+                    // frames old and the camera moves, so the CPU estimate (the current view's
+                    // nearest point) joins at a quarter of its pixels as a lead towards the
+                    // finer levels an approach will want.
+                    if self.feedback_given.get(i).is_some_and(|&g| g != frame) {
+                        self.feedback_given[i] = frame;
+                        self.manager.add_demand_levels(tex, h);
+                    }
+                    if let Some(width) = self.manager.streamer().texture_width(tex)
+                        && let Some(d) = view.sphere(center, radius, uv_per_unit * width as f32)
+                    {
+                        self.manager.add_demand(tex, d.level, d.pixels * 0.25);
+                    }
+                    continue;
+                }
+            }
             self.manager
                 .add_demand_sphere(tex, &view, center, radius, uv_per_unit);
         }
+    }
+
+    /// The instances that can be drawn (mesh and material alive, the material's bind group
+    /// made), with their index in the uniform buffer.
+    fn drawable(&self) -> impl Iterator<Item = (usize, &GpuMesh, &wgpu::BindGroup)> {
+        self.instances.iter().enumerate().filter_map(|(i, inst)| {
+            let mesh = self.meshes.get(inst.mesh.index, inst.mesh.generation)?;
+            let mat = self
+                .materials
+                .get(inst.material.index, inst.material.generation)?;
+            let (_, bg) = self
+                .material_groups
+                .get(mat.base_color.index() as usize)?
+                .as_ref()?;
+            Some((i, &mesh.gpu, bg))
+        })
     }
 
     /// Makes a material bind group for every texture whose view changed since its group was
@@ -294,22 +324,9 @@ impl Renderer {
                 occlusion_query_set: None,
                 multiview_mask: None,
             });
-            for (i, inst) in self.instances.iter().enumerate() {
-                let (Some(mesh), Some(mat)) = (
-                    self.meshes.get(inst.mesh.index, inst.mesh.generation),
-                    self.materials
-                        .get(inst.material.index, inst.material.generation),
-                ) else {
-                    continue;
-                };
-                if !matches!(
-                    self.material_groups.get(mat.base_color.index() as usize),
-                    Some(Some(_))
-                ) {
-                    continue;
-                }
+            for (i, mesh, _) in self.drawable() {
                 self.pass
-                    .draw_depth(&mut rp, ubind, (i as u64 * stride) as u32, &mesh.gpu);
+                    .draw_depth(&mut rp, ubind, (i as u64 * stride) as u32, mesh);
             }
         }
         {
@@ -340,25 +357,14 @@ impl Renderer {
                 occlusion_query_set: None,
                 multiview_mask: None,
             });
-            for (i, inst) in self.instances.iter().enumerate() {
-                let (Some(mesh), Some(mat)) = (
-                    self.meshes.get(inst.mesh.index, inst.mesh.generation),
-                    self.materials
-                        .get(inst.material.index, inst.material.generation),
-                ) else {
-                    continue;
-                };
-                let Some(Some((_, bg))) = self.material_groups.get(mat.base_color.index() as usize)
-                else {
-                    continue;
-                };
+            for (i, mesh, bg) in self.drawable() {
                 self.pass.draw_after_prepass(
                     &mut rp,
                     ubind,
                     (i as u64 * stride) as u32,
                     bg,
                     depth_group,
-                    &mesh.gpu,
+                    mesh,
                 );
                 drawn += 1;
             }

@@ -347,29 +347,23 @@ pub fn run(opts: &BenchOptions, progress: &dyn Fn(&str)) -> Result<BenchReport> 
         });
         Camera::look_at(eye, target)
     };
-    progress("set-up: (c) mipflow");
-    let (mut c, _) = ModeRun::new(Mode::Mipflow, opts, budget_at(0), &scene)?;
-    if opts.prefetch {
-        // As a game behind its loading screen: the first view streamed before frame 0.
-        let p = c.r.prefetch(
-            (sc.size[0], sc.size[1]),
-            &camera_at(0),
-            std::time::Duration::from_secs(10),
-        )?;
-        c.summary.setup_ms += f64::from(p.ms);
-        c.summary.prefetch = Some(p);
-    }
-    progress("set-up: (d) mipflow, feedback off");
-    let (mut d, _) = ModeRun::new(Mode::MipflowNoFeedback, opts, budget_at(0), &scene)?;
-    if opts.prefetch {
-        let p = d.r.prefetch(
-            (sc.size[0], sc.size[1]),
-            &camera_at(0),
-            std::time::Duration::from_secs(10),
-        )?;
-        d.summary.setup_ms += f64::from(p.ms);
-        d.summary.prefetch = Some(p);
-    }
+    // (c) and (d): as a game behind its loading screen, the first view streamed before frame 0.
+    let streamed = |mode: Mode| -> Result<ModeRun> {
+        progress(&format!("set-up: {}", mode.title()));
+        let (mut m, _) = ModeRun::new(mode, opts, budget_at(0), &scene)?;
+        if opts.prefetch {
+            let p = m.r.prefetch(
+                (sc.size[0], sc.size[1]),
+                &camera_at(0),
+                std::time::Duration::from_secs(10),
+            )?;
+            m.summary.setup_ms += f64::from(p.ms);
+            m.summary.prefetch = Some(p);
+        }
+        Ok(m)
+    };
+    let c = streamed(Mode::Mipflow)?;
+    let d = streamed(Mode::MipflowNoFeedback)?;
     let textures = c.r.streamer().texture_count() as u64;
     let machine = machine(a.r.context());
     let mut runs = [a, b, c, d];
