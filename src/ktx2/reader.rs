@@ -522,6 +522,14 @@ pub fn read_info(path: &Path, limits: &ReadLimits) -> Result<Ktx2Info, crate::Er
         path: path.to_path_buf(),
         source,
     };
+    // Before opening it: opening a FIFO (or some devices) for reading blocks until a writer
+    // comes, for ever if none does.
+    if !std::fs::metadata(path).map_err(io)?.is_file() {
+        return Err(io(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file (a folder, a FIFO or a device)",
+        )));
+    }
     let mut file = File::open(path).map_err(io)?;
     let file_len = file.metadata().map_err(io)?.len();
     read_info_from(&mut file, file_len, limits, path)

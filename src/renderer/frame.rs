@@ -387,6 +387,12 @@ impl Renderer {
         }
         ctx.queue().submit([enc.finish()]);
         self.pass.feedback_mut().after_submit();
+        if self.config.stream.deterministic && self.pass.feedback().config().enabled {
+            // Deterministic streaming (tests, CI reports) already waits for IO and the GPU:
+            // the readback is waited for too, so the feedback in use is always the last
+            // frame's, and the same run gives the same report. Never on the real-time path.
+            let _ = self.manager.context().wait_idle();
+        }
         if timed && let Some(t) = self.timer.as_mut() {
             t.after_submit();
         }

@@ -762,3 +762,27 @@ fn base_files_are_valid() {
         assert!(v.info.is_some());
     }
 }
+
+/// A FIFO or a folder named like a KTX2 file is refused at once with an error that says so
+/// (opening a FIFO for reading would block until a writer came).
+#[cfg(unix)]
+#[test]
+fn a_fifo_or_a_folder_is_refused_without_blocking() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fifo = tmp.path().join("pipe.ktx2");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success());
+    let dir = tmp.path().join("folder.ktx2");
+    std::fs::create_dir(&dir).unwrap();
+    let limits = mipflow::ktx2::ReadLimits::default();
+    for p in [Some(&dir), made.then_some(&fifo)].into_iter().flatten() {
+        let t0 = std::time::Instant::now();
+        let e = mipflow::ktx2::read_info(p, &limits)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not a regular file"), "{e}");
+        assert!(t0.elapsed() < std::time::Duration::from_secs(5));
+    }
+}

@@ -115,6 +115,14 @@ pub fn inspect_file(path: &Path, limits: &ReadLimits) -> InspectReport {
     };
     let mut problems: Vec<Ktx2Error> = Vec::new();
     let result = (|| -> Result<(), Ktx2Error> {
+        // Before opening: a FIFO would block the open until a writer came.
+        if !std::fs::metadata(path)?.is_file() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "not a regular file (a folder, a FIFO or a device)",
+            )
+            .into());
+        }
         let mut file = File::open(path)?;
         let file_len = file.metadata()?.len();
         report.file_len = Some(file_len);
