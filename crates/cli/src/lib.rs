@@ -49,6 +49,23 @@ pub fn find_files(
     Ok(())
 }
 
+/// Whether a file can be written at `path`, found out before a long run rather than after it:
+/// its folder exists and a probe file can be made there (and is removed).
+pub fn check_writable(path: &std::path::Path) -> Result<(), String> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    if path.is_dir() {
+        return Err(format!("{}: is a folder", path.display()));
+    }
+    let probe = dir.join(format!(".mipflow-probe-{}", std::process::id()));
+    std::fs::write(&probe, b"")
+        .map_err(|e| format!("{}: cannot write there ({e})", path.display()))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
 /// Parses `WxH` (each side 1 to 16384).
 pub fn parse_wxh(s: &str) -> Option<(u32, u32)> {
     let lower = s.trim().to_ascii_lowercase();

@@ -86,6 +86,13 @@ fn headless(args: &HeadlessArgs) -> ExitCode {
         None => (Scenario::default(), "default".to_owned()),
     };
     let (budget, size) = (args.budget, args.size);
+    // Output paths are checked before the run: a run's verdict must not be lost to a path
+    // that could never be written.
+    for p in [&args.report, &args.plot].into_iter().flatten() {
+        if let Err(e) = mipflow_cli::check_writable(p) {
+            return usage(e);
+        }
+    }
     let ctx = match mipflow::gpu::GpuContext::headless(&Default::default()) {
         Ok(c) => c,
         Err(e) => return usage(e.to_string()),

@@ -531,8 +531,11 @@ impl BenchOptions {
         };
         let has_schedule = args.scenario.is_some() && !sc.budget.is_empty();
         if let Some(f) = args.frames {
-            if f == 0 {
-                return Err("--frames must be at least 1".into());
+            if f == 0 || f > crate::headless::scenario::MAX_FRAMES {
+                return Err(format!(
+                    "--frames {f}: expected 1 to {}",
+                    crate::headless::scenario::MAX_FRAMES
+                ));
             }
             sc.frames = f;
         }
@@ -626,6 +629,14 @@ pub fn run_bench(args: &BenchArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // The output folder is made and checked before the run, not after it.
+    if let Err(e) = std::fs::create_dir_all(&args.out)
+        .map_err(|e| format!("{}: {e}", args.out.display()))
+        .and_then(|()| crate::check_writable(&args.out.join("bench.json")))
+    {
+        eprintln!("mipflow bench: {e}");
+        return ExitCode::from(2);
+    }
     let progress = |m: &str| eprintln!("bench: {m}");
     let report = match run(&opts, &progress) {
         Ok(r) => r,

@@ -61,13 +61,12 @@ pub fn monitor_line(
 /// Runs `opts` on `ctx` and returns the report with its verdict (`"pass"` / `"fail"` and the
 /// failures). Set-up errors (a scene that cannot be built) are `Err`.
 pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
-    let mut sc = opts.scenario.clone();
-    if let Some(f) = opts.frames {
-        sc.frames = f.max(1);
-    }
-    if let Some((w, h)) = opts.size {
-        sc.size = [w.max(1), h.max(1)];
-    }
+    // Overrides are checked like the file's own values: `--frames 0` or 10^12 is refused here,
+    // before any allocation, with the same message.
+    let sc = opts
+        .scenario
+        .clone()
+        .with_overrides(opts.frames, opts.size)?;
     let budget_at = |frame: u64| opts.budget.unwrap_or_else(|| sc.budget_at(frame));
     let adapter = ctx.adapter_name();
     let mut config = RendererConfig::default();

@@ -146,6 +146,11 @@ pub struct Scenario {
     pub base_dir: PathBuf,
 }
 
+/// Most frames a run may have (a report keeps every frame: 1M frames is ~300 MB of JSON).
+pub const MAX_FRAMES: u64 = 1_000_000;
+/// Most textures a scene may have.
+pub const MAX_COUNT: u32 = 100_000;
+
 fn default_frames() -> u64 {
     600
 }
@@ -179,11 +184,69 @@ impl Scenario {
             .map_err(|e| Error::Scenario(format!("{}: {e}", path.display())))
     }
 
-    /// Checks values a run cannot work with.
+    /// Checks values a run cannot work with, or that would be silently coerced: every figure
+    /// in range, finite, keyframes in order. Why the upper limits: a run's report keeps every
+    /// frame, and a scene is built before the first frame; a value past them is a typo, and
+    /// refusing it beats an allocation the machine cannot make.
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::Scenario(m));
-        if self.frames == 0 {
-            return bad("frames must be at least 1".into());
+        if self.frames == 0 || self.frames > MAX_FRAMES {
+            return bad(format!(
+                "frames = {} must be within 1..={MAX_FRAMES}",
+                self.frames
+            ));
+        }
+        if let Some(c) = self.scene.count
+            && !(1..=MAX_COUNT).contains(&c)
+        {
+            return bad(format!("scene count = {c} must be within 1..={MAX_COUNT}"));
+        }
+        if let Some(t) = self.scene.texture_size
+            && !(16..=8192).contains(&t)
+        {
+            return bad(format!("texture_size = {t} must be within 16..=8192"));
+        }
+        if let Some(a) = self.anisotropy
+            && !(1..=16).contains(&a)
+        {
+            return bad(format!("anisotropy = {a} must be within 1..=16"));
+        }
+        if let Some(m) = self.min_scale
+            && !(m.is_finite() && m > 0.0 && m <= 1.0)
+        {
+            return bad(format!("min_scale = {m} must be in (0, 1]"));
+        }
+        let mut last = None;
+        for k in &self.camera {
+            if !k.position.iter().chain(&k.look_at).all(|v| v.is_finite()) {
+                return bad(format!(
+                    "camera key at frame {}: positions must be finite",
+                    k.frame
+                ));
+            }
+            if last.is_some_and(|f| k.frame < f) {
+                return bad(format!(
+                    "camera keys must be in frame order ({} after {})",
+                    k.frame,
+                    last.unwrap_or(0)
+                ));
+            }
+            last = Some(k.frame);
+        }
+        for e in &self.expect {
+            for (name, v) in [
+                ("min_render_scale", e.min_render_scale),
+                ("max_render_scale", e.max_render_scale),
+            ] {
+                if let Some(v) = v
+                    && !v.is_finite()
+                {
+                    return bad(format!(
+                        "expect at frame {}: {name} = {v} is not a number",
+                        e.frame
+                    ));
+                }
+            }
         }
         if self.size[0] == 0 || self.size[1] == 0 || self.size[0] > 16384 || self.size[1] > 16384 {
             return bad(format!("size {:?} must be within 1..=16384", self.size));
@@ -203,6 +266,18 @@ impl Scenario {
             k => return bad(format!("unknown scene kind {k:?} (demo, gallery, grid)")),
         }
         Ok(())
+    }
+
+    /// [`Scenario::validate`] after `--frames` / `--size` overrides.
+    pub fn with_overrides(mut self, frames: Option<u64>, size: Option<(u32, u32)>) -> Result<Self> {
+        if let Some(f) = frames {
+            self.frames = f;
+        }
+        if let Some((w, h)) = size {
+            self.size = [w, h];
+        }
+        self.validate()?;
+        Ok(self)
     }
 
     /// The budget in force at `frame` (256 MiB before the first key).
@@ -317,6 +392,19 @@ all_wanted_resident = true
             "[[budget]]\nframe = 0\nbytes = \"12 parsecs\"",
             "unknown_key = 1",
             "frames = \"many\"",
+            // Issue 16: absurd or silently coerced values.
+            "frames = 9223372036854775807",
+            "frames = 1000000000",
+            "[scene]\ncount = 4000000000",
+            "[scene]\ntexture_size = 100000",
+            "anisotropy = 0",
+            "anisotropy = 65535",
+            "min_scale = 0.0",
+            "min_scale = 2.0",
+            "min_scale = nan",
+            "[[camera]]\nframe = 0\nposition = [nan, 0.0, 0.0]\nlook_at = [0.0, 0.0, -1.0]",
+            "[[camera]]\nframe = 10\nposition = [0.0, 0.0, 0.0]\nlook_at = [0.0, 0.0, -1.0]\n[[camera]]\nframe = 5\nposition = [1.0, 0.0, 0.0]\nlook_at = [0.0, 0.0, -1.0]",
+            "[[expect]]\nframe = 1\nmin_render_scale = nan",
         ] {
             assert!(
                 Scenario::parse(bad, Path::new(".")).is_err(),
@@ -324,5 +412,24 @@ all_wanted_resident = true
             );
         }
         assert_eq!(Scenario::default().frames, 600);
+        // Overrides are checked the same way.
+        assert!(Scenario::default().with_overrides(Some(0), None).is_err());
+        assert!(
+            Scenario::default()
+                .with_overrides(Some(u64::MAX), None)
+                .is_err()
+        );
+        assert!(
+            Scenario::default()
+                .with_overrides(Some(10), Some((0, 1)))
+                .is_err()
+        );
+        assert_eq!(
+            Scenario::default()
+                .with_overrides(Some(10), Some((64, 32)))
+                .unwrap()
+                .frames,
+            10
+        );
     }
 }

@@ -231,9 +231,34 @@ fn flags_override_the_scenario_and_bad_input_exits_2() {
         vec!["--size", "wide"],
         vec!["--budget", "lots"],
         vec!["--textures", "/nonexistent-dir", "--frames", "2"],
+        // Issue 16: refused, not coerced or left to abort on a huge reservation.
+        vec!["--frames", "0"],
+        vec!["--frames", "1000000000000"],
     ] {
         let r = run("bad", &args).unwrap();
         assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
         assert!(r.stderr.contains("verdict: ERROR"), "{}", r.stderr);
     }
+    // A report that could never be written is found before the run, not after it.
+    let t0 = std::time::Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_mipflow"))
+        .args([
+            "headless",
+            "--frames",
+            "600",
+            "--report",
+            "/nonexistent-dir/r.json",
+        ])
+        .output()
+        .expect("run mipflow");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cannot write") && stderr.contains("verdict: ERROR"),
+        "{stderr}"
+    );
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(20),
+        "refused before rendering"
+    );
 }
