@@ -247,10 +247,26 @@ impl TexturedPass {
             immediate_size: 0,
         });
         let depth_format = wgpu::TextureFormat::Depth32Float;
-        let color = |write: bool, compare: wgpu::CompareFunction, label: &str| {
+        let depth_only_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("textured depth pre-pass"),
+            bind_group_layouts: &[Some(&uniform_layout)],
+            immediate_size: 0,
+        });
+        // One vertex stage for every variant (its clip position is @invariant, so the pre-pass
+        // and the shaded pass agree on depth to the bit); `shaded` adds the fragment stage.
+        let targets = [Some(wgpu::ColorTargetState {
+            format: color_format,
+            blend: None,
+            write_mask: wgpu::ColorWrites::ALL,
+        })];
+        let make = |layout: &wgpu::PipelineLayout,
+                    write: bool,
+                    compare: wgpu::CompareFunction,
+                    shaded: bool,
+                    label: &str| {
             device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
                 label: Some(label),
-                layout: Some(&layout),
+                layout: Some(layout),
                 vertex: wgpu::VertexState {
                     module: &module,
                     entry_point: Some("vs_main"),
@@ -269,56 +285,32 @@ impl TexturedPass {
                     bias: Default::default(),
                 }),
                 multisample: Default::default(),
-                fragment: Some(wgpu::FragmentState {
+                fragment: shaded.then(|| wgpu::FragmentState {
                     module: &module,
                     entry_point: Some("fs_main"),
                     compilation_options: Default::default(),
-                    targets: &[Some(wgpu::ColorTargetState {
-                        format: color_format,
-                        blend: None,
-                        write_mask: wgpu::ColorWrites::ALL,
-                    })],
+                    targets: &targets,
                 }),
                 multiview_mask: None,
                 cache: None,
             })
         };
-        let pipeline = color(true, wgpu::CompareFunction::Less, "textured");
-        let after_prepass_pipeline = color(
+        use wgpu::CompareFunction::{Less, LessEqual};
+        let pipeline = make(&layout, true, Less, true, "textured");
+        let after_prepass_pipeline = make(
+            &layout,
             false,
-            wgpu::CompareFunction::LessEqual,
+            LessEqual,
+            true,
             "textured after depth pre-pass",
         );
-        let depth_only_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("textured depth pre-pass"),
-            bind_group_layouts: &[Some(&uniform_layout)],
-            immediate_size: 0,
-        });
-        let depth_pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("textured depth pre-pass"),
-            layout: Some(&depth_only_layout),
-            vertex: wgpu::VertexState {
-                module: &module,
-                entry_point: Some("vs_main"),
-                compilation_options: Default::default(),
-                buffers: &[Some(Vertex::layout())],
-            },
-            primitive: wgpu::PrimitiveState {
-                cull_mode: None,
-                ..Default::default()
-            },
-            depth_stencil: Some(wgpu::DepthStencilState {
-                format: depth_format,
-                depth_write_enabled: Some(true),
-                depth_compare: Some(wgpu::CompareFunction::Less),
-                stencil: Default::default(),
-                bias: Default::default(),
-            }),
-            multisample: Default::default(),
-            fragment: None,
-            multiview_mask: None,
-            cache: None,
-        });
+        let depth_pipeline = make(
+            &depth_only_layout,
+            true,
+            Less,
+            false,
+            "textured depth pre-pass",
+        );
         let dummy = ctx.create_texture(
             &wgpu::TextureDescriptor {
                 label: Some("textured dummy depth"),

@@ -251,6 +251,7 @@ struct Step {
 pub(super) struct SlotId {
     pub(super) generation: u32,
     pub(super) width: u32,
+    pub(super) height: u32,
     pub(super) alive: bool,
 }
 
@@ -420,7 +421,7 @@ impl Streamer {
 
     /// Width and height of level 0 of a live texture.
     pub fn texture_size(&self, h: TextureHandle) -> Option<(u32, u32)> {
-        self.slot(h).map(|s| (s.info.width, s.info.height))
+        self.id(h).map(|s| (s.width, s.height))
     }
 
     /// Width over height of the image a live texture shows: its `mipflowSourceSize` (the size

@@ -119,6 +119,7 @@ impl Streamer {
         let id = SlotId {
             generation,
             width: slot.info.width,
+            height: slot.info.height,
             alive: true,
         };
         if index as usize == self.slots.len() {
@@ -169,6 +170,7 @@ impl Streamer {
             SlotId {
                 generation,
                 width: w,
+                height: h,
                 alive: true,
             },
         );
