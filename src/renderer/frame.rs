@@ -26,8 +26,12 @@ impl Renderer {
             view = view.with_look_ahead(camera, output, prev);
             // A cut: feedback recorded before it describes another view.
             let (_, rot, shift) = (camera.view * prev.inverse()).to_scale_rotation_translation();
-            if rot.to_axis_angle().1 >= 0.5 || shift.length() > 5.0 {
+            let (angle, distance) = (rot.to_axis_angle().1, shift.length());
+            if angle >= 0.5 || distance > 5.0 {
                 self.last_cut = frame;
+            }
+            if angle > 1e-6 || distance > 1e-6 {
+                self.last_moved = frame;
             }
         }
         self.last_view = Some(camera.view);
@@ -36,6 +40,8 @@ impl Renderer {
             .latest_frame()
             .filter(|&f| f > self.last_cut)
             .is_some();
+        // The feedback was recorded at a view the camera has left since: the histograms lag.
+        let moved_since_feedback = feedback.latest_frame().is_none_or(|f| self.last_moved > f);
         for inst in self.instances.iter() {
             let (Some(mesh), Some(mat)) = (
                 self.meshes.get(inst.mesh.index, inst.mesh.generation),
@@ -73,14 +79,17 @@ impl Renderer {
                 }
                 if let (Some(h), true) = (h, feedback.config().histograms) {
                     // The GPU's histogram prices each level by its pixels; the feedback is 1-3
-                    // frames old and the camera moves, so the CPU estimate (the current view's
-                    // nearest point) joins at a quarter of its pixels as a lead towards the
-                    // finer levels an approach will want.
+                    // frames old, so when the camera moved since it was recorded, the CPU
+                    // estimate (the current view's nearest point) joins at a quarter of its
+                    // pixels as a lead towards the finer levels an approach will want. A still
+                    // camera's feedback is the view's truth: no lead (a grazing wall's near
+                    // edge asks only for the levels the sampler really uses).
                     if self.feedback_given.get(i).is_some_and(|&g| g != frame) {
                         self.feedback_given[i] = frame;
                         self.manager.add_demand_levels(tex, h);
                     }
-                    if let Some(width) = self.manager.streamer().texture_width(tex)
+                    if moved_since_feedback
+                        && let Some(width) = self.manager.streamer().texture_width(tex)
                         && let Some(d) = view.sphere(center, radius, uv_per_unit * width as f32)
                     {
                         self.manager.add_demand(tex, d.level, d.pixels * 0.25);

@@ -146,6 +146,9 @@ pub struct Renderer {
     feedback_given: Vec<u64>,
     /// The last camera cut (a jump the feedback in flight does not describe).
     last_cut: u64,
+    /// The last frame whose camera differed from the frame before (see `visibility`: the CPU
+    /// lead joins the histograms only when the camera moved after the feedback was recorded).
+    last_moved: u64,
     /// The depth pre-pass's depth as the pass's group 3, by render-target generation.
     depth_group: Option<(u64, wgpu::BindGroup)>,
     stats: FrameStats,
@@ -206,6 +209,7 @@ impl Renderer {
             feedback_since: Vec::new(),
             feedback_given: Vec::new(),
             last_cut: 0,
+            last_moved: 0,
             depth_group: None,
             stats: FrameStats::default(),
             config,
