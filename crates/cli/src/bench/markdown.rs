@@ -273,6 +273,9 @@ pub fn markdown(r: &BenchReport) -> String {
             g.name, g.measured, g.target
         );
     }
+    if let Some(sw) = &r.sweep {
+        s.push_str(&super::sweep::sweep_markdown(sw));
+    }
     let mc = &r.machine;
     let _ = writeln!(
         s,

@@ -36,6 +36,7 @@ mod chart;
 mod figures;
 mod markdown;
 mod modes;
+pub mod sweep;
 #[cfg(test)]
 mod tests;
 
@@ -130,6 +131,12 @@ pub struct BenchArgs {
     /// Textures in the planner measurement.
     #[arg(long, default_value_t = 10_000)]
     pub planner_textures: usize,
+    /// Budget sweep: after the main run, the tour again at each budget 1/N of (a)'s peak VRAM
+    /// (N from this comma-separated list; `--sweep` alone: 8,12,16,24,32,48,64), with feedback
+    /// off, on, and with histograms; reports the smallest budget at which every compared frame
+    /// stays >= 40 dB against (a), and pop-in after a camera cut. Writes `sweep.png` too.
+    #[arg(long, value_name = "N,N,...", num_args = 0..=1, default_missing_value = "8,12,16,24,32,48,64")]
+    pub sweep: Option<String>,
     /// Smaller micro-benchmarks (fewer planner frames, a small upload, one small image to cook):
     /// for tests and quick looks, not for BENCHMARKS.md.
     #[arg(long)]
@@ -461,6 +468,8 @@ pub struct BenchReport {
     pub upload: Option<UploadFigures>,
     /// Cook per quality.
     pub cook: Vec<CookFigures>,
+    /// The budget sweep and pop-in after a cut (`--sweep`).
+    pub sweep: Option<sweep::Sweep>,
     /// Issue 8's goals against the figures.
     pub goals: Vec<Goal>,
     /// Wall time of the whole bench, s.
@@ -499,6 +508,8 @@ pub struct BenchOptions {
     pub planner_textures: usize,
     /// Short micro-benchmarks.
     pub quick: bool,
+    /// `--sweep`: denominators of (a)'s peak VRAM (empty: no sweep).
+    pub sweep: Vec<u32>,
     /// Cache folder for the procedural textures.
     pub cache: Option<PathBuf>,
     /// The command line, for the report.
@@ -587,6 +598,12 @@ impl BenchOptions {
         {
             return Err(format!("--textures {}: not a folder", dir.display()));
         }
+        let sweep = match &args.sweep {
+            Some(list) => {
+                sweep::parse_denominators(list).map_err(|e| format!("--sweep {e}"))?
+            }
+            None => Vec::new(),
+        };
         let command = std::iter::once("mipflow".to_owned())
             .chain(std::env::args().skip(1))
             .collect::<Vec<_>>()
@@ -601,6 +618,7 @@ impl BenchOptions {
             prefetch: !args.no_prefetch,
             planner_textures: args.planner_textures,
             quick: args.quick,
+            sweep,
             cache: Some(scenes::cache_dir()),
             command,
         })
@@ -617,6 +635,9 @@ pub fn write_outputs(r: &BenchReport, dir: &Path) -> Result<()> {
     })?;
     std::fs::write(dir.join("bench.json"), json).map_err(io(dir.join("bench.json")))?;
     std::fs::write(dir.join("bench.md"), markdown(r)).map_err(io(dir.join("bench.md")))?;
+    if let Some(s) = &r.sweep {
+        sweep::write_sweep_chart(s, &dir.join("sweep.png"))?;
+    }
     write_chart(r, &dir.join("bench.png"), 1400, 900)
 }
 

@@ -78,15 +78,31 @@ impl Prepared {
 /// One mode while it runs.
 pub(super) struct ModeRun {
     mode: Mode,
-    r: Renderer,
+    pub(super) r: Renderer,
     output: TrackedTexture,
     view: wgpu::TextureView,
     alloc_base: Option<u64>,
-    summary: ModeSummary,
+    pub(super) summary: ModeSummary,
 }
 
 impl ModeRun {
     fn new(mode: Mode, opts: &BenchOptions, budget: u64, scene: &Prepared) -> Result<(Self, f32)> {
+        let feedback = if mode == Mode::MipflowNoFeedback {
+            mipflow::feedback::FeedbackConfig::off()
+        } else {
+            mipflow::feedback::FeedbackConfig::default()
+        };
+        Self::with_feedback(mode, opts, budget, scene, feedback)
+    }
+
+    /// [`ModeRun::new`] with the feedback settings given (the sweep's demand settings).
+    pub(super) fn with_feedback(
+        mode: Mode,
+        opts: &BenchOptions,
+        budget: u64,
+        scene: &Prepared,
+        feedback: mipflow::feedback::FeedbackConfig,
+    ) -> Result<(Self, f32)> {
         let ctx = GpuContext::headless(&GpuOptions::default())?;
         ctx.wait_idle()?;
         let alloc_base = ctx.allocator_report().map(|r| r.total_allocated_bytes);
@@ -100,9 +116,7 @@ impl ModeRun {
         if let Some(m) = sc.min_scale {
             config.controller.range = BucketRange::new(m, 1.0);
         }
-        if mode == Mode::MipflowNoFeedback {
-            config.feedback = mipflow::feedback::FeedbackConfig::off();
-        }
+        config.feedback = feedback;
         let mut r = Renderer::with_context(ctx, config)?;
         if !mode.streamed() {
             r.set_scale_range(1.0, 1.0);
@@ -195,7 +209,7 @@ impl ModeRun {
         }
     }
 
-    fn frame(&mut self, frame: u64, camera: Camera, budget: u64) -> Result<()> {
+    pub(super) fn frame(&mut self, frame: u64, camera: Camera, budget: u64) -> Result<()> {
         if self.mode.streamed() && self.r.budget().current_bytes() != budget {
             self.r.set_budget(Budget::bytes(budget));
         }
@@ -229,7 +243,7 @@ impl ModeRun {
         Ok(())
     }
 
-    fn read_back(&self) -> Result<Vec<u8>> {
+    pub(super) fn read_back(&self) -> Result<Vec<u8>> {
         let img = mipflow::gpu::read_texture_rgba8(self.r.context(), self.output.texture())?;
         // The readback's staging buffer is gone now: start the peaks again from here, so that it
         // never counts as the mode's VRAM (the summary already holds the peaks so far).
@@ -237,7 +251,7 @@ impl ModeRun {
         Ok(img)
     }
 
-    fn finish(mut self) -> ModeSummary {
+    pub(super) fn finish(mut self) -> ModeSummary {
         let s = &mut self.summary;
         let timed: Vec<f64> = s
             .frames
@@ -373,6 +387,7 @@ pub fn run(opts: &BenchOptions, progress: &dyn Fn(&str)) -> Result<BenchReport> 
         sc.frames
     ));
     let mut last = Instant::now();
+    let mut references: sweep::References = Vec::new();
     for frame in 0..sc.frames {
         let camera = camera_at(frame);
         for m in &mut runs {
@@ -381,6 +396,9 @@ pub fn run(opts: &BenchOptions, progress: &dyn Fn(&str)) -> Result<BenchReport> 
         if frame % opts.quality_every == 0 || frame + 1 == sc.frames {
             let reference = runs[0].read_back()?;
             let (w, h) = (sc.size[0], sc.size[1]);
+            if !opts.sweep.is_empty() {
+                references.push((frame, reference.clone()));
+            }
             for m in &mut runs[1..] {
                 let img = m.read_back()?;
                 let psnr = capped_psnr(&reference, &img);
@@ -408,6 +426,21 @@ pub fn run(opts: &BenchOptions, progress: &dyn Fn(&str)) -> Result<BenchReport> 
             uploaded_bytes: ratio(m.uploaded_bytes as f64, base.uploaded_bytes as f64),
         };
     }
+
+    let sweep = if opts.sweep.is_empty() {
+        None
+    } else {
+        Some(sweep::run_sweep(
+            opts,
+            &scene,
+            &references,
+            modes[0].peak_bytes,
+            budget_at(0),
+            &camera_at,
+            progress,
+        )?)
+    };
+    drop(references);
 
     progress(&format!("planner: {} textures", opts.planner_textures));
     let planner = planner_bench(opts.planner_textures, if opts.quick { 200 } else { 2000 });
@@ -442,6 +475,7 @@ pub fn run(opts: &BenchOptions, progress: &dyn Fn(&str)) -> Result<BenchReport> 
         planner: Some(planner),
         upload,
         cook,
+        sweep,
         goals: Vec::new(),
         total_seconds: 0.0,
     };

@@ -89,6 +89,7 @@ fn table_and_chart_from_a_report() {
         async_io: false,
         no_prefetch: false,
         planner_textures: 10_000,
+        sweep: None,
         quick: false,
     })
     .unwrap();
@@ -129,4 +130,60 @@ fn planner_bench_runs_small() {
     assert_eq!(p.textures, 200);
     assert!(p.note.is_none(), "{:?}", p.note);
     assert!(p.steady_us_mean > 0.0 && p.moving_us_mean > 0.0);
+}
+
+#[test]
+fn sweep_denominators_are_checked() {
+    assert_eq!(
+        sweep::parse_denominators("32, 8,16,8").unwrap(),
+        vec![8, 16, 32]
+    );
+    assert!(sweep::parse_denominators("1").is_err());
+    assert!(sweep::parse_denominators("8,x").is_err());
+    assert!(sweep::parse_denominators("5000").is_err());
+}
+
+#[test]
+fn sweep_table_and_chart() {
+    use sweep::{PopIn, Sweep, SweepBest, SweepDemand, SweepPoint};
+    let mut s = Sweep {
+        rgba8_peak_bytes: 256 << 20,
+        ..Sweep::default()
+    };
+    for demand in SweepDemand::ALL {
+        for (n, psnr) in [(8, 48.0), (16, 43.0), (32, 38.5)] {
+            s.points.push(SweepPoint {
+                demand: Some(demand),
+                denominator: n,
+                budget_bytes: (256 << 20) / u64::from(n),
+                psnr_min_db: psnr,
+                frames_under_40db: u64::from(psnr < 40.0) * 3,
+                ..SweepPoint::default()
+            });
+        }
+        s.best.push(SweepBest {
+            demand: Some(demand),
+            denominator: Some(16),
+            budget_bytes: Some(16 << 20),
+        });
+        s.popin.push(PopIn {
+            demand: Some(demand),
+            frames_to_all_wanted: Some(4),
+            frames_tried: 60,
+            first_frame_psnr_db: 31.5,
+        });
+    }
+    let md = sweep::sweep_markdown(&s);
+    assert!(md.contains("| feedback off | 1/32 | 8.00 |"), "{md}");
+    assert!(md.contains("| feedback + histograms | 1/16 (16.00 MiB) | 4 | 31.50 |"), "{md}");
+    let path = std::env::temp_dir().join(format!("mipflow-sweep-{}.png", std::process::id()));
+    sweep::write_sweep_chart(&s, &path).unwrap();
+    let img = image::open(&path).unwrap().to_rgba8();
+    // The last series drawn (histograms, orange) is there.
+    let orange = img
+        .pixels()
+        .filter(|p| p[0] > 200 && p[1] > 80 && p[1] < 120 && p[2] < 60)
+        .count();
+    assert!(orange > 300, "{orange}");
+    let _ = std::fs::remove_file(path);
 }
