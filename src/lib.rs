@@ -79,6 +79,7 @@
 pub mod budget;
 pub mod demand;
 pub mod error;
+pub mod events;
 pub mod feedback;
 pub mod gpu;
 pub mod ktx2;

@@ -31,8 +31,8 @@ use crate::budget::{Budget, EffectiveBudget, LedgerSnapshot};
 use crate::demand::{Demand, DemandView};
 use crate::gpu::{GpuContext, GpuOptions, TrackedTexture};
 use crate::resolution::{
-    Bucket, BucketRange, ControllerConfig, RenderTargets, ResolutionController, TargetSet, Targets,
-    TimeSource, Upscaler,
+    Bucket, BucketRange, ChangeReason, ControllerConfig, RenderTargets, ResolutionController,
+    TargetSet, Targets, TimeSource, Upscaler,
 };
 use crate::stream::{
     StreamConfig, StreamFrameStats, Streamer, TextureHandle, TextureOptions, TextureSource,
@@ -108,6 +108,8 @@ pub struct FramePlan {
     /// The mip bias that goes with the render scale (negative: textures sampled as at native
     /// resolution). Give it to your samplers or shaders.
     pub mip_bias: f32,
+    /// Why the controller changed the scale this frame, if it did.
+    pub scale_reason: Option<ChangeReason>,
 }
 
 /// What one frame did, for the overlay, the reports and the caller's own checks.
@@ -150,6 +152,8 @@ pub struct FrameStats {
     pub skipped: bool,
     /// GPU feedback: its latency (frames) and the pixels it covers (`Renderer` only).
     pub feedback: crate::feedback::FeedbackStats,
+    /// Why the render scale changed this frame, if it did (see [`crate::events`]).
+    pub scale_reason: Option<ChangeReason>,
 }
 
 /// The budget manager (see the module documentation): textures, demand, render targets, one
@@ -619,6 +623,7 @@ impl BudgetManager {
         let frame_time = timing
             .gpu_ms
             .or((timing.cpu_ms > 0.0).then_some(timing.cpu_ms));
+        let changes = self.controller.change_count();
         let bucket = self.controller.update(&crate::resolution::FrameInput {
             memory_max_scale: mem_bucket.scale(),
             available_bytes: Some(budget.saturating_sub(fixed)),
@@ -656,6 +661,9 @@ impl BudgetManager {
             memory_bucket: mem_bucket,
             render_scale: bucket.scale(),
             mip_bias: bucket.mip_bias(),
+            scale_reason: (self.controller.change_count() > changes)
+                .then(|| self.controller.last_change().map(|c| c.reason))
+                .flatten(),
         })
     }
 
@@ -685,6 +693,7 @@ impl BudgetManager {
             instances_drawn: 0,
             skipped: false,
             feedback: Default::default(),
+            scale_reason: plan.scale_reason,
         }
     }
 

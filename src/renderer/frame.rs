@@ -42,6 +42,8 @@ impl Renderer {
             .is_some();
         // The feedback was recorded at a view the camera has left since: the histograms lag.
         let moved_since_feedback = feedback.latest_frame().is_none_or(|f| self.last_moved > f);
+        // Fewer CPU-estimated pixels than four samples' worth: no sample is no proof of hiding.
+        let hidden_min_pixels = 4.0 * (1u32 << (2 * feedback.config().block_shift)) as f32;
         for inst in self.instances.iter() {
             let (Some(mesh), Some(mat)) = (
                 self.meshes.get(inst.mesh.index, inst.mesh.generation),
@@ -61,23 +63,46 @@ impl Renderer {
                 .max(inst.transform.z_axis.truncate().length());
             let center = inst.transform.transform_point3(mesh.center);
             let radius = mesh.radius * scale;
-            // In view with feedback that saw this texture drawn: the GPU's histogram is the
-            // demand (once per texture); nothing in it means hidden. Out of view (the guard
-            // band, the look-ahead), or no feedback yet: the CPU estimate.
-            let seen = fresh
-                && self
-                    .feedback_since
-                    .get(i)
-                    .zip(feedback.latest_frame())
-                    .is_some_and(|(&since, latest)| latest >= since);
             let uv_per_unit = mesh.uv_density * mat.uv_scale / scale.max(1e-6);
-            if seen && view.weight(center, radius) == Some(1.0) {
+            let cpu = self
+                .manager
+                .streamer()
+                .texture_width(tex)
+                .and_then(|width| view.sphere(center, radius, uv_per_unit * width as f32));
+            let Some(cpu) = cpu else {
+                continue;
+            };
+            let in_view = cpu.weight == 1.0;
+            if in_view && let Some(last) = self.view_last.get_mut(i) {
+                if *last != frame {
+                    if last.saturating_add(1) != frame {
+                        // Entered the view this frame.
+                        self.view_since[i] = frame;
+                    }
+                    *last = frame;
+                }
+            }
+            // In view, with feedback recorded while this texture was drawn and in view: the
+            // GPU's histogram is the demand (once per texture); nothing in it means hidden, when
+            // the CPU estimate gives it enough pixels that the sampling would have hit it (a
+            // sliver of a few hundred pixels may draw no sample for frames). Out of view (the
+            // guard band, the look-ahead), just entered it, or no feedback yet: the CPU estimate.
+            let seen = fresh
+                && in_view
+                && feedback.latest_frame().is_some_and(|latest| {
+                    self.feedback_since
+                        .get(i)
+                        .is_some_and(|&since| latest >= since)
+                        && self.view_since.get(i).is_some_and(|&since| latest >= since)
+                });
+            if seen {
                 let h = feedback.histogram(tex.index());
                 if !h.is_some_and(|h| h.iter().any(|&p| p > 0.0)) {
-                    // Not one pixel of it was seen (hidden behind something): no demand.
-                    continue;
-                }
-                if let (Some(h), true) = (h, feedback.config().histograms) {
+                    if cpu.pixels >= hidden_min_pixels {
+                        // Not one pixel of it was seen (hidden behind something): no demand.
+                        continue;
+                    }
+                } else if let (Some(h), true) = (h, feedback.config().histograms) {
                     // The GPU's histogram prices each level by its pixels; the feedback is 1-3
                     // frames old, so when the camera moved since it was recorded, the CPU
                     // estimate (the current view's nearest point) joins at a quarter of its
@@ -88,17 +113,13 @@ impl Renderer {
                         self.feedback_given[i] = frame;
                         self.manager.add_demand_levels(tex, h);
                     }
-                    if moved_since_feedback
-                        && let Some(width) = self.manager.streamer().texture_width(tex)
-                        && let Some(d) = view.sphere(center, radius, uv_per_unit * width as f32)
-                    {
-                        self.manager.add_demand(tex, d.level, d.pixels * 0.25);
+                    if moved_since_feedback {
+                        self.manager.add_demand(tex, cpu.level, cpu.pixels * 0.25);
                     }
                     continue;
                 }
             }
-            self.manager
-                .add_demand_sphere(tex, &view, center, radius, uv_per_unit);
+            self.manager.add_demand(tex, cpu.level, cpu.pixels);
         }
     }
 
@@ -229,6 +250,8 @@ impl Renderer {
         if self.feedback_since.len() < slots {
             self.feedback_since.resize(slots, u64::MAX);
             self.feedback_given.resize(slots, 0);
+            self.view_last.resize(slots, u64::MAX);
+            self.view_since.resize(slots, u64::MAX);
         }
         let next = self.manager.frame_number() + 1;
         self.pass

@@ -144,6 +144,10 @@ pub struct Renderer {
     /// yet), and the frame its feedback demand was last given (once per frame per texture).
     feedback_since: Vec<u64>,
     feedback_given: Vec<u64>,
+    /// Per texture slot: the last frame an instance of it was in the view, and the frame it
+    /// entered the view (feedback recorded before that does not describe it in view).
+    view_last: Vec<u64>,
+    view_since: Vec<u64>,
     /// The last camera cut (a jump the feedback in flight does not describe).
     last_cut: u64,
     /// The last frame whose camera differed from the frame before (see `visibility`: the CPU
@@ -208,6 +212,8 @@ impl Renderer {
             last_view: None,
             feedback_since: Vec::new(),
             feedback_given: Vec::new(),
+            view_last: Vec::new(),
+            view_since: Vec::new(),
             last_cut: 0,
             last_moved: 0,
             depth_group: None,

@@ -157,6 +157,8 @@ pub struct StreamFrameStats {
     pub shrinks: u32,
     /// Textures evicted to their floor (or to nothing) this frame.
     pub evictions: u32,
+    /// Bytes the shrinks and evictions of this frame gave back.
+    pub freed_bytes: u64,
     /// In-flight grows cancelled this frame.
     pub cancels: u32,
     /// In-flight grows retargeted to a finer level this frame (what they had read or built

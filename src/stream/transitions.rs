@@ -135,6 +135,7 @@ impl Streamer {
             TransitionKind::Evict => {
                 let count = self.plan_tex[i].level_count;
                 let floor = self.plan_tex[i].floor_level;
+                let before = self.plan_tex[i].bytes_from(self.plan_tex[i].resident_level);
                 self.slots[i].gpu = None; // destroyed first: no transient bytes
                 let to = if t.to >= count { count } else { floor };
                 let mut resident = count;
@@ -151,6 +152,7 @@ impl Streamer {
                 p.resident_level = resident;
                 p.in_flight_level = resident;
                 self.frame_stats.evictions += 1;
+                self.frame_stats.freed_bytes += before.saturating_sub(p.bytes_from(resident));
             }
             TransitionKind::Shrink => {
                 let from = self.plan_tex[i].resident_level;
@@ -168,7 +170,12 @@ impl Streamer {
                     return;
                 }
                 match self.rebuild(ctx, i, t.to, from) {
-                    Ok(()) => self.frame_stats.shrinks += 1,
+                    Ok(()) => {
+                        self.frame_stats.shrinks += 1;
+                        let p = &self.plan_tex[i];
+                        self.frame_stats.freed_bytes +=
+                            p.bytes_from(from).saturating_sub(p.bytes_from(t.to));
+                    }
                     Err(e) => self.note_create_error(ctx, i, &e),
                 }
             }

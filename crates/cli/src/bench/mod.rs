@@ -599,9 +599,7 @@ impl BenchOptions {
             return Err(format!("--textures {}: not a folder", dir.display()));
         }
         let sweep = match &args.sweep {
-            Some(list) => {
-                sweep::parse_denominators(list).map_err(|e| format!("--sweep {e}"))?
-            }
+            Some(list) => sweep::parse_denominators(list).map_err(|e| format!("--sweep {e}"))?,
             None => Vec::new(),
         };
         let command = std::iter::once("mipflow".to_owned())

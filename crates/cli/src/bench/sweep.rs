@@ -193,7 +193,11 @@ pub(super) fn run_sweep(
             {
                 p.first_frame_psnr_db = capped_psnr(reference, &m.read_back()?);
             }
-            let last = m.summary.frames.last().map(|f| (f.resident_mip_bytes, f.wanted_mip_bytes));
+            let last = m
+                .summary
+                .frames
+                .last()
+                .map(|f| (f.resident_mip_bytes, f.wanted_mip_bytes));
             if last.is_some_and(|(resident, wanted)| resident >= wanted) {
                 p.frames_to_all_wanted = Some(k);
                 break;
@@ -259,8 +263,20 @@ pub fn write_sweep_chart(s: &Sweep, path: &Path) -> Result<()> {
     };
     let root = BitMapBackend::new(path, (900, 520)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
-    let max_n = s.points.iter().map(|p| p.denominator).max().unwrap_or(64).max(4);
-    let min_n = s.points.iter().map(|p| p.denominator).min().unwrap_or(2).max(2);
+    let max_n = s
+        .points
+        .iter()
+        .map(|p| p.denominator)
+        .max()
+        .unwrap_or(64)
+        .max(4);
+    let min_n = s
+        .points
+        .iter()
+        .map(|p| p.denominator)
+        .min()
+        .unwrap_or(2)
+        .max(2);
     let lo = s
         .points
         .iter()
@@ -369,11 +385,10 @@ pub fn sweep_markdown(s: &Sweep) -> String {
             out,
             "| {} | {} | {} | {} |",
             demand.title(),
-            best.and_then(|b| b.denominator.zip(b.budget_bytes))
-                .map_or("none of the sweep".to_owned(), |(n, b)| format!(
-                    "1/{n} ({:.2} MiB)",
-                    b as f64 / MIB
-                )),
+            best.and_then(|b| b.denominator.zip(b.budget_bytes)).map_or(
+                "none of the sweep".to_owned(),
+                |(n, b)| format!("1/{n} ({:.2} MiB)", b as f64 / MIB)
+            ),
             pop.map_or("-".to_owned(), |p| p
                 .frames_to_all_wanted
                 .map_or(format!("> {}", p.frames_tried), |f| f.to_string())),

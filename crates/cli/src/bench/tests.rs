@@ -175,7 +175,10 @@ fn sweep_table_and_chart() {
     }
     let md = sweep::sweep_markdown(&s);
     assert!(md.contains("| feedback off | 1/32 | 8.00 |"), "{md}");
-    assert!(md.contains("| feedback + histograms | 1/16 (16.00 MiB) | 4 | 31.50 |"), "{md}");
+    assert!(
+        md.contains("| feedback + histograms | 1/16 (16.00 MiB) | 4 | 31.50 |"),
+        "{md}"
+    );
     let path = std::env::temp_dir().join(format!("mipflow-sweep-{}.png", std::process::id()));
     sweep::write_sweep_chart(&s, &path).unwrap();
     let img = image::open(&path).unwrap().to_rgba8();
