@@ -73,14 +73,15 @@ impl Renderer {
                 continue;
             };
             let in_view = cpu.weight == 1.0;
-            if in_view && let Some(last) = self.view_last.get_mut(i) {
-                if *last != frame {
-                    if last.saturating_add(1) != frame {
-                        // Entered the view this frame.
-                        self.view_since[i] = frame;
-                    }
-                    *last = frame;
+            if in_view
+                && let Some(last) = self.view_last.get_mut(i)
+                && *last != frame
+            {
+                if last.saturating_add(1) != frame {
+                    // Entered the view this frame.
+                    self.view_since[i] = frame;
                 }
+                *last = frame;
             }
             // In view, with feedback recorded while this texture was drawn and in view: the
             // GPU's histogram is the demand (once per texture); nothing in it means hidden, when
