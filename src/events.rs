@@ -26,6 +26,7 @@ pub const MAX_WAVE_FRAMES: u64 = 120;
 
 /// What happened.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum EventKind {
     /// The budget was set to another value.
     Budget {
@@ -221,6 +222,28 @@ impl EventLog {
             return None;
         }
         self.ring[(n % EVENT_CAPACITY as u64) as usize].as_ref()
+    }
+
+    /// Whether event `n` can still grow at frames after `frame`: a scale change or a wave that
+    /// is still open and within [`MERGE_FRAMES`] of its last frame. Budget changes and
+    /// out-of-memory errors are final at once. (Print an event once it is final.)
+    pub fn is_final(&self, n: u64, frame: u64) -> bool {
+        let at = (n % EVENT_CAPACITY as u64) as usize;
+        let open = [self.open_scale, self.open_evict, self.open_restream].contains(&Some(at));
+        match self.get(n) {
+            None => true,
+            Some(e) => {
+                let wave = matches!(
+                    e.kind,
+                    EventKind::Evictions { .. } | EventKind::Restreams { .. }
+                );
+                let lasting = wave || matches!(e.kind, EventKind::Scale { .. });
+                !lasting
+                    || !open
+                    || frame > e.last_frame + MERGE_FRAMES
+                    || (wave && frame + 1 >= e.frame + MAX_WAVE_FRAMES)
+            }
+        }
     }
 
     /// The events still held, oldest first.
@@ -559,6 +582,10 @@ mod tests {
         // Up again: a new event, not a merge into the down-move.
         log.observe(&stats(5, 50, 1.0, 40));
         assert_eq!(log.pushed(), 4);
+        // Budget changes are final at once; the wave of frame 2 until MERGE_FRAMES quiet frames.
+        assert!(log.is_final(0, 5));
+        assert!(!log.is_final(1, 5));
+        assert!(log.is_final(1, 3 + MERGE_FRAMES + 1));
         // A wave ends after MERGE_FRAMES quiet frames.
         let mut s = stats(5 + MERGE_FRAMES + 1, 50, 1.0, 40);
         s.stream.shrinks = 1;

@@ -13,7 +13,8 @@ use clap::{Args, Parser, Subcommand};
     name = "mipflow",
     version,
     about = "VRAM-budgeted BC7/KTX2 texture streaming on wgpu",
-    long_about = "VRAM-budgeted BC7/KTX2 texture streaming on wgpu.\n\nWith no subcommand, runs the demo: 200 procedural textures (13 of them 2048x2048, cooked once into the cache folder) under a 128 MiB budget, which is below what they need at full residency, so streaming and dynamic resolution are visibly at work. F1 toggles the memory overlay.",
+    long_about = "VRAM-budgeted BC7/KTX2 texture streaming on wgpu.\n\nWith no subcommand, runs the demo: 200 procedural textures (13 of them 2048x2048, cooked once into the cache folder) under an automatic budget (the window's fixed bytes plus 14 MiB) that keeps the budget pressed, so streaming and dynamic resolution are visibly at work. F1 toggles the memory overlay, F2 colours surfaces by resident mip.",
+    after_help = EXAMPLES,
     args_conflicts_with_subcommands = true
 )]
 struct Cli {
@@ -24,17 +25,36 @@ struct Cli {
     demo: mipflow_cli::demo::DemoArgs,
 }
 
+/// Common runs, shown under `--help`.
+const EXAMPLES: &str = "Examples:
+  mipflow                                  the demo, automatic (pressed) budget
+  mipflow --tour                           the tour's story: the budget squeezed and released
+  mipflow --budget 1GiB                    the demo with an unpressed budget
+  mipflow --textures my/ktx2/folder        your own textures as a gallery
+  mipflow cook photos/ -o cooked/          BC7 KTX2 with full mip chains
+  mipflow inspect cooked/brick.ktx2        what a KTX2 file holds, validated
+  mipflow headless --scenario assets/tour.toml --report tour.json --plot tour.png
+                                           the tour's story offscreen: JSON, plot, exit 1 if over budget
+  mipflow bench --sweep                    mipflow against all-resident baselines, and a budget sweep";
+
 #[derive(Subcommand)]
 enum Command {
     /// The demo (the default): a window on a hall of streamed textures under one VRAM budget, with
-    /// the memory overlay (F1). The default budget, 128 MiB, is below what the default scene needs
-    /// at full residency, so streaming and dynamic resolution are visibly at work.
+    /// the memory overlay (F1). The default budget is automatic (the window's fixed bytes plus
+    /// 14 MiB) and pressed, so streaming and dynamic resolution are visibly at work.
+    #[command(after_help = "Examples:
+  mipflow demo --tour --monitor            the story, with a line per event and per act
+  mipflow demo --budget 48MiB --size 1920x1080
+  mipflow demo --tour --frames 600 --screenshot shot.png")]
     Demo(mipflow_cli::demo::DemoArgs),
     /// Cook images (PNG, JPG, TGA, BMP) into BC7 KTX2 files with full mip chains.
     Cook(mipflow_cli::cook_cmd::CookArgs),
     /// Print and validate the contents of KTX2 files.
     Inspect(mipflow_cli::inspect::InspectArgs),
     /// Run a scenario offscreen: JSON report, PNG plot, exit 1 when the budget was broken.
+    #[command(after_help = "Examples:
+  mipflow headless --scenario assets/tour.toml --report tour.json --plot tour.png
+  mipflow headless --textures my/ktx2/folder --budget 64MiB --frames 300 --monitor")]
     Headless(HeadlessArgs),
     /// mipflow against its baselines (RGBA8 and BC7 fully resident) on the same scene and camera
     /// path, interleaved: VRAM, frame times, time to first frame, uploads, image quality; writes
@@ -66,7 +86,7 @@ struct HeadlessArgs {
     /// Write the PNG plot here.
     #[arg(long)]
     plot: Option<PathBuf>,
-    /// One line per second with the totals per category (stderr).
+    /// One line per second with the totals per category (stderr), and a line per event.
     #[arg(long)]
     monitor: bool,
 }
@@ -111,22 +131,8 @@ fn headless(args: &HeadlessArgs) -> ExitCode {
         Ok(r) => r,
         Err(e) => return usage(e.to_string()),
     };
-    if let Some(p) = &args.report {
-        let json = match serde_json::to_string_pretty(&report) {
-            Ok(j) => j,
-            Err(e) => return usage(e.to_string()),
-        };
-        if let Err(e) = std::fs::write(p, json) {
-            return usage(format!("{}: {e}", p.display()));
-        }
-    }
-    if let Some(p) = &args.plot
-        && let Err(e) = write_plot(&report, p, 1280, 720)
-    {
-        return usage(e.to_string());
-    }
     let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
-    if report.verdict == "pass" {
+    let code = if report.verdict == "pass" {
         eprintln!(
             "verdict: PASS: {} frames, peak {:.1} MiB within budget {:.1} MiB, 0 violations, {:.2} ms/frame",
             report.frames.len(),
@@ -144,7 +150,23 @@ fn headless(args: &HeadlessArgs) -> ExitCode {
             report.violations
         );
         ExitCode::from(1)
+    };
+    // The verdict is out; a report or plot that cannot be written (the disk filled during the
+    // run) is said, and the run's own exit code stands.
+    if let Some(p) = &args.report {
+        let written = serde_json::to_string_pretty(&report)
+            .map_err(|e| e.to_string())
+            .and_then(|json| std::fs::write(p, json).map_err(|e| e.to_string()));
+        if let Err(e) = written {
+            eprintln!("mipflow headless: writing the report {}: {e}", p.display());
+        }
     }
+    if let Some(p) = &args.plot
+        && let Err(e) = write_plot(&report, p, 1280, 720)
+    {
+        eprintln!("mipflow headless: writing the plot: {e}");
+    }
+    code
 }
 
 fn main() -> ExitCode {
@@ -157,6 +179,8 @@ fn main() -> ExitCode {
             }),
         )
         .with_writer(std::io::stderr)
+        // Colour codes only for a terminal: a log file or a CI capture gets plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let cli = match Cli::try_parse() {
         Ok(c) => c,

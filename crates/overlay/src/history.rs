@@ -17,6 +17,8 @@ pub const CAPACITY: usize = 300;
 pub struct Sample {
     /// Seconds since the demo started.
     pub t: f64,
+    /// The frame sampled ([`FrameStats::frame`]), to place events on the time axis.
+    pub frame: u64,
     /// Bytes per category, in [`Category::ALL`] order.
     pub bytes: [u64; 6],
     /// The budget.
@@ -68,6 +70,7 @@ impl History {
         }
         self.samples.push_back(Sample {
             t,
+            frame: stats.frame,
             bytes,
             budget: stats.budget_bytes,
             scale: stats.render_scale,
@@ -81,6 +84,16 @@ impl History {
     /// The samples, oldest first.
     pub fn samples(&self) -> &VecDeque<Sample> {
         &self.samples
+    }
+
+    /// The time of `frame` on the history's clock (the first sample at or after it), while the
+    /// history still covers it.
+    pub fn time_of_frame(&self, frame: u64) -> Option<f64> {
+        if self.samples.front().is_none_or(|s| s.frame > frame) {
+            return None;
+        }
+        let i = self.samples.partition_point(|s| s.frame < frame);
+        self.samples.get(i).or(self.samples.back()).map(|s| s.t)
     }
 
     /// The latest sample.

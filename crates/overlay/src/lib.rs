@@ -38,6 +38,7 @@ use egui::{Color32, RichText, Stroke, Ui};
 use egui_plot::{Line, Plot, PlotPoints};
 use mipflow::FrameStats;
 use mipflow::budget::Category;
+use mipflow::events::{Event, EventKind, EventLog};
 use mipflow::gpu::DriverMemory;
 use mipflow::resolution::ScaleChange;
 use mipflow::stream::TextureInfo;
@@ -60,6 +61,9 @@ pub const PANEL_FILL: Color32 = Color32::from_rgba_premultiplied(16, 18, 24, 235
 pub fn panel_width(width: u32) -> f32 {
     (width as f32 * 0.34).clamp(240.0, 440.0)
 }
+
+/// Width of the collapsed panel.
+const COLLAPSED_WIDTH: f32 = 150.0;
 
 /// Rows in the texture table.
 const TOP_N: usize = 14;
@@ -98,6 +102,9 @@ pub struct PanelInput<'a> {
     pub output: (u32, u32),
     /// A line of key hints under the title (the demo's keys); empty: none.
     pub hints: &'a str,
+    /// What the budget did ([`mipflow::events::EventLog`]): the events strip and the history's
+    /// marks. `None`: neither.
+    pub events: Option<&'a EventLog>,
 }
 
 impl<'a> PanelInput<'a> {
@@ -117,6 +124,7 @@ impl<'a> PanelInput<'a> {
             fps: 0.0,
             output: (0, 0),
             hints: "",
+            events: None,
         }
     }
 }
@@ -141,6 +149,107 @@ pub struct MemoryPanels {
     min_scale: f32,
     max_scale: f32,
     debug_mips: bool,
+    /// Only the title and the budget bar (a narrow panel); `None` until the first frame, which
+    /// collapses it on windows narrower than [`COLLAPSE_BELOW`].
+    collapsed: Option<bool>,
+}
+
+/// Windows narrower than this start with the panel collapsed (it would cover too much of them).
+pub const COLLAPSE_BELOW: u32 = 800;
+
+/// Colours of the mip-colour view (F2), levels 0..=7 (7: 7 and coarser), as `textured.wgsl`
+/// draws them (mixed 70% into the lit colour).
+pub const MIP_COLOURS: [Color32; 8] = [
+    Color32::from_rgb(255, 26, 26),
+    Color32::from_rgb(255, 153, 26),
+    Color32::from_rgb(255, 255, 26),
+    Color32::from_rgb(51, 255, 51),
+    Color32::from_rgb(26, 230, 255),
+    Color32::from_rgb(51, 77, 255),
+    Color32::from_rgb(178, 51, 255),
+    Color32::from_rgb(128, 128, 128),
+];
+
+/// Colour of an event's kind in the strip and the history's marks.
+pub fn event_colour(kind: &EventKind) -> Color32 {
+    match kind {
+        EventKind::Budget { .. } => Color32::WHITE,
+        EventKind::Scale { .. } => Color32::from_rgb(255, 230, 90),
+        EventKind::Evictions { .. } => Color32::from_rgb(230, 150, 70),
+        EventKind::Restreams { .. } => Color32::from_rgb(110, 210, 120),
+        EventKind::OutOfMemory { .. } => Color32::from_rgb(255, 80, 200),
+        _ => Color32::GRAY,
+    }
+}
+
+/// A caption over the scene, at the top left of the window (the demo's tour acts): a title and
+/// a line under it, on a dark band.
+pub fn caption(ctx: &egui::Context, title: &str, line: &str) {
+    egui::Area::new(egui::Id::unique("mipflow caption"))
+        .anchor(egui::Align2::LEFT_TOP, [12.0, 12.0])
+        .interactable(false)
+        .show(ctx, |ui| {
+            egui::Frame::new()
+                .fill(PANEL_FILL)
+                .inner_margin(10.0)
+                .corner_radius(4.0)
+                .show(ui, |ui| {
+                    // Clear of the overlay's panel on the right, whatever the window's width.
+                    let room = ctx.content_rect().width() - COLLAPSED_WIDTH - 48.0;
+                    ui.set_max_width(room.clamp(200.0, 560.0));
+                    ui.label(
+                        RichText::new(title)
+                            .strong()
+                            .size(17.0)
+                            .color(Color32::WHITE),
+                    );
+                    ui.label(
+                        RichText::new(line)
+                            .size(14.0)
+                            .color(Color32::from_gray(225)),
+                    );
+                });
+        });
+}
+
+/// The events strip: the last `n` events, newest first, each in its kind's colour.
+pub fn event_strip(ui: &mut Ui, events: &EventLog, n: usize) {
+    let mut any = false;
+    for e in events.iter().rev().take(n) {
+        any = true;
+        event_row(ui, e);
+    }
+    if !any {
+        ui.label(RichText::new("no events yet").weak());
+    }
+}
+
+fn event_row(ui: &mut Ui, e: &Event) {
+    ui.horizontal_wrapped(|ui| {
+        swatch(ui, event_colour(&e.kind));
+        ui.label(RichText::new(format!("#{}", e.frame)).small().weak());
+        ui.label(
+            RichText::new(e.to_string())
+                .small()
+                .color(event_colour(&e.kind)),
+        );
+    });
+}
+
+/// The legend of the mip-colour view.
+pub fn mip_legend(ui: &mut Ui) {
+    ui.horizontal_wrapped(|ui| {
+        ui.label(RichText::new("resident level:").small());
+        for (l, c) in MIP_COLOURS.iter().enumerate() {
+            swatch(ui, *c);
+            let name = if l == 7 {
+                "7+".to_owned()
+            } else {
+                l.to_string()
+            };
+            ui.label(RichText::new(name).small());
+        }
+    });
 }
 
 fn mib(b: u64) -> f64 {
@@ -160,6 +269,7 @@ impl MemoryPanels {
             min_scale: scale_range.0,
             max_scale: scale_range.1,
             debug_mips: false,
+            collapsed: None,
         }
     }
 
@@ -207,18 +317,68 @@ impl MemoryPanels {
             debug_mips: self.debug_mips,
             ..OverlayActions::default()
         };
-        let width = panel_width(input.output.0);
+        let collapsed = *self
+            .collapsed
+            .get_or_insert(input.output.0 > 0 && input.output.0 < COLLAPSE_BELOW);
+        let width = if collapsed {
+            COLLAPSED_WIDTH
+        } else {
+            panel_width(input.output.0)
+        };
         egui::Panel::right("mipflow overlay")
             .resizable(false)
             .exact_size(width)
             .frame(egui::Frame::new().fill(PANEL_FILL).inner_margin(8.0))
             .show(ui, |ui| {
-                egui::ScrollArea::vertical().show(ui, |ui| {
-                    self.contents_into(ui, input, &mut actions);
-                });
+                let label = if collapsed { "«" } else { "»" };
+                let hover = if collapsed {
+                    "show the panels"
+                } else {
+                    "collapse the panel"
+                };
+                if ui.button(label).on_hover_text(hover).clicked() {
+                    self.collapsed = Some(!collapsed);
+                }
+                if collapsed {
+                    self.compact(ui, input);
+                } else {
+                    egui::ScrollArea::vertical().show(ui, |ui| {
+                        self.contents_into(ui, input, &mut actions);
+                    });
+                }
             });
         actions.debug_mips = self.debug_mips;
         actions
+    }
+
+    /// Whether the side panel is collapsed (title and budget bar only).
+    pub fn collapsed(&self) -> bool {
+        self.collapsed.unwrap_or(false)
+    }
+
+    /// Collapses or expands the side panel.
+    pub fn set_collapsed(&mut self, on: bool) {
+        self.collapsed = Some(on);
+    }
+
+    /// The collapsed panel: the total against the budget, the scale, the last event.
+    fn compact(&self, ui: &mut Ui, input: &PanelInput<'_>) {
+        let s = input.stats;
+        ui.label(RichText::new("mipflow").strong());
+        ui.label(format!(
+            "{:.1} / {:.1} MiB",
+            mib(s.ledger.total_bytes),
+            mib(s.budget_bytes)
+        ));
+        stacked_bar(ui, s, 14.0);
+        ui.label(format!("scale {:.2}", s.render_scale));
+        if let Some(e) = input.events.and_then(|e| e.iter().next_back()) {
+            ui.label(
+                RichText::new(e.kind.name())
+                    .small()
+                    .color(event_colour(&e.kind)),
+            );
+        }
     }
 
     /// Every panel, one below the other, into `ui` (a game's own window or side panel).
@@ -257,9 +417,14 @@ impl MemoryPanels {
         ui.separator();
         self.budget_bar(ui, input);
         ui.separator();
+        if let Some(events) = input.events {
+            egui::CollapsingHeader::new("events")
+                .default_open(true)
+                .show(ui, |ui| event_strip(ui, events, 6));
+        }
         egui::CollapsingHeader::new("history (30 s)")
             .default_open(true)
-            .show(ui, |ui| history_plot(ui, input.history));
+            .show(ui, |ui| history_plot(ui, input.history, input.events));
         egui::CollapsingHeader::new("streaming")
             .default_open(true)
             .show(ui, |ui| streaming(ui, input));
@@ -287,32 +452,7 @@ impl MemoryPanels {
             mib(budget),
             mib(stats.frame_peak_bytes)
         ));
-        let w = ui.available_width();
-        let (rect, _) = ui.allocate_exact_size(egui::vec2(w, 22.0), egui::Sense::hover());
-        let p = ui.painter();
-        p.rect_filled(rect, 2.0, Color32::from_gray(40));
-        let full = (budget.max(snap.total_bytes) as f64 * 1.08) as f32;
-        let mut x = rect.left();
-        for (c, colour) in Category::ALL.iter().zip(CATEGORY_COLOURS) {
-            let b = snap.by_category.get(*c).bytes as f32;
-            let dw = rect.width() * b / full;
-            if dw > 0.0 {
-                let seg = egui::Rect::from_min_max(
-                    egui::pos2(x, rect.top()),
-                    egui::pos2((x + dw).min(rect.right()), rect.bottom()),
-                );
-                p.rect_filled(seg, 0.0, colour);
-            }
-            x += dw;
-        }
-        let bx = rect.left() + rect.width() * budget as f32 / full;
-        p.line_segment(
-            [
-                egui::pos2(bx, rect.top() - 3.0),
-                egui::pos2(bx, rect.bottom() + 3.0),
-            ],
-            Stroke::new(2.5, Color32::WHITE),
-        );
+        stacked_bar(ui, stats, 22.0);
         egui::Grid::new("categories").num_columns(4).show(ui, |ui| {
             for (c, colour) in Category::ALL.iter().zip(CATEGORY_COLOURS) {
                 let s = snap.by_category.get(*c);
@@ -479,6 +619,9 @@ impl MemoryPanels {
             actions.scale_range = Some((self.min_scale, self.max_scale));
         }
         ui.checkbox(&mut self.debug_mips, "colour surfaces by resident mip (F2)");
+        if self.debug_mips {
+            mip_legend(ui);
+        }
     }
 }
 
@@ -513,13 +656,45 @@ fn texture_state(t: &TextureInfo) -> (String, Color32) {
     }
 }
 
+/// The ledger's categories as one stacked bar, with the budget as a white mark.
+fn stacked_bar(ui: &mut Ui, stats: &FrameStats, height: f32) {
+    let snap = &stats.ledger;
+    let budget = stats.budget_bytes.max(1);
+    let w = ui.available_width();
+    let (rect, _) = ui.allocate_exact_size(egui::vec2(w, height), egui::Sense::hover());
+    let p = ui.painter();
+    p.rect_filled(rect, 2.0, Color32::from_gray(40));
+    let full = (budget.max(snap.total_bytes) as f64 * 1.08) as f32;
+    let mut x = rect.left();
+    for (c, colour) in Category::ALL.iter().zip(CATEGORY_COLOURS) {
+        let b = snap.by_category.get(*c).bytes as f32;
+        let dw = rect.width() * b / full;
+        if dw > 0.0 {
+            let seg = egui::Rect::from_min_max(
+                egui::pos2(x, rect.top()),
+                egui::pos2((x + dw).min(rect.right()), rect.bottom()),
+            );
+            p.rect_filled(seg, 0.0, colour);
+        }
+        x += dw;
+    }
+    let bx = rect.left() + rect.width() * budget as f32 / full;
+    p.line_segment(
+        [
+            egui::pos2(bx, rect.top() - 3.0),
+            egui::pos2(bx, rect.bottom() + 3.0),
+        ],
+        Stroke::new(2.5, Color32::WHITE),
+    );
+}
+
 /// A small square of `colour` (the default fonts have no "■").
 fn swatch(ui: &mut Ui, colour: Color32) {
     let (rect, _) = ui.allocate_exact_size(egui::vec2(12.0, 12.0), egui::Sense::hover());
     ui.painter().rect_filled(rect, 2.0, colour);
 }
 
-fn history_plot(ui: &mut Ui, h: &History) {
+fn history_plot(ui: &mut Ui, h: &History, events: Option<&EventLog>) {
     let samples = h.samples();
     let now = samples.back().map_or(0.0, |s| s.t);
     // Stacked: each category's line is the running sum up to it, drawn from the top down so the
@@ -562,6 +737,22 @@ fn history_plot(ui: &mut Ui, h: &History) {
                     .color(Color32::WHITE)
                     .style(egui_plot::LineStyle::dashed_dense()),
             );
+            // Budget and scale changes and out-of-memory errors, marked where they happened.
+            for e in events.into_iter().flat_map(|e| e.iter()) {
+                if matches!(
+                    e.kind,
+                    EventKind::Evictions { .. } | EventKind::Restreams { .. }
+                ) {
+                    continue;
+                }
+                if let Some(t) = h.time_of_frame(e.frame) {
+                    p.vline(
+                        egui_plot::VLine::new(e.kind.name(), t - now)
+                            .color(event_colour(&e.kind).gamma_multiply(0.8))
+                            .width(1.0),
+                    );
+                }
+            }
         });
     Plot::new("scale history")
         .height(70.0)

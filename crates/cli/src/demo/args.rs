@@ -2,12 +2,15 @@
 
 use super::*;
 
-/// The demo's default budget. Why 128 MiB: the default scene (200 textures, 13 of them 2048²)
-/// needs about 170 MiB of textures at full residency, plus the render targets, so streaming and
-/// dynamic resolution are always at work.
-pub const DEFAULT_BUDGET: &str = "128MiB";
-/// [`DEFAULT_BUDGET`] in bytes.
-pub const DEFAULT_BUDGET_BYTES: u64 = 128 << 20;
+/// The room the automatic budget leaves beside the window's fixed bytes (its full-resolution
+/// render targets, the swapchain, the overlay, meshes): upload staging and textures. Why 14 MiB:
+/// flying the default hall, the view wants 6 to 12 MiB of mips at 1280x720 and the upload ring
+/// takes up to 8 MiB; with 14 MiB the budget is full all the time, textures are evicted and
+/// streamed back as the view changes, and the render scale gives way where the view wants more
+/// (measured: `assets/tour.toml`'s first act, 87 level drops in 150 frames at 640x360).
+pub const AUTO_ROOM_BYTES: u64 = 14 << 20;
+/// The budget before the first frame has measured the window's fixed bytes (automatic budget).
+pub const PROVISIONAL_BUDGET_BYTES: u64 = 64 << 20;
 
 /// Arguments of `mipflow demo` (also the defaults of `mipflow` with no subcommand).
 #[derive(Clone, Debug, clap::Args)]
@@ -17,18 +20,24 @@ pub struct DemoArgs {
     #[arg(long, value_name = "DIR")]
     pub textures: Option<PathBuf>,
     /// The VRAM budget shared by textures and render targets ("128MiB", "1.5GiB", bytes).
-    /// The default, 128 MiB, is below what the default scene needs at full residency (about
-    /// 170 MiB of textures), so that streaming and dynamic resolution are visibly at work.
-    #[arg(long, value_name = "SIZE", default_value = DEFAULT_BUDGET, value_parser = crate::size_arg)]
-    pub budget: u64,
-    /// Fly the built-in tour (down the hall and back, near the walls and far from them) instead
-    /// of the free camera.
+    /// Default: automatic, the window's fixed bytes (full-resolution render targets, swapchain,
+    /// overlay) plus 14 MiB for upload staging and textures, which keeps the budget pressed:
+    /// textures are traded as the view changes. For an unpressed run pass a large budget
+    /// (`--budget 1GiB`) or move the overlay's slider.
+    #[arg(long, value_name = "SIZE", value_parser = crate::size_arg)]
+    pub budget: Option<u64>,
+    /// Fly the built-in tour (down the hall and back, near the walls and far from them) and play
+    /// its story (`assets/tour.toml`): the budget lowered in steps to well below what the view
+    /// wants, held, and raised again, with a caption per act. Moving the budget slider ends the
+    /// story (the tour flies on).
     #[arg(long)]
     pub tour: bool,
-    /// Frames one lap of the tour takes.
+    /// Frames one lap of the tour (and its story) takes.
     #[arg(long, value_name = "N", default_value_t = 1800)]
     pub tour_frames: u64,
-    /// Print one line per second with the totals per category (stderr), like `nvidia-smi -l 1`.
+    /// Print one line per second with the totals per category (stderr), like `nvidia-smi -l 1`,
+    /// and a line per event (budget and scale changes, eviction and re-streaming waves,
+    /// out-of-memory errors) and per act of the tour.
     #[arg(long)]
     pub monitor: bool,
     /// Exit after N frames, counted from when the scene has finished loading.
@@ -78,7 +87,7 @@ impl Default for DemoArgs {
     fn default() -> Self {
         Self {
             textures: None,
-            budget: DEFAULT_BUDGET_BYTES,
+            budget: None,
             tour: false,
             tour_frames: 1800,
             monitor: false,
@@ -103,7 +112,8 @@ impl Default for DemoArgs {
 #[derive(Clone, Debug)]
 pub(super) struct Options {
     pub(super) args: DemoArgs,
-    pub(super) budget: u64,
+    /// `None`: automatic.
+    pub(super) budget: Option<u64>,
     pub(super) size: (u32, u32),
     pub(super) choice: SceneChoice,
     pub(super) frames: Option<u64>,
@@ -116,6 +126,13 @@ impl Options {
             return Err(format!(
                 "--max-size {}: expected 64 to 16384",
                 args.max_size
+            ));
+        }
+        if args.tour_frames == 0 || args.tour_frames > crate::headless::scenario::MAX_FRAMES {
+            return Err(format!(
+                "--tour-frames {}: expected 1 to {}",
+                args.tour_frames,
+                crate::headless::scenario::MAX_FRAMES
             ));
         }
         if args.count == 0 || args.count > 20_000 {

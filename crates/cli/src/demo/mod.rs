@@ -17,6 +17,7 @@ pub mod camera;
 pub mod loader;
 #[cfg(feature = "overlay")]
 pub mod overlay;
+pub mod story;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -31,7 +32,7 @@ use winit::window::{Window, WindowId};
 
 use crate::scenes;
 use args::Options;
-pub use args::{DEFAULT_BUDGET, DEFAULT_BUDGET_BYTES, DemoArgs};
+pub use args::{AUTO_ROOM_BYTES, DemoArgs, PROVISIONAL_BUDGET_BYTES};
 use camera::{FlyCamera, FlyInput};
 use loader::{Loader, SceneChoice};
 use mipflow::budget::ledger::Charge;
@@ -191,6 +192,15 @@ struct Running {
     overlay_visible: bool,
     debug_mips: bool,
     budget_origin: &'static str,
+    /// The budget the story (or nothing) starts from: `--budget`, or the automatic one.
+    base_budget: u64,
+    /// The budget follows the window (no `--budget`, slider not moved).
+    auto_budget: bool,
+    /// The tour's story, while it plays (`--tour`, slider not moved).
+    story: Option<story::Story>,
+    events: mipflow::events::EventLog,
+    /// Next event to print under `--monitor` (printed once final).
+    events_printed: u64,
     minimised: bool,
     needs_configure: bool,
     surface_copy_src: bool,
@@ -204,12 +214,16 @@ struct Running {
     stats: FrameStats,
 }
 
+/// Frames the automatic budget takes to measure the window (the overlay's first draw comes
+/// after the first frame): events and the tour's story are observed from then on.
+const SETTLE_FRAMES: u64 = 3;
+
 /// The renderer's configuration, field by field, as any user outside the crate must write it
 /// (the config is `#[non_exhaustive]`).
 #[allow(clippy::field_reassign_with_default)]
 fn renderer_config(opts: &Options, format: wgpu::TextureFormat, anisotropy: u16) -> RendererConfig {
     let mut rc = RendererConfig::default();
-    rc.budget = Budget::bytes(opts.budget);
+    rc.budget = Budget::bytes(opts.budget.unwrap_or(PROVISIONAL_BUDGET_BYTES));
     rc.output_format = format;
     rc.anisotropy = anisotropy;
     rc.target_frame_ms = opts.args.target_ms;
@@ -297,7 +311,7 @@ impl Running {
             renderer.context().device(),
             overlay_format,
             renderer.context().ledger().clone(),
-            opts.budget,
+            opts.budget.unwrap_or(PROVISIONAL_BUDGET_BYTES),
             (opts.args.min_scale, 1.0),
         );
         let mut r = Self {
@@ -317,11 +331,21 @@ impl Running {
             fps: Fps::default(),
             overlay_visible: cfg!(feature = "overlay") && !opts.args.no_overlay,
             debug_mips: false,
-            budget_origin: if opts.args.budget == DEFAULT_BUDGET_BYTES {
-                "the demo's default"
-            } else {
-                "--budget"
+            budget_origin: match (opts.budget, opts.args.tour) {
+                (None, false) => "automatic: the window's fixed bytes + 14 MiB",
+                (None, true) => "the tour's story (from the automatic budget)",
+                (Some(_), false) => "--budget",
+                (Some(_), true) => "the tour's story (from --budget)",
             },
+            base_budget: opts.budget.unwrap_or(PROVISIONAL_BUDGET_BYTES),
+            auto_budget: opts.budget.is_none(),
+            story: if opts.args.tour {
+                Some(story::Story::new(opts.args.tour_frames)?)
+            } else {
+                None
+            },
+            events: mipflow::events::EventLog::new(),
+            events_printed: 0,
             minimised: false,
             needs_configure: false,
             surface_copy_src,
@@ -537,11 +561,13 @@ impl Running {
             format: Some(self.config.format),
             ..Default::default()
         });
+        self.apply_budget();
         let input = FrameInput::new(camera).with_debug_mips(self.debug_mips);
         self.stats = *self
             .renderer
             .render(&view, &input)
             .map_err(|e| format!("rendering frame {}: {e}", self.frame + 1))?;
+        self.after_render();
         self.history
             .record(self.started.elapsed().as_secs_f64(), &self.stats);
         #[cfg(feature = "overlay")]
@@ -555,6 +581,12 @@ impl Running {
                 fps: self.fps.fps(),
                 output: size,
                 budget_origin: self.budget_origin,
+                events: &self.events,
+                caption: self
+                    .story
+                    .as_ref()
+                    .filter(|_| self.loader.is_done())
+                    .map(|s| (s.title.as_str(), s.line.as_str())),
             };
             let overlay_view = texture.create_view(&wgpu::TextureViewDescriptor {
                 label: Some("mipflow overlay output"),
@@ -624,11 +656,84 @@ impl Running {
         Ok(())
     }
 
+    /// The budget before the frame: the story's at this tour frame, or the automatic one.
+    fn apply_budget(&mut self) {
+        let want = match &self.story {
+            Some(s) if self.loader.is_done() => s.budget(self.tour_frame, self.base_budget),
+            Some(_) => self.base_budget,
+            None if self.auto_budget => self.base_budget,
+            None => return,
+        };
+        if self.renderer.budget().current_bytes() != want {
+            self.renderer.set_budget(Budget::bytes(want));
+        }
+    }
+
+    /// After the frame: the automatic budget from the window's fixed bytes, the events, the
+    /// story's act and captions (and their `--monitor` lines).
+    fn after_render(&mut self) {
+        if self.auto_budget && !self.stats.skipped {
+            let c = &self.stats.ledger.by_category;
+            let full_targets = self
+                .renderer
+                .manager()
+                .scale_buckets()
+                .last()
+                .map_or(c.render_targets.bytes, |b| b.bytes);
+            let fixed = c.other.bytes + c.overlay.bytes + c.buffers.bytes + full_targets;
+            let auto = fixed.div_ceil(1 << 20) * (1 << 20) + AUTO_ROOM_BYTES;
+            // Only a real change (a resize, the overlay shown): not every egui buffer growth.
+            if auto.abs_diff(self.base_budget) >= 1 << 20 {
+                tracing::info!(
+                    budget = %mipflow::budget::source::format_bytes(auto),
+                    "automatic budget: the window's fixed bytes + 14 MiB"
+                );
+                self.base_budget = auto;
+                if let Some(s) = self.story.as_mut() {
+                    let b = s.budget(self.tour_frame, auto);
+                    s.rebase(b);
+                }
+            }
+        }
+        // The first frames measure the window for the automatic budget (its provisional value
+        // is no event); events and the story start after them.
+        if self.frame < SETTLE_FRAMES {
+            return;
+        }
+        self.events.observe(&self.stats);
+        if self.opts.args.monitor {
+            // In order, each once it is final (a wave with its whole size).
+            let first = self
+                .events
+                .pushed()
+                .saturating_sub(mipflow::events::EVENT_CAPACITY as u64);
+            self.events_printed = self.events_printed.max(first);
+            while self.events_printed < self.events.pushed()
+                && self.events.is_final(self.events_printed, self.stats.frame)
+            {
+                if let Some(e) = self.events.get(self.events_printed) {
+                    eprintln!("event  {:>6} | {e}", e.frame);
+                }
+                self.events_printed += 1;
+            }
+        }
+        if let Some(story) = self.story.as_mut()
+            && self.loader.is_done()
+            && let Some(ended) = story.observe(self.tour_frame, &self.stats)
+            && self.opts.args.monitor
+        {
+            eprintln!("tour   {:>6} | {ended}", self.stats.frame);
+        }
+    }
+
     #[cfg(feature = "overlay")]
     fn apply(&mut self, a: overlay::OverlayActions) {
         if let Some(b) = a.budget {
             self.renderer.set_budget(Budget::bytes(b));
             self.budget_origin = "the overlay's slider";
+            // The slider takes over: no story, no automatic budget.
+            self.story = None;
+            self.auto_budget = false;
         }
         if let Some((lo, hi)) = a.scale_range {
             self.renderer.set_scale_range(lo, hi);
@@ -725,10 +830,11 @@ mod tests {
         assert!(Cli::try_parse_from(["demo", "--budget", "lots"]).is_err());
         assert!(Cli::try_parse_from(["demo", "--size", "0x10"]).is_err());
         let ok = Cli::try_parse_from(["demo", "--budget", "64MiB", "--size", "640x360"]).unwrap();
-        assert_eq!((ok.demo.budget, ok.demo.size), (64 << 20, (640, 360)));
+        assert_eq!((ok.demo.budget, ok.demo.size), (Some(64 << 20), (640, 360)));
         assert_eq!(
             Cli::try_parse_from(["demo"]).unwrap().demo.budget,
-            DEFAULT_BUDGET_BYTES
+            None,
+            "automatic by default"
         );
         let bad = [
             DemoArgs {
@@ -747,6 +853,10 @@ mod tests {
                 anisotropy: Some(0),
                 ..DemoArgs::default()
             },
+            DemoArgs {
+                tour_frames: 0,
+                ..DemoArgs::default()
+            },
         ];
         for b in bad {
             assert!(Options::from_args(&b).is_err(), "{b:?}");
@@ -757,7 +867,7 @@ mod tests {
         })
         .unwrap();
         assert_eq!(o.frames, Some(120));
-        assert_eq!(o.budget, 128 << 20);
+        assert_eq!(o.budget, None);
     }
 
     #[test]

@@ -42,6 +42,10 @@ pub struct OverlayInput<'a> {
     pub output: (u32, u32),
     /// Where the budget figure was set (command line, default, slider).
     pub budget_origin: &'a str,
+    /// What the budget did (the events strip, the history's marks).
+    pub events: &'a mipflow::events::EventLog,
+    /// The tour's caption: the act's title and what the budget moved since it began.
+    pub caption: Option<(&'a str, &'a str)>,
 }
 
 /// The overlay: egui's context, its winit input state, its wgpu renderer, and the ledger charges
@@ -172,11 +176,16 @@ impl Overlay {
         panel_input.fps = input.fps;
         panel_input.output = input.output;
         panel_input.hints = "F1 hide  F2 mip colours  WASD+drag fly  Shift fast  wheel speed";
+        panel_input.events = Some(input.events);
+        let caption = input.caption;
         let raw = self.state.take_egui_input(window);
         let mut actions = OverlayActions::default();
         let panels = &mut self.panels;
         let mut full = self.ctx.run_ui(raw, |ui| {
             actions = panels.show_side_panel(ui, &panel_input);
+            if let Some((title, line)) = caption {
+                mipflow_overlay::caption(ui.ctx(), title, line);
+            }
         });
         self.state
             .handle_platform_output(window, full.platform_output);

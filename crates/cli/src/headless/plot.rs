@@ -110,6 +110,76 @@ pub fn write_plot(report: &Report, path: &Path, width: u32, height: u32) -> Resu
         .map_err(|e| err(e.to_string()))?
         .label("budget")
         .legend(|(x, y)| PathElement::new([(x, y), (x + 12, y)], BLACK.stroke_width(2)));
+    // Events: budget and scale changes as vertical lines, eviction and re-streaming waves as
+    // marks along the top, out-of-memory errors as magenta dots; acts as labels at their start.
+    let ymax = top.max(1.0);
+    let vline = |kind: &'static str, c: RGBColor| {
+        report
+            .events
+            .iter()
+            .filter(move |e| e.kind == kind)
+            .map(move |e| {
+                PathElement::new([(e.frame, 0.0), (e.frame, ymax * 0.93)], c.stroke_width(1))
+            })
+    };
+    chart
+        .draw_series(vline("budget", RGBColor(30, 30, 30)))
+        .map_err(|e| err(e.to_string()))?
+        .label("budget change")
+        .legend(|(x, y)| PathElement::new([(x + 6, y - 6), (x + 6, y + 6)], RGBColor(30, 30, 30)));
+    chart
+        .draw_series(vline("scale", RGBColor(200, 30, 30)))
+        .map_err(|e| err(e.to_string()))?
+        .label("scale change")
+        .legend(|(x, y)| PathElement::new([(x + 6, y - 6), (x + 6, y + 6)], RGBColor(200, 30, 30)));
+    let wave = |kind: &'static str, at: f64, c: RGBColor| {
+        report
+            .events
+            .iter()
+            .filter(move |e| e.kind == kind)
+            .map(move |e| {
+                PathElement::new(
+                    [
+                        (e.frame, ymax * at),
+                        (e.last_frame.max(e.frame + 1), ymax * at),
+                    ],
+                    c.stroke_width(5),
+                )
+            })
+    };
+    chart
+        .draw_series(wave("evictions", 0.955, RGBColor(150, 90, 20)))
+        .map_err(|e| err(e.to_string()))?
+        .label("eviction wave")
+        .legend(|(x, y)| {
+            PathElement::new([(x, y), (x + 12, y)], RGBColor(150, 90, 20).stroke_width(5))
+        });
+    chart
+        .draw_series(wave("restreams", 0.935, RGBColor(30, 140, 60)))
+        .map_err(|e| err(e.to_string()))?
+        .label("re-streaming wave")
+        .legend(|(x, y)| {
+            PathElement::new([(x, y), (x + 12, y)], RGBColor(30, 140, 60).stroke_width(5))
+        });
+    chart
+        .draw_series(
+            report
+                .events
+                .iter()
+                .filter(|e| e.kind == "out_of_memory")
+                .map(|e| Circle::new((e.frame, ymax * 0.91), 5, MAGENTA.filled())),
+        )
+        .map_err(|e| err(e.to_string()))?;
+    chart
+        .draw_series(report.acts.iter().enumerate().map(|(i, a)| {
+            let title: String = a.title.chars().take(34).collect();
+            Text::new(
+                format!("{}. {title}", i + 1),
+                (a.frame, ymax * 0.985),
+                ("sans-serif", 12),
+            )
+        }))
+        .map_err(|e| err(e.to_string()))?;
     chart
         .draw_series(
             report
@@ -167,6 +237,18 @@ mod tests {
             f.over_budget = f.total_bytes > f.budget_bytes;
             r.frames.push(f);
         }
+        r.events.push(crate::headless::report::EventRecord {
+            frame: 30,
+            last_frame: 30,
+            kind: "budget".into(),
+            text: "budget 120.0 -> 100.0 MiB".into(),
+        });
+        r.events.push(crate::headless::report::EventRecord {
+            frame: 60,
+            last_frame: 90,
+            kind: "restreams".into(),
+            text: "x".into(),
+        });
         r.summarise();
         assert_eq!(r.violations, 1);
         assert_eq!(r.peak_bytes, 120 << 20);
@@ -185,6 +267,12 @@ mod tests {
             .count();
         assert!(blue > 10_000, "{blue}");
         assert!(red > 20, "{red}");
+        // The re-streaming wave's green mark.
+        let green = img
+            .pixels()
+            .filter(|p| p[0] < 60 && p[1] > 120 && p[1] < 160 && p[2] > 40 && p[2] < 80)
+            .count();
+        assert!(green > 100, "{green}");
         let _ = std::fs::remove_file(path);
     }
 }

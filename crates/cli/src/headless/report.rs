@@ -49,6 +49,53 @@ pub struct FrameRecord {
     /// GPU feedback: output pixels the feedback in use covers (0 without).
     #[serde(default)]
     pub feedback_pixels: f64,
+    /// Textures that gave up levels this frame (shrinks and evictions).
+    #[serde(default)]
+    pub evictions: u32,
+    /// Bytes those gave back.
+    #[serde(default)]
+    pub freed_bytes: u64,
+    /// Grows completed this frame (textures that gained their wanted levels).
+    #[serde(default)]
+    pub grows: u32,
+    /// Why the render scale changed this frame (`memory_down`, `memory_up`, ...), if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale_reason: Option<String>,
+}
+
+/// One event of the run ([`mipflow::events`]): a budget change, a scale change, a wave of
+/// evictions or re-streaming, an out-of-memory error.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct EventRecord {
+    /// First frame.
+    pub frame: u64,
+    /// Last frame merged into it.
+    pub last_frame: u64,
+    /// `budget`, `scale`, `evictions`, `restreams` or `out_of_memory`.
+    pub kind: String,
+    /// The event in words, with the bytes it moved and why.
+    pub text: String,
+}
+
+/// One act of a story scenario, with what the budget moved during it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ActRecord {
+    /// First frame.
+    pub frame: u64,
+    /// Last frame.
+    pub last_frame: u64,
+    /// The scenario's title.
+    pub title: String,
+    /// What the budget moved ("budget 20.0 -> 12.0 MiB: scale 1.00 -> 0.69 frees ...").
+    pub caption: String,
+    /// Lowest render scale of the act.
+    pub render_scale_min: f64,
+    /// Render scale at its last frame.
+    pub render_scale_end: f64,
+    /// Level drops (shrinks and evictions) during the act.
+    pub drops: u64,
+    /// Grows completed during the act.
+    pub grows: u64,
 }
 
 /// A whole run.
@@ -85,6 +132,12 @@ pub struct Report {
     /// Streamed textures in the scene.
     #[serde(default)]
     pub textures: u64,
+    /// Events: budget and scale changes, eviction and re-streaming waves, out-of-memory errors.
+    #[serde(default)]
+    pub events: Vec<EventRecord>,
+    /// The scenario's acts, with their captions.
+    #[serde(default)]
+    pub acts: Vec<ActRecord>,
 }
 
 impl Report {

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use super::report::{FrameRecord, Report};
+use super::report::{ActRecord, EventRecord, FrameRecord, Report};
 use super::scenario::Scenario;
 use crate::error::Result;
 use crate::scenes;
@@ -138,6 +138,9 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
     let mut budget_now = budget_at(0);
     let mut too_small_at: Option<u64> = None;
     let mut floor_bytes = 0;
+    let mut events = mipflow::events::EventLog::new();
+    let mut tally = mipflow::events::Tally::default();
+    let mut prev_stats: Option<mipflow::FrameStats> = None;
     for frame in 0..sc.frames {
         let b = budget_at(frame);
         if b != budget_now {
@@ -153,7 +156,7 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
                 ),
                 glam::Vec3::ZERO,
             ),
-            _ => scenes::tour(frame, sc.frames, length),
+            _ => scenes::tour(frame, sc.tour_frames.unwrap_or(sc.frames), length),
         });
         let t0 = Instant::now();
         let stats = *r.render(&view, &FrameInput::new(Camera::look_at(eye, target)))?;
@@ -183,7 +186,54 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
             oom_events: stats.stream.oom_events,
             feedback_latency_frames: stats.feedback.latency_frames,
             feedback_pixels: stats.feedback.pixels,
+            evictions: stats.stream.shrinks + stats.stream.evictions,
+            freed_bytes: stats.stream.freed_bytes,
+            grows: stats.stream.grows,
+            scale_reason: stats.scale_reason.map(|r| r.name().to_owned()),
         });
+        // Events: the ring's events, copied as they start and as they grow.
+        let seen = events.pushed();
+        events.observe(&stats);
+        for n in seen.saturating_sub(mipflow::events::EVENT_CAPACITY as u64)..events.pushed() {
+            let Some(e) = events.get(n) else { continue };
+            let rec = EventRecord {
+                frame: e.frame,
+                last_frame: e.last_frame,
+                kind: e.kind.name().to_owned(),
+                text: e.to_string(),
+            };
+            match report.events.get_mut(n as usize) {
+                Some(r) if r.last_frame != e.last_frame || r.text != rec.text => *r = rec,
+                Some(_) => {}
+                None => report.events.push(rec),
+            }
+            if opts.monitor && n >= seen {
+                eprintln!("event  {:>6} | {}", e.frame, e);
+            }
+        }
+        // Acts: a tally from the frame before each act's first.
+        match sc.act_at(frame) {
+            Some((i, act)) if i >= report.acts.len() => {
+                let start = prev_stats.as_ref().unwrap_or(&stats);
+                tally = mipflow::events::Tally::start(start);
+                report.acts.push(ActRecord {
+                    frame: act.frame.max(frame),
+                    title: act.title.clone(),
+                    ..ActRecord::default()
+                });
+            }
+            _ => {}
+        }
+        if let Some(a) = report.acts.last_mut() {
+            tally.add(&stats);
+            a.last_frame = frame;
+            a.caption = tally.to_string();
+            a.render_scale_min = f64::from(tally.scale_min);
+            a.render_scale_end = f64::from(tally.scale_to);
+            a.drops = tally.drops;
+            a.grows = tally.grows;
+        }
+        prev_stats = Some(stats);
         if opts.monitor && (last_monitor.elapsed().as_secs_f32() >= 1.0 || frame + 1 == sc.frames) {
             last_monitor = Instant::now();
             eprintln!(

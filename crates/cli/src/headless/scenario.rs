@@ -115,6 +115,16 @@ pub struct Expect {
     pub budget_too_small: Option<bool>,
 }
 
+/// An act of a story: a title from `frame` on.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Act {
+    /// First frame of the act.
+    pub frame: u64,
+    /// What it shows ("the squeeze: half the budget").
+    pub title: String,
+}
+
 /// A whole scenario.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -141,6 +151,14 @@ pub struct Scenario {
     pub min_scale: Option<f32>,
     /// Anisotropic filtering, 1 to 16 (default 8; 1 makes lavapipe runs several times faster).
     pub anisotropy: Option<u16>,
+    /// With no camera keyframes, the demo's tour flies one lap in this many frames (default:
+    /// the run's `frames`).
+    pub tour_frames: Option<u64>,
+    /// Acts of a story (the demo's `--tour`): each from its frame on, with a title; the demo
+    /// shows the title and what the budget moved since the act began, the headless report
+    /// writes the same caption per act.
+    #[serde(default)]
+    pub act: Vec<Act>,
     /// Where relative paths are resolved (the scenario file's folder).
     #[serde(skip)]
     pub base_dir: PathBuf,
@@ -211,6 +229,22 @@ impl Scenario {
         {
             return bad(format!("anisotropy = {a} must be within 1..=16"));
         }
+        if let Some(t) = self.tour_frames
+            && !(1..=MAX_FRAMES).contains(&t)
+        {
+            return bad(format!("tour_frames = {t} must be within 1..={MAX_FRAMES}"));
+        }
+        for w in self.act.windows(2) {
+            if w[1].frame <= w[0].frame {
+                return bad(format!(
+                    "act frames must increase: {} after {}",
+                    w[1].frame, w[0].frame
+                ));
+            }
+        }
+        if let Some(a) = self.act.iter().find(|a| a.title.len() > 200) {
+            return bad(format!("act at frame {}: title over 200 bytes", a.frame));
+        }
         if let Some(m) = self.min_scale
             && !(m.is_finite() && m > 0.0 && m <= 1.0)
         {
@@ -278,6 +312,15 @@ impl Scenario {
         }
         self.validate()?;
         Ok(self)
+    }
+
+    /// The act in force at `frame` and its index, if any.
+    pub fn act_at(&self, frame: u64) -> Option<(usize, &Act)> {
+        self.act
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(_, a)| a.frame <= frame)
     }
 
     /// The budget in force at `frame` (256 MiB before the first key).
