@@ -191,14 +191,16 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
             grows: stats.stream.grows,
             scale_reason: stats.scale_reason.map(|r| r.name().to_owned()),
         });
-        // Events: the ring's events, copied as they start and as they grow.
+        // Events: the ring's events, copied as they start and as they grow, numbered as the
+        // report's frames (the manager counts from 1).
+        let offset = stats.frame.saturating_sub(frame);
         let seen = events.pushed();
         events.observe(&stats);
         for n in seen.saturating_sub(mipflow::events::EVENT_CAPACITY as u64)..events.pushed() {
             let Some(e) = events.get(n) else { continue };
             let rec = EventRecord {
-                frame: e.frame,
-                last_frame: e.last_frame,
+                frame: e.frame.saturating_sub(offset),
+                last_frame: e.last_frame.saturating_sub(offset),
                 kind: e.kind.name().to_owned(),
                 text: e.to_string(),
             };
@@ -208,7 +210,7 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
                 None => report.events.push(rec),
             }
             if opts.monitor && n >= seen {
-                eprintln!("event  {:>6} | {}", e.frame, e);
+                eprintln!("event  {:>6} | {}", e.frame.saturating_sub(offset), e);
             }
         }
         // Acts: a tally from the frame before each act's first.

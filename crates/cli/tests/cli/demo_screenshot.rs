@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use mipflow_overlay::{CATEGORY_COLOURS, panel_width};
 
-const W: u32 = 640;
-const H: u32 = 360;
+const W: u32 = 820;
+const H: u32 = 460;
 
 fn luma(p: &image::Rgba<u8>) -> i32 {
     (i32::from(p[0]) * 3 + i32::from(p[1]) * 6 + i32::from(p[2])) / 10
@@ -216,4 +216,119 @@ fn demo_survives_resizes_down_to_one_pixel() {
     );
     assert!(stderr.contains("frames done"), "{stderr}");
     assert!(!stderr.contains("wgpu error"), "{stderr}");
+}
+
+/// The tour's story in the window: `--tour --frames N --screenshot` at a frame inside the hard
+/// squeeze (one lap in 600 frames at 640x360, the acts of `assets/tour.toml` as they are). The
+/// `--monitor` lines show the budget changes, the scale going below 1 with its reason, and the
+/// first acts' captions; the screenshot has the act's caption over the scene, and the collapsed
+/// panel with its budget bar full.
+#[test]
+fn demo_tour_story_in_the_squeeze() {
+    if !display::have_display("demo_tour_story_in_the_squeeze") {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let shot = tmp.path().join("story.png");
+    let mut cmd = display::command(
+        std::path::Path::new(env!("CARGO_BIN_EXE_mipflow")),
+        &tmp.path().join("xdg"),
+    );
+    cmd.args(["demo", "--tour", "--tour-frames", "600", "--monitor"])
+        .args(["--size", "640x360", "--frames", "400", "--no-vsync"])
+        .arg("--screenshot")
+        .arg(&shot)
+        // The demo scene, cooked once into the cache the headless story test shares.
+        .env(
+            "MIPFLOW_CACHE",
+            std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mipflow-cache"),
+        );
+    let out = display::run(cmd, Duration::from_secs(600));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "demo failed ({}):\n{stderr}",
+        out.status
+    );
+    let keep = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("demo_story.png");
+    let _ = std::fs::copy(&shot, &keep);
+    eprintln!("screenshot: {}", keep.display());
+    // No terminal: no colour codes in the log.
+    assert!(
+        !stderr.contains('\u{1b}'),
+        "colour codes in a non-terminal log"
+    );
+    let events: Vec<&str> = stderr.lines().filter(|l| l.starts_with("event")).collect();
+    assert!(
+        events.iter().filter(|l| l.contains("| budget ")).count() >= 2,
+        "{events:#?}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|l| l.contains("| scale 1.00 -> 0.") && l.contains("could not hold")),
+        "{events:#?}"
+    );
+    assert!(events.iter().any(|l| l.contains("level drops gave back")));
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with("tour") && l.contains("act 2/4 done")),
+        "{stderr}"
+    );
+    // The last monitor line: inside the squeeze, below full scale, the budget nearly full.
+    let last = stderr
+        .lines()
+        .rfind(|l| l.starts_with("frame") && l.contains("budget"))
+        .expect("a monitor line");
+    let num = |key: &str| -> f64 {
+        let at = last.find(key).unwrap() + key.len();
+        last[at..]
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let (total, budget, scale) = (num("total"), num("budget"), num("scale"));
+    assert!(scale < 1.0, "{last}");
+    assert!(total >= budget * 0.8, "the budget is pressed: {last}");
+
+    let img = image::open(&shot).expect("a PNG").to_rgba8();
+    assert_eq!(img.dimensions(), (640, 360));
+    // The caption: a dark band at the top left with light text on it.
+    let (mut dark, mut text) = (0u32, 0u32);
+    for y in 14..70 {
+        for x in 14..400 {
+            let p = img.get_pixel(x, y);
+            let (mx, mn) = (p[0].max(p[1]).max(p[2]), p[0].min(p[1]).min(p[2]));
+            if mx < 50 {
+                dark += 1;
+            }
+            if mn > 170 && mx - mn < 30 {
+                text += 1;
+            }
+        }
+    }
+    assert!(dark > 386 * 56 / 2, "no caption band: {dark}");
+    assert!(text > 400, "no caption text: {text}");
+    // The collapsed panel (150 px) on the right: dark, with the budget bar's colours in it.
+    let mut colours = 0u32;
+    for y in 0..120 {
+        for x in 492..640 {
+            let p = img.get_pixel(x, y);
+            for c in mipflow_overlay::CATEGORY_COLOURS {
+                let d = (i32::from(p[0]) - i32::from(c.r())).abs()
+                    + (i32::from(p[1]) - i32::from(c.g())).abs()
+                    + (i32::from(p[2]) - i32::from(c.b())).abs();
+                if d <= 12 {
+                    colours += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        colours > 300,
+        "the budget bar: {colours} pixels of category colours"
+    );
 }

@@ -262,3 +262,105 @@ fn flags_override_the_scenario_and_bad_input_exits_2() {
         "refused before rendering"
     );
 }
+
+/// The tour's story (`assets/tour.toml`, what the demo's `--tour` plays): from the report's frame
+/// stats, the render scale goes below 1 in the squeeze and comes back to 1 after the release;
+/// textures are evicted in the squeeze and streamed back after it; the events name the budget
+/// and scale changes; each act has its caption; the plot is written.
+#[test]
+fn the_tour_story_squeezes_and_releases() {
+    let tour = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/tour.toml");
+    let Some(_) = common::gpu() else { return };
+    let dir = out_dir();
+    let (report, plot) = (dir.join("tour.json"), dir.join("tour.png"));
+    // The demo scene (200 textures) cooked once into a cache the demo's story test shares.
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mipflow-cache");
+    let out = Command::new(env!("CARGO_BIN_EXE_mipflow"))
+        .arg("headless")
+        .arg("--scenario")
+        .arg(&tour)
+        .arg("--report")
+        .arg(&report)
+        .arg("--plot")
+        .arg(&plot)
+        .env("MIPFLOW_CACHE", cache)
+        .output()
+        .expect("run mipflow");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let r: Report = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    check_consistent(&r);
+    assert_eq!(r.violations, 0);
+    let f = &r.frames;
+    assert_eq!(f.len(), 600);
+    let min_in = |a: usize, b: usize| {
+        f[a..b]
+            .iter()
+            .map(|x| x.render_scale)
+            .fold(1.0f64, f64::min)
+    };
+    let sum = |a: usize, b: usize, g: &dyn Fn(&mipflow_cli::headless::FrameRecord) -> u64| {
+        f[a..b].iter().map(g).sum::<u64>()
+    };
+    assert_eq!(
+        f[149].render_scale, 1.0,
+        "the pressed default holds full resolution"
+    );
+    assert!(min_in(300, 450) < 0.75, "the squeeze lowers the scale");
+    assert_eq!(f[599].render_scale, 1.0, "and the release brings it back");
+    assert!(
+        sum(150, 450, &|x| u64::from(x.evictions)) > 50,
+        "levels given up in the squeeze"
+    );
+    assert!(sum(150, 450, &|x| x.freed_bytes) > 4 << 20);
+    assert!(
+        sum(450, 600, &|x| u64::from(x.grows)) > 50,
+        "streamed back after the release"
+    );
+    assert!(
+        f[599].resident_mip_bytes * 10 >= f[599].wanted_mip_bytes * 9,
+        "the view's levels are back: {} of {}",
+        f[599].resident_mip_bytes,
+        f[599].wanted_mip_bytes
+    );
+    // Events: the three budget changes, the scale going down and coming up with their reasons.
+    let budgets: Vec<u64> = r
+        .events
+        .iter()
+        .filter(|e| e.kind == "budget")
+        .map(|e| e.frame)
+        .collect();
+    assert_eq!(budgets, vec![150, 300, 450], "{:?}", r.events);
+    let scales: Vec<&str> = r
+        .events
+        .iter()
+        .filter(|e| e.kind == "scale")
+        .map(|e| e.text.as_str())
+        .collect();
+    assert!(
+        scales
+            .iter()
+            .any(|t| t.contains("frees") && t.contains("could not hold")),
+        "{scales:?}"
+    );
+    assert!(
+        scales
+            .iter()
+            .any(|t| t.contains("-> 1.00") && t.contains("memory came back")),
+        "{scales:?}"
+    );
+    assert!(r.events.iter().any(|e| e.kind == "evictions"));
+    assert!(r.events.iter().any(|e| e.kind == "restreams"));
+    // The acts and their captions.
+    assert_eq!(r.acts.len(), 4);
+    assert!(
+        r.acts[2]
+            .caption
+            .starts_with("budget 12.0 -> 8.0 MiB: scale"),
+        "{:?}",
+        r.acts[2]
+    );
+    assert!(r.acts[2].render_scale_min < 1.0 && r.acts[2].drops > 0);
+    assert!(r.acts[3].render_scale_end == 1.0 && r.acts[3].grows > 0);
+    assert!(std::fs::metadata(&plot).unwrap().len() > 10_000);
+}
