@@ -291,7 +291,8 @@ pub fn write_sweep_chart(s: &Sweep, path: &Path) -> Result<()> {
         .fold(45.0f64, f64::max)
         .min(PSNR_CAP_DB)
         + 2.0;
-    let (x0, x1) = ((min_n as f64).log2() - 0.2, (max_n as f64).log2() + 0.2);
+    let pad = f64::from(max_n - min_n).max(4.0) * 0.05;
+    let (x0, x1) = (f64::from(min_n) - pad, f64::from(max_n) + pad);
     let mut chart = ChartBuilder::on(&root)
         .caption(
             "worst PSNR of the tour against (a), by budget",
@@ -304,9 +305,10 @@ pub fn write_sweep_chart(s: &Sweep, path: &Path) -> Result<()> {
         .map_err(|e| err(e.to_string()))?;
     chart
         .configure_mesh()
-        .x_desc("budget, as 1/N of (a)'s peak VRAM (log scale)")
+        .x_desc("budget, as 1/N of (a)'s peak VRAM (smaller to the right)")
         .y_desc("min PSNR, dB")
-        .x_label_formatter(&|x| format!("1/{:.0}", 2f64.powf(*x)))
+        .x_labels(12)
+        .x_label_formatter(&|x| format!("1/{x:.0}"))
         .draw()
         .map_err(|e| err(e.to_string()))?;
     chart
@@ -324,7 +326,7 @@ pub fn write_sweep_chart(s: &Sweep, path: &Path) -> Result<()> {
             .points
             .iter()
             .filter(|p| p.demand == Some(demand))
-            .map(|p| (f64::from(p.denominator).log2(), p.psnr_min_db))
+            .map(|p| (f64::from(p.denominator), p.psnr_min_db))
             .collect();
         chart
             .draw_series(LineSeries::new(pts.clone(), colour.stroke_width(2)))

@@ -196,6 +196,9 @@ struct Running {
     base_budget: u64,
     /// The budget follows the window (no `--budget`, slider not moved).
     auto_budget: bool,
+    /// The window's own bytes (swapchain, overlay, meshes), measured when the budget settles:
+    /// the story scales the rest.
+    window_bytes: u64,
     /// The tour's story, while it plays (`--tour`, slider not moved).
     story: Option<story::Story>,
     events: mipflow::events::EventLog,
@@ -339,6 +342,7 @@ impl Running {
             },
             base_budget: opts.budget.unwrap_or(PROVISIONAL_BUDGET_BYTES),
             auto_budget: opts.budget.is_none(),
+            window_bytes: 0,
             story: if opts.args.tour {
                 Some(story::Story::new(opts.args.tour_frames)?)
             } else {
@@ -659,7 +663,9 @@ impl Running {
     /// The budget before the frame: the story's at this tour frame, or the automatic one.
     fn apply_budget(&mut self) {
         let want = match &self.story {
-            Some(s) if self.loader.is_done() => s.budget(self.tour_frame, self.base_budget),
+            Some(s) if self.loader.is_done() => {
+                s.budget(self.tour_frame, self.base_budget, self.window_bytes)
+            }
             Some(_) => self.base_budget,
             None if self.auto_budget => self.base_budget,
             None => return,
@@ -672,25 +678,30 @@ impl Running {
     /// After the frame: the automatic budget from the window's fixed bytes, the events, the
     /// story's act and captions (and their `--monitor` lines).
     fn after_render(&mut self) {
+        let c = &self.stats.ledger.by_category;
+        let window_bytes = c.other.bytes + c.overlay.bytes + c.buffers.bytes;
+        if self.frame + 1 == SETTLE_FRAMES {
+            self.window_bytes = window_bytes;
+        }
         if self.auto_budget && !self.stats.skipped {
-            let c = &self.stats.ledger.by_category;
             let full_targets = self
                 .renderer
                 .manager()
                 .scale_buckets()
                 .last()
                 .map_or(c.render_targets.bytes, |b| b.bytes);
-            let fixed = c.other.bytes + c.overlay.bytes + c.buffers.bytes + full_targets;
+            let fixed = window_bytes + full_targets;
             let auto = fixed.div_ceil(1 << 20) * (1 << 20) + AUTO_ROOM_BYTES;
             // Only a real change (a resize, the overlay shown): not every egui buffer growth.
-            if auto.abs_diff(self.base_budget) >= 1 << 20 {
+            if auto.abs_diff(self.base_budget) >= 2 << 20 {
                 tracing::info!(
                     budget = %mipflow::budget::source::format_bytes(auto),
                     "automatic budget: the window's fixed bytes + 14 MiB"
                 );
                 self.base_budget = auto;
+                self.window_bytes = window_bytes;
                 if let Some(s) = self.story.as_mut() {
-                    let b = s.budget(self.tour_frame, auto);
+                    let b = s.budget(self.tour_frame, auto, window_bytes);
                     s.rebase(b);
                 }
             }

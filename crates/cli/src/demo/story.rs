@@ -58,11 +58,16 @@ impl Story {
         ((k % self.lap) as f64 / self.stretch) as u64
     }
 
-    /// The budget at tour frame `k` for a story whose first budget is `base`.
-    pub fn budget(&self, k: u64, base: u64) -> u64 {
+    /// The budget at tour frame `k` for a story whose first budget is `base`, of which `fixed`
+    /// is the window's own (swapchain, overlay, meshes: bytes the headless scenario does not
+    /// have). The rest is scaled as the file's budgets are, so that each act presses the
+    /// targets, staging and textures alike at any window size.
+    pub fn budget(&self, k: u64, base: u64, fixed: u64) -> u64 {
         let first = self.scenario.budget_at(0).max(1) as f64;
         let now = self.scenario.budget_at(self.scenario_frame(k)) as f64;
-        ((base as f64) * now / first).round().max(1.0) as u64
+        let fixed = fixed.min(base / 2);
+        let room = (base - fixed) as f64 * now / first;
+        (fixed as f64 + room).round().max(1.0) as u64
     }
 
     /// The base budget changed (the window was resized): the act's tally starts again from the
