@@ -132,15 +132,13 @@ mod tests {
         // The file's lap is 600 frames, its budgets 18, 12, 8, 18 MiB from frames 0, 150, 300
         // and 450: at 1800 demo frames per lap, from 0, 450, 900, 1350.
         let base = 40 << 20;
+        let at = |r: f64| (base as f64 * r).round() as u64;
         assert_eq!(s.budget(0, base, 0), base);
         assert_eq!(s.budget(449, base, 0), base);
-        assert_eq!(s.budget(450, base, 0), base * 12 / 18);
-        assert_eq!(
-            s.budget(900, base, 0),
-            (base as f64 * 8.0 / 18.0).round() as u64
-        );
+        assert_eq!(s.budget(450, base, 0), at(12.0 / 18.0));
+        assert_eq!(s.budget(900, base, 0), at(8.0 / 18.0));
         assert_eq!(s.budget(1350, base, 0), base);
-        assert_eq!(s.budget(1800 + 450, base, 0), base * 12 / 18, "it loops");
+        assert_eq!(s.budget(1800 + 450, base, 0), at(12.0 / 18.0), "it loops");
         // The window's own bytes stay; the rest is scaled.
         let fixed = 13 << 20;
         assert_eq!(s.budget(450, base, fixed), fixed + (base - fixed) * 12 / 18);
