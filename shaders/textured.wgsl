@@ -6,8 +6,9 @@
 struct Uniforms {
     view_proj: mat4x4<f32>,
     model: mat4x4<f32>,
-    // x: mip bias, y: debug mode (0 = shaded, 1 = colour by sampled mip), z: the texture's
-    // feedback slot (negative: none), w: its level-0 width
+    // x: mip bias, y: debug mode (0 = shaded, 1 = colour by the level sampled, 2 = by the level
+    // wanted), z: the texture's feedback slot (negative: none), w: its full level-0 width (0:
+    // unknown)
     params: vec4<f32>,
     // xyz: the light's direction; w: the texture's level-0 height
     light_dir: vec4<f32>,
@@ -75,12 +76,21 @@ fn fs_main(i: VsOut) -> @location(0) vec4<f32> {
     let diffuse = max(dot(n, -normalize(u.light_dir.xyz)), 0.0);
     let lit = tex.rgb * (0.35 + 0.65 * diffuse);
     if (u.params.y > 0.5) {
-        // Estimate the sampled level from the UV derivatives and the texture size.
+        // The level the view wants, from the UV derivatives and the full texture's size (as
+        // the sampler and the feedback record pick it); the resident texture's size when the
+        // full one is unknown. Mode 1 shows what is sampled: no finer than the resident top.
         let dims = vec2<f32>(textureDimensions(base_color, 0));
-        let dx = dpdx(i.uv * dims);
-        let dy = dpdy(i.uv * dims);
+        var full = vec2<f32>(u.params.w, u.light_dir.w);
+        if (full.x <= 0.0 || full.y <= 0.0) {
+            full = dims;
+        }
+        let dx = dpdx(i.uv * full);
+        let dy = dpdy(i.uv * full);
         let rho = max(dot(dx, dx), dot(dy, dy));
-        let level = max(0.5 * log2(max(rho, 1e-8)) + bias, 0.0);
+        var level = max(0.5 * log2(max(rho, 1e-8)) + bias, 0.0);
+        if (u.params.y < 1.5) {
+            level = max(level, log2(max(full.x / dims.x, 1.0)));
+        }
         return vec4<f32>(mix(lit, mip_colour(level), 0.7), 1.0);
     }
     return vec4<f32>(lit, tex.a);

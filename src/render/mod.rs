@@ -127,8 +127,9 @@ pub struct DrawUniforms {
     pub view_proj: [[f32; 4]; 4],
     /// Object to world.
     pub model: [[f32; 4]; 4],
-    /// x: mip bias (log2 of the render scale), y: debug mode (1 = colour by mip), z: the
-    /// texture's feedback slot (negative: none), w: its level-0 width.
+    /// x: mip bias (log2 of the render scale), y: debug mode (1 = colour by the level sampled,
+    /// 2 = by the level wanted), z: the texture's feedback slot (negative: none), w: its full
+    /// level-0 width (0: unknown).
     pub params: [f32; 4],
     /// Direction the light travels, world space; w: the texture's level-0 height.
     pub light_dir: [f32; 4],
@@ -148,8 +149,20 @@ impl DrawUniforms {
     /// With GPU feedback for the texture in `slot`, whose level 0 is `width x height`.
     pub fn with_feedback(mut self, slot: u32, width: u32, height: u32) -> Self {
         self.params[2] = slot as f32;
+        self.with_full_size(width, height)
+    }
+
+    /// The texture's full level-0 size (the debug views name levels of the full chain, not of
+    /// the resident part).
+    pub fn with_full_size(mut self, width: u32, height: u32) -> Self {
         self.params[3] = width as f32;
         self.light_dir[3] = height as f32;
+        self
+    }
+
+    /// The wanted-level debug view: colour by the level the view wants (what feedback records).
+    pub fn with_debug_wanted(mut self) -> Self {
+        self.params[1] = 2.0;
         self
     }
 }

@@ -282,18 +282,23 @@ impl Renderer {
         let feedback_on = self.pass.feedback().config().enabled;
         for (i, inst) in self.instances.iter().enumerate() {
             let mut u = DrawUniforms::new(view_proj, inst.transform, mip_bias, input.debug_mips);
-            if feedback_on
-                && let Some(mat) = self
-                    .materials
-                    .get(inst.material.index, inst.material.generation)
+            if input.debug_wanted {
+                u = u.with_debug_wanted();
+            }
+            if let Some(mat) = self
+                .materials
+                .get(inst.material.index, inst.material.generation)
                 && let Some((w, h)) = self.manager.streamer().texture_size(mat.base_color)
             {
-                let t = mat.base_color.index();
-                u = u.with_feedback(t, w, h);
-                if let Some(since) = self.feedback_since.get_mut(t as usize)
-                    && *since == u64::MAX
-                {
-                    *since = plan.frame;
+                u = u.with_full_size(w, h);
+                if feedback_on {
+                    let t = mat.base_color.index();
+                    u = u.with_feedback(t, w, h);
+                    if let Some(since) = self.feedback_since.get_mut(t as usize)
+                        && *since == u64::MAX
+                    {
+                        *since = plan.frame;
+                    }
                 }
             }
             let off = i * stride as usize;

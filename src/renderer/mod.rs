@@ -85,8 +85,12 @@ impl Default for RendererConfig {
 pub struct FrameInput {
     /// The camera.
     pub camera: Camera,
-    /// Colour surfaces by the mip level they sample (debug view).
+    /// Colour surfaces by the mip level they sample (debug view): the texture's own level, the
+    /// finer of what the view wants and what is resident.
     pub debug_mips: bool,
+    /// Colour surfaces by the level the view wants there, whatever is resident: what GPU
+    /// feedback records (debug view; wins over `debug_mips`).
+    pub debug_wanted: bool,
 }
 
 impl FrameInput {
@@ -95,7 +99,15 @@ impl FrameInput {
         Self {
             camera,
             debug_mips: false,
+            debug_wanted: false,
         }
+    }
+
+    /// This input with the wanted-level debug view on or off (see
+    /// [`FrameInput::debug_wanted`]).
+    pub fn with_debug_wanted(mut self, on: bool) -> Self {
+        self.debug_wanted = on;
+        self
     }
 
     /// This input with the mip-colour debug view on or off.

@@ -400,3 +400,124 @@ fn a_grazing_wall_gets_a_coarser_level_with_histograms_at_no_visible_cost() {
     );
     assert!(hist_psnr >= 40.0, "{hist_psnr:.2} dB against all-resident");
 }
+
+/// The debug views' colours for levels 0..=6 (`mip_colour` in textured.wgsl), less their grey.
+const DEBUG_HUES: [[f32; 3]; 7] = [
+    [0.9, 0.0, 0.0],
+    [0.9, 0.5, 0.0],
+    [0.9, 0.9, 0.0],
+    [0.0, 0.8, 0.0],
+    [0.0, 0.8, 0.9],
+    [0.0, 0.1, 0.8],
+    [0.5, 0.0, 0.8],
+];
+
+/// The debug level a pixel shows (`None`: no hue, the background).
+fn debug_level(p: &[u8]) -> Option<usize> {
+    let v = Vec3::new(f32::from(p[0]), f32::from(p[1]), f32::from(p[2]));
+    if v.max_element() - v.min_element() < 30.0 {
+        return None;
+    }
+    let v = (v - Vec3::splat(v.min_element())).normalize();
+    (0..DEBUG_HUES.len()).max_by(|&a, &b| {
+        let d = |i: usize| Vec3::from(DEBUG_HUES[i]).normalize().dot(v);
+        d(a).total_cmp(&d(b))
+    })
+}
+
+/// The debug views name levels of the full chain: with the floor's texture held at level 2 by
+/// the budget, "the level sampled" shows nothing finer than 2, and "the level wanted" (what
+/// feedback records) shows the finer levels the near floor asks for.
+#[test]
+fn debug_views_show_the_level_sampled_and_the_level_wanted() {
+    let Some(mut r) = renderer(true, 1, 96 << 20) else {
+        return;
+    };
+    let (w, h) = (320u32, 180u32);
+    let out = r.context().create_offscreen_target("dbg", w, h).unwrap();
+    let view = out.create_view();
+    let v = |x: f32, z: f32, u: f32, t: f32| Vertex {
+        position: [x, 0.0, z],
+        normal: [0.0, 1.0, 0.0],
+        uv: [u, t],
+    };
+    let verts = [
+        v(-4.0, 0.0, 0.0, 0.0),
+        v(4.0, 0.0, 4.0, 0.0),
+        v(4.0, -40.0, 4.0, 20.0),
+        v(-4.0, -40.0, 0.0, 20.0),
+    ];
+    let mesh = r.add_mesh(&verts, &[0, 1, 2, 0, 2, 3]).unwrap();
+    // A grey texture: the debug colours alone carry the hue.
+    let enc = mipflow_cook::encoder_for(mipflow_cook::Quality::Fast);
+    let size = 512u32;
+    let levels = (0..mipflow::budget::size::full_mip_count(size, size))
+        .map(|l| {
+            let s = (size >> l).max(1);
+            let px: Vec<u8> = (0..s * s).flat_map(|_| [150, 150, 150, 255]).collect();
+            mipflow_cook::encode_level(enc.as_ref(), &px, s, s, false).unwrap()
+        })
+        .collect();
+    let mut bytes = Vec::new();
+    mipflow::ktx2::write_ktx2(
+        &mut bytes,
+        &mipflow::ktx2::EncodedTexture {
+            format: wgpu::TextureFormat::Bc7RgbaUnorm,
+            width: size,
+            height: size,
+            levels,
+            key_values: Vec::new(),
+        },
+        None,
+        "grey",
+    )
+    .unwrap();
+    let tex = r
+        .add_texture(TextureSource::bytes(bytes), TextureOptions::default())
+        .unwrap();
+    let mat = r.add_material(MaterialDesc::new(tex)).unwrap();
+    r.add_instance(mesh, mat, Mat4::IDENTITY).unwrap();
+    let camera = Camera::look_at(Vec3::new(0.0, 1.2, 0.5), Vec3::new(0.0, 0.0, -6.0));
+    for _ in 0..20 {
+        r.render(&view, &FrameInput::new(camera)).unwrap();
+    }
+    assert_eq!(level_of(&r, tex).0, 0);
+    // A budget without levels 0 and 1 (256 + 64 KiB).
+    let snap = r.context().ledger().snapshot();
+    let budget = snap.total_bytes - snap.by_category.staging.bytes - (320 << 10) + (256 << 10);
+    r.set_budget(Budget::bytes(budget));
+    for _ in 0..20 {
+        r.render(&view, &FrameInput::new(camera)).unwrap();
+    }
+    let top = level_of(&r, tex).0 as usize;
+    assert!(
+        top >= 1,
+        "the budget holds the texture below level 0: {top}"
+    );
+    let histogram = |input: FrameInput, r: &mut Renderer| {
+        r.render(&view, &input).unwrap();
+        r.context().wait_idle().unwrap();
+        let px = mipflow::gpu::read_texture_rgba8(r.context(), out.texture()).unwrap();
+        let mut n = [0u32; 7];
+        for p in px.chunks_exact(4) {
+            if let Some(l) = debug_level(p) {
+                n[l] += 1;
+            }
+        }
+        n
+    };
+    let sampled = histogram(FrameInput::new(camera).with_debug_mips(true), &mut r);
+    let wanted = histogram(FrameInput::new(camera).with_debug_wanted(true), &mut r);
+    eprintln!("top {top}: sampled {sampled:?}, wanted {wanted:?}");
+    let finer = |n: &[u32; 7]| n[..top].iter().sum::<u32>();
+    let total = |n: &[u32; 7]| n.iter().sum::<u32>();
+    assert!(total(&sampled) > w * h / 4 && total(&wanted) > w * h / 4);
+    assert!(
+        finer(&sampled) * 100 < total(&sampled),
+        "sampled: nothing finer than the resident top {top}: {sampled:?}"
+    );
+    assert!(
+        finer(&wanted) * 10 > total(&wanted),
+        "wanted: the near floor asks for finer levels than {top}: {wanted:?}"
+    );
+}

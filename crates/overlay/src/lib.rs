@@ -77,6 +77,8 @@ pub struct OverlayActions {
     pub scale_range: Option<(f32, f32)>,
     /// Colour surfaces by resident mip.
     pub debug_mips: bool,
+    /// Colour surfaces by the level the view wants (what GPU feedback records).
+    pub debug_wanted: bool,
 }
 
 /// The figures the panels show, besides the texture table and the driver's view, which
@@ -149,6 +151,7 @@ pub struct MemoryPanels {
     min_scale: f32,
     max_scale: f32,
     debug_mips: bool,
+    debug_wanted: bool,
     /// Only the title and the budget bar (a narrow panel); `None` until the first frame, which
     /// collapses it on windows narrower than [`COLLAPSE_BELOW`].
     collapsed: Option<bool>,
@@ -239,7 +242,7 @@ fn event_row(ui: &mut Ui, e: &Event) {
 /// The legend of the mip-colour view.
 pub fn mip_legend(ui: &mut Ui) {
     ui.horizontal_wrapped(|ui| {
-        ui.label(RichText::new("resident level:").small());
+        ui.label(RichText::new("level:").small());
         for (l, c) in MIP_COLOURS.iter().enumerate() {
             swatch(ui, *c);
             let name = if l == 7 {
@@ -269,6 +272,7 @@ impl MemoryPanels {
             min_scale: scale_range.0,
             max_scale: scale_range.1,
             debug_mips: false,
+            debug_wanted: false,
             collapsed: None,
         }
     }
@@ -281,6 +285,16 @@ impl MemoryPanels {
     /// Sets the "colour by resident mip" toggle (the demo's F2 key).
     pub fn set_debug_mips(&mut self, on: bool) {
         self.debug_mips = on;
+    }
+
+    /// Whether the "colour by wanted level" toggle is on.
+    pub fn debug_wanted(&self) -> bool {
+        self.debug_wanted
+    }
+
+    /// Sets the "colour by wanted level" toggle (the demo's F2 key, second press).
+    pub fn set_debug_wanted(&mut self, on: bool) {
+        self.debug_wanted = on;
     }
 
     /// Whether the texture table is older than a quarter of a second (or was never given):
@@ -348,6 +362,7 @@ impl MemoryPanels {
                 }
             });
         actions.debug_mips = self.debug_mips;
+        actions.debug_wanted = self.debug_wanted;
         actions
     }
 
@@ -389,6 +404,7 @@ impl MemoryPanels {
         };
         self.contents_into(ui, input, &mut actions);
         actions.debug_mips = self.debug_mips;
+        actions.debug_wanted = self.debug_wanted;
         actions
     }
 
@@ -618,8 +634,15 @@ impl MemoryPanels {
         if lo.changed() || hi.changed() {
             actions.scale_range = Some((self.min_scale, self.max_scale));
         }
-        ui.checkbox(&mut self.debug_mips, "colour surfaces by resident mip (F2)");
-        if self.debug_mips {
+        ui.checkbox(
+            &mut self.debug_mips,
+            "colour surfaces by the level sampled (F2)",
+        );
+        ui.checkbox(
+            &mut self.debug_wanted,
+            "colour surfaces by the level wanted, as feedback records it (F2 twice)",
+        );
+        if self.debug_mips || self.debug_wanted {
             mip_legend(ui);
         }
     }

@@ -191,6 +191,7 @@ struct Running {
     fps: Fps,
     overlay_visible: bool,
     debug_mips: bool,
+    debug_wanted: bool,
     budget_origin: &'static str,
     /// The budget the story (or nothing) starts from: `--budget`, or the automatic one.
     base_budget: u64,
@@ -334,6 +335,7 @@ impl Running {
             fps: Fps::default(),
             overlay_visible: cfg!(feature = "overlay") && !opts.args.no_overlay,
             debug_mips: false,
+            debug_wanted: false,
             budget_origin: match (opts.budget, opts.args.tour) {
                 (None, false) => "automatic: the window's fixed bytes + 14 MiB",
                 (None, true) => "the tour's story (from the automatic budget)",
@@ -417,9 +419,18 @@ impl Running {
                                 cfg!(feature = "overlay") && !self.overlay_visible
                         }
                         KeyCode::F2 => {
-                            self.debug_mips = !self.debug_mips;
+                            // Off -> the level sampled -> the level wanted -> off.
+                            (self.debug_mips, self.debug_wanted) =
+                                match (self.debug_mips, self.debug_wanted) {
+                                    (false, false) => (true, false),
+                                    (true, false) => (false, true),
+                                    _ => (false, false),
+                                };
                             #[cfg(feature = "overlay")]
-                            self.overlay.set_debug_mips(self.debug_mips);
+                            {
+                                self.overlay.set_debug_mips(self.debug_mips);
+                                self.overlay.set_debug_wanted(self.debug_wanted);
+                            }
                         }
                         KeyCode::Escape => el.exit(),
                         _ => {}
@@ -566,7 +577,9 @@ impl Running {
             ..Default::default()
         });
         self.apply_budget();
-        let input = FrameInput::new(camera).with_debug_mips(self.debug_mips);
+        let input = FrameInput::new(camera)
+            .with_debug_mips(self.debug_mips)
+            .with_debug_wanted(self.debug_wanted);
         self.stats = *self
             .renderer
             .render(&view, &input)
@@ -750,6 +763,7 @@ impl Running {
             self.renderer.set_scale_range(lo, hi);
         }
         self.debug_mips = a.debug_mips;
+        self.debug_wanted = a.debug_wanted;
     }
 
     fn recreate_surface(&mut self) -> Result<(), String> {

@@ -151,6 +151,11 @@ impl Overlay {
         self.panels.set_debug_mips(on);
     }
 
+    /// Sets the panels' "colour by wanted level" toggle (F2, second press).
+    pub fn set_debug_wanted(&mut self, on: bool) {
+        self.panels.set_debug_wanted(on);
+    }
+
     /// Builds the panels, then draws them into `target` (`size` pixels) and submits.
     pub fn draw(
         &mut self,
@@ -175,7 +180,8 @@ impl Overlay {
         panel_input.loading = input.loading;
         panel_input.fps = input.fps;
         panel_input.output = input.output;
-        panel_input.hints = "F1 hide  F2 mip colours  WASD+drag fly  Shift fast  wheel speed";
+        panel_input.hints =
+            "F1 hide  F2 mip colours (sampled, wanted)  WASD+drag fly  Shift fast  wheel speed";
         panel_input.events = Some(input.events);
         let caption = input.caption;
         let raw = self.state.take_egui_input(window);
