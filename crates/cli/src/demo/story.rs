@@ -129,19 +129,22 @@ mod tests {
     #[test]
     fn the_story_is_stretched_and_scaled() {
         let s = Story::new(1800).unwrap();
-        // The file's lap is 600 frames, its budgets 18, 12, 8, 18 MiB from frames 0, 150, 300
+        // The file's lap is 600 frames, its budgets 18, 11, 7, 18 MiB from frames 0, 150, 300
         // and 450: at 1800 demo frames per lap, from 0, 450, 900, 1350.
         let base = 40 << 20;
         let at = |r: f64| (base as f64 * r).round() as u64;
         assert_eq!(s.budget(0, base, 0), base);
         assert_eq!(s.budget(449, base, 0), base);
-        assert_eq!(s.budget(450, base, 0), at(12.0 / 18.0));
-        assert_eq!(s.budget(900, base, 0), at(8.0 / 18.0));
+        assert_eq!(s.budget(450, base, 0), at(11.0 / 18.0));
+        assert_eq!(s.budget(900, base, 0), at(7.0 / 18.0));
         assert_eq!(s.budget(1350, base, 0), base);
-        assert_eq!(s.budget(1800 + 450, base, 0), at(12.0 / 18.0), "it loops");
+        assert_eq!(s.budget(1800 + 450, base, 0), at(11.0 / 18.0), "it loops");
         // The window's own bytes stay; the rest is scaled.
         let fixed = 13 << 20;
-        assert_eq!(s.budget(450, base, fixed), fixed + (base - fixed) * 12 / 18);
+        assert_eq!(
+            s.budget(450, base, fixed),
+            fixed + ((base - fixed) as f64 * 11.0 / 18.0).round() as u64
+        );
     }
 
     #[test]
@@ -154,7 +157,7 @@ mod tests {
         };
         assert!(s.observe(0, &st).is_none());
         assert!(s.title.starts_with("Act 1/4"), "{}", s.title);
-        st.budget_bytes = 12 << 20;
+        st.budget_bytes = 11 << 20;
         st.render_scale = 0.75;
         let ended = s.observe(150, &st).unwrap();
         assert!(
@@ -164,7 +167,7 @@ mod tests {
         assert!(s.title.starts_with("Act 2/4"), "{}", s.title);
         assert!(
             s.line
-                .starts_with("budget 18.0 -> 12.0 MiB: scale 1.00 -> 0.75"),
+                .starts_with("budget 18.0 -> 11.0 MiB: scale 1.00 -> 0.75"),
             "{}",
             s.line
         );
