@@ -145,6 +145,8 @@ pub struct MemoryPanels {
     sort: SortBy,
     table: Vec<TextureInfo>,
     table_at: Option<Instant>,
+    /// GPU feedback's output pixels per wanted level, by texture slot (empty: none given).
+    level_pixels: Vec<Option<[f32; 16]>>,
     allocator: Option<DriverMemory>,
     allocator_at: Option<Instant>,
     budget_mib: f64,
@@ -266,6 +268,7 @@ impl MemoryPanels {
             sort: SortBy::Bytes,
             table: Vec::new(),
             table_at: None,
+            level_pixels: Vec::new(),
             allocator: None,
             allocator_at: None,
             budget_mib: mib(budget),
@@ -310,6 +313,14 @@ impl MemoryPanels {
         self.table = table;
         self.sort_table();
         self.table_at = Some(Instant::now());
+    }
+
+    /// GPU feedback's output pixels per wanted level for each texture slot (the
+    /// `Renderer::feedback().histogram(slot)` of every texture), given with the table: the table
+    /// shows them per texture ("px by level"). Empty: the column says "-".
+    /// `None` for a slot: no feedback for it (off, or not read back yet).
+    pub fn set_level_pixels(&mut self, by_slot: Vec<Option<[f32; 16]>>) {
+        self.level_pixels = by_slot;
     }
 
     /// Whether the driver's figures are older than half a second (or were never given).
@@ -523,10 +534,10 @@ impl MemoryPanels {
             }
         });
         egui::Grid::new("textures")
-            .num_columns(6)
+            .num_columns(7)
             .striped(true)
             .show(ui, |ui| {
-                for h in ["#", "size", "want", "have", "MiB", "state"] {
+                for h in ["#", "size", "want", "have", "MiB", "state", "px by level"] {
                     ui.label(RichText::new(h).strong());
                 }
                 ui.end_row();
@@ -543,6 +554,13 @@ impl MemoryPanels {
                     ui.label(format!("{:.2}", mib(t.resident_bytes)));
                     let (text, colour) = texture_state(t);
                     ui.label(RichText::new(text).color(colour));
+                    let px = self
+                        .level_pixels
+                        .get(t.index as usize)
+                        .and_then(Option::as_ref);
+                    ui.label(
+                        RichText::new(px.map_or_else(|| "-".to_owned(), level_pixels_text)).small(),
+                    );
                     ui.end_row();
                 }
             });
@@ -663,7 +681,7 @@ fn texture_state(t: &TextureInfo) -> (String, Color32) {
         return (format!("error: {short}"), Color32::from_rgb(255, 90, 90));
     }
     if let Some(l) = t.in_flight_level {
-        return (format!("→ L{l}"), Color32::from_rgb(120, 200, 255));
+        return (format!("-> L{l}"), Color32::from_rgb(120, 200, 255));
     }
     if t.wanted_level >= f32::from(t.level_count) {
         return ("hidden".to_owned(), Color32::GRAY);
@@ -709,6 +727,38 @@ fn stacked_bar(ui: &mut Ui, stats: &FrameStats, height: f32) {
         ],
         Stroke::new(2.5, Color32::WHITE),
     );
+}
+
+/// Pixels per wanted level as a short text: the (at most three) levels holding the most pixels,
+/// each at least 2% of them, finest first ("L1 864 · L2 10.2k · L3 7.9k"); "hidden" when there
+/// are none.
+pub fn level_pixels_text(h: &[f32; 16]) -> String {
+    let total: f32 = h.iter().sum();
+    if total <= 0.0 {
+        return "hidden".to_owned();
+    }
+    let fmt = |p: f32| {
+        if p >= 1e6 {
+            format!("{:.1}M", p / 1e6)
+        } else if p >= 1e3 {
+            format!("{:.1}k", p / 1e3)
+        } else {
+            format!("{p:.0}")
+        }
+    };
+    let mut top: Vec<(usize, f32)> = h
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|(_, p)| *p >= total * 0.02)
+        .collect();
+    top.sort_by(|a, b| b.1.total_cmp(&a.1));
+    top.truncate(3);
+    top.sort_by_key(|t| t.0);
+    top.iter()
+        .map(|(l, p)| format!("L{l} {}", fmt(*p)))
+        .collect::<Vec<_>>()
+        .join(" · ")
 }
 
 /// A small square of `colour` (the default fonts have no "■").
@@ -873,5 +923,23 @@ fn scale_changes(ui: &mut Ui, input: &PanelInput<'_>) {
             c.frame,
             c.reason.name()
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn level_pixels_read_as_text() {
+        let mut h = [0f32; 16];
+        assert_eq!(level_pixels_text(&h), "hidden");
+        h[1] = 864.0;
+        h[2] = 10_200.0;
+        h[3] = 7_900.0;
+        h[9] = 100.0; // under 2%: left out
+        assert_eq!(level_pixels_text(&h), "L1 864 · L2 10.2k · L3 7.9k");
+        h[4] = 5_000.0; // four levels: the three with the most pixels
+        assert_eq!(level_pixels_text(&h), "L2 10.2k · L3 7.9k · L4 5.0k");
     }
 }

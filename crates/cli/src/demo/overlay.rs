@@ -166,7 +166,19 @@ impl Overlay {
     ) -> Result<OverlayActions> {
         let r = input.renderer;
         if self.panels.wants_textures() {
-            self.panels.set_textures(r.streamer().texture_infos());
+            let table = r.streamer().texture_infos();
+            let slots = table
+                .iter()
+                .map(|t| t.index as usize + 1)
+                .max()
+                .unwrap_or(0);
+            let fb = r.feedback();
+            self.panels.set_level_pixels(
+                (0..slots as u32)
+                    .map(|s| fb.histogram(s).copied())
+                    .collect(),
+            );
+            self.panels.set_textures(table);
         }
         if self.panels.wants_driver_memory() {
             self.panels.set_driver_memory(r.context().driver_memory());
