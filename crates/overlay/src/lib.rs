@@ -917,7 +917,7 @@ fn scale_changes(ui: &mut Ui, input: &PanelInput<'_>) {
     }
     for c in input.scale_changes.iter().rev().take(6) {
         let (from, to) = (c.from.scale(), c.to.scale());
-        let arrow = if to < from { "↓" } else { "↑" };
+        let arrow = if to < from { "-> (down)" } else { "-> (up)" };
         ui.label(format!(
             "frame {}: {from:.3} {arrow} {to:.3}  {}",
             c.frame,
