@@ -241,6 +241,16 @@ pub fn build_grid(
 
 /// A gallery of every `.ktx2` file under `dir` (sorted by path), as panels along the hall.
 pub fn build_gallery(r: &mut Renderer, dir: &Path, residency: Residency) -> Result<f32> {
+    build_gallery_with_skips(r, dir, residency, &mut Vec::new())
+}
+
+/// [`build_gallery`], each file that could not be added put in `skipped` with the reason.
+pub fn build_gallery_with_skips(
+    r: &mut Renderer,
+    dir: &Path,
+    residency: Residency,
+    skipped: &mut Vec<(PathBuf, String)>,
+) -> Result<f32> {
     let mut files = Vec::new();
     find_files(dir, &["ktx2"], &mut files)?;
     files.sort();
@@ -257,7 +267,10 @@ pub fn build_gallery(r: &mut Renderer, dir: &Path, residency: Residency) -> Resu
                 let w = r.streamer().texture_width(h).unwrap_or(1024);
                 handles.push((h, w));
             }
-            Err(e) => tracing::warn!(file = %f.display(), error = %e, "skipped"),
+            Err(e) => {
+                tracing::warn!(file = %f.display(), error = %e, "skipped");
+                skipped.push((f, e.to_string()));
+            }
         }
     }
     if handles.is_empty() {

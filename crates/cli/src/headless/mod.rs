@@ -7,6 +7,6 @@ pub mod runner;
 pub mod scenario;
 
 pub use plot::write_plot;
-pub use report::{ActRecord, EventRecord, FrameRecord, Report};
+pub use report::{ActRecord, EventRecord, FrameRecord, Report, SkippedTexture, UnreadableTexture};
 pub use runner::{RunOptions, monitor_line, run};
 pub use scenario::Scenario;

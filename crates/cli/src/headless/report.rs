@@ -61,6 +61,31 @@ pub struct FrameRecord {
     /// Why the render scale changed this frame (`memory_down`, `memory_up`, ...), if it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale_reason: Option<String>,
+    /// Textures whose wanted level is finer than what they hold and cannot be read (a level
+    /// failed to read or decode): the view will not get them.
+    #[serde(default)]
+    pub unreadable_wanted: u32,
+}
+
+/// A texture that was not added to the scene (it could not be opened or is not a valid KTX2).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SkippedTexture {
+    /// The file.
+    pub path: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// A texture one of whose levels could not be read or decoded while streaming (it keeps what
+/// it had).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct UnreadableTexture {
+    /// Its label (the file name).
+    pub label: String,
+    /// The error.
+    pub reason: String,
+    /// The first frame the error was seen.
+    pub frame: u64,
 }
 
 /// One event of the run ([`mipflow::events`]): a budget change, a scale change, a wave of
@@ -138,6 +163,12 @@ pub struct Report {
     /// The scenario's acts, with their captions.
     #[serde(default)]
     pub acts: Vec<ActRecord>,
+    /// Textures skipped at registration (each fails the verdict).
+    #[serde(default)]
+    pub skipped_textures: Vec<SkippedTexture>,
+    /// Textures with levels that could not be read (each fails the verdict).
+    #[serde(default)]
+    pub unreadable_textures: Vec<UnreadableTexture>,
 }
 
 impl Report {

@@ -3,7 +3,9 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use super::report::{ActRecord, EventRecord, FrameRecord, Report};
+use super::report::{
+    ActRecord, EventRecord, FrameRecord, Report, SkippedTexture, UnreadableTexture,
+};
 use super::scenario::Scenario;
 use crate::error::Result;
 use crate::scenes;
@@ -88,10 +90,16 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
 
     let cache = opts.cache.as_deref();
     let quiet = |_: usize, _: usize| {};
+    let mut skipped = Vec::new();
     let (kind, length) = match (&opts.textures, sc.scene.kind.as_str()) {
         (Some(dir), _) => (
             "gallery",
-            scenes::build_gallery(&mut r, dir, scenes::Residency::Streamed)?,
+            scenes::build_gallery_with_skips(
+                &mut r,
+                dir,
+                scenes::Residency::Streamed,
+                &mut skipped,
+            )?,
         ),
         (None, "gallery") => {
             let dir = sc
@@ -99,7 +107,12 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
                 .join(sc.scene.textures.clone().unwrap_or_default());
             (
                 "gallery",
-                scenes::build_gallery(&mut r, &dir, scenes::Residency::Streamed)?,
+                scenes::build_gallery_with_skips(
+                    &mut r,
+                    &dir,
+                    scenes::Residency::Streamed,
+                    &mut skipped,
+                )?,
             )
         }
         (None, "grid") => (
@@ -131,6 +144,13 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
         scenario: opts.name.clone(),
         size: sc.size,
         textures: r.streamer().texture_count() as u64,
+        skipped_textures: skipped
+            .into_iter()
+            .map(|(p, reason)| SkippedTexture {
+                path: p.display().to_string(),
+                reason,
+            })
+            .collect(),
         ..Report::default()
     };
     report.frames.reserve(sc.frames as usize);
@@ -190,7 +210,36 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
             freed_bytes: stats.stream.freed_bytes,
             grows: stats.stream.grows,
             scale_reason: stats.scale_reason.map(|r| r.name().to_owned()),
+            unreadable_wanted: 0,
         });
+        // Levels that cannot be read: named in the report once, and counted per frame while
+        // the view wants them (the table is gathered only once an error has been seen).
+        if stats.stream.io_errors > 0 || !report.unreadable_textures.is_empty() {
+            let infos = r.streamer().texture_infos();
+            let mut blocked = 0;
+            for t in &infos {
+                let Some(reason) = &t.error else { continue };
+                if !report
+                    .unreadable_textures
+                    .iter()
+                    .any(|u| u.label == t.label)
+                {
+                    report.unreadable_textures.push(UnreadableTexture {
+                        label: t.label.clone(),
+                        reason: reason.clone(),
+                        frame,
+                    });
+                }
+                // The error stands until a read of it succeeds; while it is in view, the view
+                // wants a level that cannot be read (the streamer backs off from asking).
+                if t.wanted_level < f32::from(t.level_count) {
+                    blocked += 1;
+                }
+            }
+            if let Some(rec) = report.frames.last_mut() {
+                rec.unreadable_wanted = blocked;
+            }
+        }
         // Events: the ring's events, copied as they start and as they grow, numbered as the
         // report's frames (the manager counts from 1).
         let offset = stats.frame.saturating_sub(frame);
@@ -264,6 +313,23 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
             format_bytes(first.map_or(0, |f| f.budget_bytes)),
         ));
     }
+    if let Some(first) = report.skipped_textures.first() {
+        report.failures.push(format!(
+            "{} texture(s) skipped at registration (first: {}: {})",
+            report.skipped_textures.len(),
+            first.path,
+            first.reason
+        ));
+    }
+    if let Some(first) = report.unreadable_textures.first() {
+        report.failures.push(format!(
+            "{} texture(s) with levels that cannot be read (first: {} at frame {}: {})",
+            report.unreadable_textures.len(),
+            first.label,
+            first.frame,
+            first.reason
+        ));
+    }
     if let Some(f) = too_small_at {
         // A budget below the floor always fails the run: the scene cannot be shown as meant.
         let msg = format!(
@@ -297,7 +363,14 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
                 e.frame, rec.render_scale
             ));
         }
-        if e.all_wanted_resident == Some(true) && rec.resident_mip_bytes < rec.wanted_mip_bytes {
+        if e.all_wanted_resident == Some(true) && rec.unreadable_wanted > 0 {
+            report.failures.push(format!(
+                "frame {}: {} texture(s) want levels that cannot be read",
+                e.frame, rec.unreadable_wanted
+            ));
+        } else if e.all_wanted_resident == Some(true)
+            && rec.resident_mip_bytes < rec.wanted_mip_bytes
+        {
             report.failures.push(format!(
                 "frame {}: not every wanted mip is resident ({} of {})",
                 e.frame,

@@ -364,3 +364,95 @@ fn the_tour_story_squeezes_and_releases() {
     assert!(r.acts[3].render_scale_end == 1.0 && r.acts[3].grows > 0);
     assert!(std::fs::metadata(&plot).unwrap().len() > 10_000);
 }
+
+/// Writes a `size`² BC7 KTX2 file with a full chain of arbitrary blocks, zstd-supercompressed,
+/// and returns its bytes.
+fn zstd_texture(size: u32, seed: u32) -> Vec<u8> {
+    let levels = mipflow::budget::size::full_mip_count(size, size);
+    let tex = mipflow::ktx2::EncodedTexture {
+        format: wgpu::TextureFormat::Bc7RgbaUnormSrgb,
+        width: size,
+        height: size,
+        levels: (0..levels)
+            .map(|l| {
+                let s = (size >> l).max(1);
+                let n = (s.div_ceil(4) * s.div_ceil(4) * 16) as usize;
+                (0..n)
+                    .map(|k| (k as u32 ^ seed.wrapping_mul(2_654_435_761)) as u8)
+                    .collect()
+            })
+            .collect(),
+        key_values: Vec::new(),
+    };
+    let mut out = Vec::new();
+    mipflow::ktx2::write_ktx2(&mut out, &tex, Some(3), "test").unwrap();
+    out
+}
+
+/// Issue 16: what went wrong with textures is in the report and the verdict, not only in log
+/// lines. A gallery with a good file, a file that is not a KTX2 (skipped at registration) and
+/// a file whose level 2 cannot be decompressed (unreadable while streaming): exit 1, both named
+/// with their reasons, and `all_wanted_resident` fails while the view wants the level that
+/// cannot be read.
+#[test]
+fn skipped_and_unreadable_textures_are_in_the_report_and_fail_the_verdict() {
+    if common::gpu().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let gallery = dir.path().join("gallery");
+    std::fs::create_dir_all(&gallery).unwrap();
+    std::fs::write(gallery.join("a_good.ktx2"), zstd_texture(256, 1)).unwrap();
+    std::fs::write(gallery.join("b_not_ktx2.ktx2"), b"this is not a KTX2 file").unwrap();
+    // Level 2's data (from the level index: 80 bytes of header, then 24 bytes per level):
+    // its zstd frame header overwritten, so that it fails to decompress.
+    let mut bad = zstd_texture(256, 2);
+    let at = 80 + 2 * 24;
+    let offset = u64::from_le_bytes(bad[at..at + 8].try_into().unwrap()) as usize;
+    for b in &mut bad[offset..offset + 16] {
+        *b = 0xA5;
+    }
+    std::fs::write(gallery.join("c_corrupt_level.ktx2"), bad).unwrap();
+    let scenario = dir.path().join("s.toml");
+    std::fs::write(
+        &scenario,
+        "frames = 40\nsize = [320, 180]\nanisotropy = 1\n[scene]\nkind = \"gallery\"\n\
+         textures = \"gallery\"\n[[camera]]\nframe = 0\nposition = [0.0, 1.6, 1.0]\n\
+         look_at = [0.0, 1.5, -6.0]\n[[budget]]\nframe = 0\nbytes = \"64MiB\"\n\
+         [[expect]]\nframe = 39\nall_wanted_resident = true\n",
+    )
+    .unwrap();
+    let Some(run) = run(
+        "textures_wrong",
+        &["--scenario", &scenario.display().to_string()],
+    ) else {
+        return;
+    };
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let r = run.report.unwrap();
+    assert_eq!(
+        r.textures, 2,
+        "the good and the corrupt one are in the scene"
+    );
+    assert_eq!(r.skipped_textures.len(), 1, "{:?}", r.skipped_textures);
+    assert!(r.skipped_textures[0].path.ends_with("b_not_ktx2.ktx2"));
+    assert!(!r.skipped_textures[0].reason.is_empty());
+    assert_eq!(
+        r.unreadable_textures.len(),
+        1,
+        "{:?}",
+        r.unreadable_textures
+    );
+    let u = &r.unreadable_textures[0];
+    assert!(u.label.contains("c_corrupt_level"), "{u:?}");
+    assert!(u.reason.contains("level 2"), "{u:?}");
+    assert!(r.frames[39].unreadable_wanted > 0);
+    let failures = r.failures.join("\n");
+    assert!(failures.contains("skipped at registration"), "{failures}");
+    assert!(failures.contains("cannot be read"), "{failures}");
+    assert!(
+        failures.contains("frame 39: 1 texture(s) want levels that cannot be read"),
+        "{failures}"
+    );
+    assert!(run.stderr.contains("verdict: FAIL"), "{}", run.stderr);
+}
