@@ -7,10 +7,12 @@
 //! parses and its stamp equals the one the current input and settings give. Hashing content (rather
 //! than comparing modification times) survives checkouts and copies, and costs far less than a cook.
 //!
-//! **Atomic.** An output is written to a hidden temporary file `.<name>.<random>.part` in the output
-//! folder, flushed and synced, then renamed over the output, so a `.ktx2` is either complete or
-//! absent, even if the process is killed. A later run removes leftover `.part` files of the outputs
-//! it writes.
+//! **Atomic.** An output is written to a hidden temporary file `.<name>.<pid>.<random>.part` in the
+//! output folder (with the umask's permissions), flushed and synced, then renamed over the output,
+//! so a `.ktx2` is either complete or absent, even if the process is killed. A later run removes
+//! leftover `.part` files of the outputs it writes whose process is gone; two cooks into one
+//! folder at once both succeed (the last rename wins, and both write the same bytes for the same
+//! input and settings).
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -156,17 +158,55 @@ fn discover(args: &CookArgs) -> (Vec<Job>, Vec<CookError>) {
             });
         }
     }
-    // Two inputs must not race for one output (a.png and a.jpg in one folder, or a file named twice).
+    // One file named twice (`src/a.png ./src/a.png`, a link to it) is one job: compared by the
+    // file it resolves to, not by its path text.
+    let key = |p: &Path| fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    // Two inputs must not race for one output. Inputs that differ by extension only (a.jpg
+    // beside a.tga, as game folders often have) all keep their own output: each is named after
+    // its source's extension (`a.jpg.ktx2`, `a.tga.ktx2`), with a warning. Same-named inputs
+    // from different folders have no such rule and are refused, each with the other's name.
     let mut by_output: BTreeMap<PathBuf, Vec<Job>> = BTreeMap::new();
     for job in jobs {
         by_output.entry(job.output.clone()).or_default().push(job);
     }
     let mut jobs = Vec::new();
     for (output, mut group) in by_output {
-        group.sort_by(|a, b| a.input.cmp(&b.input));
-        group.dedup_by(|a, b| a.input == b.input);
+        group.sort_by_cached_key(|j| key(&j.input));
+        group.dedup_by(|a, b| key(&a.input) == key(&b.input));
+        let extensions: std::collections::BTreeSet<String> = group
+            .iter()
+            .map(|j| {
+                j.input
+                    .extension()
+                    .map(|e| e.to_string_lossy().to_lowercase())
+                    .unwrap_or_default()
+            })
+            .collect();
         if group.len() == 1 {
             jobs.extend(group);
+        } else if extensions.len() == group.len() {
+            let inputs: Vec<String> = group
+                .iter()
+                .map(|j| j.input.display().to_string())
+                .collect();
+            tracing::warn!(
+                output = %output.display(),
+                inputs = ?inputs,
+                "inputs differ by extension only: each is written as <name>.<extension>.ktx2"
+            );
+            for mut job in group {
+                let ext = job
+                    .input
+                    .extension()
+                    .map(|e| e.to_string_lossy().to_lowercase())
+                    .unwrap_or_default();
+                let stem = output
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                job.output = output.with_file_name(format!("{stem}.{ext}.ktx2"));
+                jobs.push(job);
+            }
         } else {
             let inputs: Vec<PathBuf> = group.iter().map(|j| j.input.clone()).collect();
             for job in group {
@@ -227,18 +267,35 @@ fn decode(path: &Path, bytes: &[u8]) -> Result<image::DynamicImage, CookError> {
     reader.decode().map_err(CookError::Decode)
 }
 
-/// Removes temporary files a killed run left for `output`.
+/// Removes temporary files a killed run left for `output`: `.<name>.<pid>.<random>.part` whose
+/// process is gone (another cook writing the same folder at the same time keeps its own). Where
+/// processes cannot be looked up (no `/proc`), parts an hour old.
 fn remove_stale_parts(output: &Path) {
     let (Some(dir), Some(name)) = (output.parent(), output.file_name().and_then(|n| n.to_str()))
     else {
         return;
     };
     let prefix = format!(".{name}.");
+    let proc = Path::new("/proc/self").exists();
     if let Ok(entries) = fs::read_dir(dir) {
         for entry in entries.flatten() {
             let n = entry.file_name();
             let n = n.to_string_lossy();
-            if n.starts_with(&prefix) && n.ends_with(".part") {
+            let Some(rest) = n.strip_prefix(&prefix).filter(|_| n.ends_with(".part")) else {
+                continue;
+            };
+            let pid = rest.split('.').next().and_then(|p| p.parse::<u32>().ok());
+            let stale = match pid {
+                Some(p) if p == std::process::id() => false,
+                Some(p) if proc => !Path::new(&format!("/proc/{p}")).exists(),
+                _ => entry
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|age| age.as_secs() > 3600),
+            };
+            if stale {
                 let _ = fs::remove_file(entry.path());
             }
         }
@@ -261,11 +318,17 @@ fn write_atomic(
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or("output");
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".part")
-        .tempfile_in(dir)
-        .map_err(write_err(dir))?;
+    // Unique per process and call; created with the umask's permissions (as any file the
+    // user writes), not a temporary file's 0600, since it becomes the output.
+    let prefix = format!(".{name}.{}.", std::process::id());
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".part");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(fs::Permissions::from_mode(0o666));
+    }
+    let tmp = builder.tempfile_in(dir).map_err(write_err(dir))?;
     let writer_name = concat!("mipflow ", env!("CARGO_PKG_VERSION"));
     if std::env::var_os(ABORT_HOOK_ENV).is_some_and(|v| v == name) {
         let mut bytes = Vec::new();

@@ -264,12 +264,106 @@ fn failures_are_reported_and_the_rest_cooks() {
         err.contains("readme.txt") && err.contains("not a .png"),
         "{err}"
     );
+    // twin.png and twin.bmp differ by extension only: both cooked, each under its own name.
+    assert!(err.contains("differ by extension only"), "{err}");
+    assert!(err.contains("cooked 3"), "{err}");
+    assert_eq!(
+        files_under(&out),
+        ["good.ktx2", "twin.bmp.ktx2", "twin.png.ktx2"]
+    );
+}
+
+/// Issue 16: one file named twice is cooked once (compared by the file, not the path text);
+/// same-named inputs from two folders are refused, each naming the other; outputs get the
+/// umask's permissions; two cooks into one folder at once both succeed with valid files.
+#[test]
+fn duplicates_collisions_permissions_and_concurrent_cooks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    save(&test_image(40, 40, 1), &src.join("a.png"));
+    save(&test_image(40, 40, 2), &tmp.path().join("other/a.png"));
+    let out = tmp.path().join("out");
+    let dotted = tmp.path().join("src/../src/./a.png");
+    let o = mipflow(
+        &["cook", s(&src.join("a.png")), s(&dotted), "-o", s(&out)],
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("cooked 1"), "{}", stderr(&o));
+
+    let out2 = tmp.path().join("out2");
+    let o = mipflow(
+        &[
+            "cook",
+            s(&src.join("a.png")),
+            s(&tmp.path().join("other/a.png")),
+            "-o",
+            s(&out2),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
     assert!(
-        err.contains("twin.ktx2") && err.contains("several inputs"),
+        err.contains("several inputs") && err.contains("other"),
         "{err}"
     );
-    assert!(err.contains("cooked 1"), "{err}");
-    assert_eq!(files_under(&out), ["good.ktx2"]);
+
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let out3 = tmp.path().join("out3");
+        let status = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "umask 027 && exec '{}' cook '{}' -o '{}' --quality fast",
+                env!("CARGO_BIN_EXE_mipflow"),
+                s(&src.join("a.png")),
+                s(&out3)
+            ))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let mode = std::fs::metadata(out3.join("a.ktx2"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o640, "{mode:o}");
+    }
+
+    // Two cooks of the same folder into the same output folder, at once.
+    let many = tmp.path().join("many");
+    for i in 0..12 {
+        save(&test_image(64, 64, i), &many.join(format!("t{i:02}.png")));
+    }
+    let shared = tmp.path().join("shared");
+    let spawn = || {
+        Command::new(env!("CARGO_BIN_EXE_mipflow"))
+            .args([
+                "cook",
+                s(&many),
+                "-o",
+                s(&shared),
+                "--force",
+                "--quality",
+                "fast",
+            ])
+            .env("RUST_LOG", "warn")
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    for child in [a, b] {
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let names = files_under(&shared);
+    assert_eq!(names.len(), 12, "{names:?}");
+    for n in names {
+        assert!(n.ends_with(".ktx2"), "a leftover: {n}");
+        read_info(&shared.join(&n), &ReadLimits::default()).unwrap();
+    }
 }
 
 /// An up-to-date output is skipped; a changed input, changed settings or --force cook again.
