@@ -50,8 +50,12 @@ pub struct KeyValueReport {
 /// What `mipflow inspect` found in one file (printed as text, or as JSON with `--json`).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct InspectReport {
-    /// The file.
+    /// The file, for display (a name that is not UTF-8 has U+FFFD where its bytes were not).
     pub file: String,
+    /// Only for a name that is not UTF-8: its bytes, lossless, as `hex:` and two hex digits per
+    /// byte (the path as the OS gave it), so the entry can be traced to its file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_bytes: Option<String>,
     /// True when no problem was found.
     pub valid: bool,
     /// File length, if it could be read.
@@ -95,11 +99,34 @@ fn show_value(v: &[u8]) -> String {
     }
 }
 
+/// `hex:` and the path's bytes when the path is not UTF-8 (on Unix; elsewhere paths that are
+/// not Unicode are rare and this is `None`).
+fn raw_name(path: &Path) -> Option<String> {
+    if path.to_str().is_some() {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        use std::fmt::Write as _;
+        use std::os::unix::ffi::OsStrExt;
+        let mut s = String::from("hex:");
+        for b in path.as_os_str().as_bytes() {
+            let _ = write!(s, "{b:02x}");
+        }
+        Some(s)
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
 /// Validates the file at `path` (header, level index, DFD, key/value data, and every level's data,
 /// decompressed and size-checked) and reports what it holds and every problem found.
 pub fn inspect_file(path: &Path, limits: &ReadLimits) -> InspectReport {
     let mut report = InspectReport {
         file: path.display().to_string(),
+        file_bytes: raw_name(path),
         valid: false,
         file_len: None,
         vk_format: None,

@@ -528,6 +528,35 @@ fn inspect_text_and_json() {
             .unwrap()
             .contains("transferFunction")
     );
+    assert!(
+        reports[0].get("file_bytes").is_none(),
+        "UTF-8 names have none"
+    );
+
+    // A name that is not UTF-8 keeps its bytes in `file_bytes`.
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let odd = tmp
+            .path()
+            .join(std::ffi::OsStr::from_bytes(b"caf\xe9.ktx2"));
+        std::fs::copy(&file, &odd).unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_mipflow"))
+            .arg("inspect")
+            .arg("--json")
+            .arg(&odd)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let raw = json[0]["file_bytes"].as_str().unwrap();
+        let mut want = String::from("hex:");
+        for b in odd.as_os_str().as_bytes() {
+            want.push_str(&format!("{b:02x}"));
+        }
+        assert_eq!(raw, want);
+        assert!(raw.ends_with("636166e92e6b747832"), "{raw}");
+    }
 }
 
 #[test]
