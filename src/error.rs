@@ -44,6 +44,24 @@ pub enum Error {
         /// Why it was refused.
         reason: String,
     },
+    /// A texture whose floor (the tail of levels kept resident and held on the CPU for
+    /// eviction) cannot fit a budget: refused at registration, before its data is read.
+    #[error(
+        "texture {label:?} refused: its floor needs {needed} bytes of {what}, over the limit of \
+         {limit} bytes ({held} bytes already held)"
+    )]
+    FloorTooLarge {
+        /// Label of the texture (its file name).
+        label: String,
+        /// Which budget: `"CPU memory (StreamConfig::cpu_floor_limit)"` or `"VRAM (the budget)"`.
+        what: &'static str,
+        /// Bytes its floor needs.
+        needed: u64,
+        /// The limit.
+        limit: u64,
+        /// Bytes held already against that limit.
+        held: u64,
+    },
     /// Reading a GPU buffer back to the CPU failed.
     #[error("GPU readback failed: {0}")]
     Readback(String),

@@ -110,6 +110,12 @@ pub struct StreamConfig {
     /// ignores the millisecond cap, so that a run is the same every time. Off for games: it
     /// blocks the frame on IO.
     pub deterministic: bool,
+    /// CPU memory for every texture's floor data together (default 512 MiB): the floor tail of
+    /// each texture is held on the CPU, decoded, so that an evicted texture can be made again
+    /// without IO. A texture whose floor would pass this limit is refused at registration
+    /// ([`crate::Error::FloorTooLarge`]) before anything is read: a dozen one-level 16384²
+    /// files (256 MiB each, whole textures that cannot stream) must not exhaust the machine.
+    pub cpu_floor_limit: u64,
     /// Frames without an out-of-memory error after which the effective budget the driver's last
     /// out-of-memory set is raised by an eighth (default 1800, 30 s at 60 fps;
     /// 0 never raises it). Why: memory another application held may come back, and a game
@@ -137,6 +143,7 @@ impl Default for StreamConfig {
             planner: PlannerConfig::default(),
             deterministic: false,
             oom_probe_frames: 1800,
+            cpu_floor_limit: 512 << 20,
         }
     }
 }
@@ -315,6 +322,8 @@ pub struct Streamer {
     outstanding: usize,
     /// The frame of the last plan.
     frame: u64,
+    /// Bytes of floor data held on the CPU, every texture together.
+    floor_cpu_bytes: u64,
 }
 
 impl std::fmt::Debug for Streamer {
@@ -392,7 +401,14 @@ impl Streamer {
             fallback: None,
             outstanding: 0,
             frame: 0,
+            floor_cpu_bytes: 0,
         }
+    }
+
+    /// Bytes of floor data held on the CPU, every texture together (see
+    /// [`StreamConfig::cpu_floor_limit`]).
+    pub fn floor_cpu_bytes(&self) -> u64 {
+        self.floor_cpu_bytes
     }
 
     fn slot(&self, h: TextureHandle) -> Option<&Slot> {

@@ -72,6 +72,30 @@ impl Streamer {
                  streamed); sides that are multiples of 4 << k let it stream k levels"
             );
         }
+        // The floor's bytes, checked against both budgets before a byte of it is read: on the
+        // CPU (held for eviction, decoded) and in VRAM (it is what the texture can never drop).
+        let floor_cpu: u64 = (floor_level..count)
+            .map(|l| info.level_size(usize::from(l)))
+            .sum();
+        let limit = self.config.cpu_floor_limit;
+        if self.floor_cpu_bytes.saturating_add(floor_cpu) > limit {
+            return Err(Error::FloorTooLarge {
+                label,
+                what: "CPU memory (StreamConfig::cpu_floor_limit)",
+                needed: floor_cpu,
+                limit,
+                held: self.floor_cpu_bytes,
+            });
+        }
+        if floor_cpu > budget {
+            return Err(Error::FloorTooLarge {
+                label,
+                what: "VRAM (the budget)",
+                needed: floor_cpu,
+                limit: budget,
+                held: ctx.ledger().total_bytes(),
+            });
+        }
         let info = Arc::new(info);
         let floor_data = source
             .read_levels(&info, floor_level..count, &AtomicBool::new(false))
@@ -86,6 +110,7 @@ impl Streamer {
         pt.base_levels = bases;
         pt.priority = opts.priority;
         let floor_bytes = pt.bytes_from(floor_level);
+        self.floor_cpu_bytes += floor_data.iter().map(|d| d.len() as u64).sum::<u64>();
 
         let (index, generation) = match self.free.pop() {
             Some(i) => (i, self.slots[i as usize].generation.wrapping_add(1)),
@@ -193,7 +218,9 @@ impl Streamer {
         s.gpu = None;
         s.alive = false;
         self.ids[i].alive = false;
+        let held: u64 = s.floor_data.iter().map(|d| d.len() as u64).sum();
         s.floor_data = Vec::new();
+        self.floor_cpu_bytes = self.floor_cpu_bytes.saturating_sub(held);
         self.plan_tex[i] = PlanTexture::default();
         self.ready.retain(|&r| r as usize != i);
         self.free.push(h.index);

@@ -824,3 +824,115 @@ fn render_targets_oom_child() {
     assert!(ooms <= 2, "{ooms} out-of-memory errors in 20 frames");
     assert!(r.context().take_uncaptured_errors().is_empty());
 }
+
+/// Resident set size of this process now (`/proc/self/status` `VmRSS`), bytes; `None` off Linux.
+fn rss_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Issue 16: textures that cannot stream (one level: the floor is the whole texture) are refused
+/// at registration when their floor cannot fit a budget, with a typed error that says what they
+/// need, before their data is read. One-level 16384² files of a few KiB each (zstd of 256 MiB of
+/// zeros) under a 64 MiB budget: each refused (VRAM), and this process's memory does not grow by
+/// their size. Then 2048² one-level files (4 MiB) against a CPU floor limit of 9 MiB: two are
+/// held, the third is refused (CPU), and removing one makes room again.
+#[test]
+fn floors_that_cannot_fit_are_refused_before_they_are_read() {
+    let Some(ctx) = common::gpu() else { return };
+    let dir = std::env::temp_dir().join(format!("mipflow-floors-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let one_level = |name: &str, size: u32| {
+        let path = dir.join(name);
+        let tex = EncodedTexture {
+            format: wgpu::TextureFormat::Bc7RgbaUnormSrgb,
+            width: size,
+            height: size,
+            levels: vec![vec![0u8; (size as usize / 4) * (size as usize / 4) * 16]],
+            key_values: Vec::new(),
+        };
+        let mut f = std::fs::File::create(&path).unwrap();
+        write_ktx2(&mut f, &tex, Some(3), "mipflow test").unwrap();
+        path
+    };
+    let huge = one_level("huge.ktx2", 16384);
+    assert!(
+        std::fs::metadata(&huge).unwrap().len() < 64 << 10,
+        "a small file"
+    );
+    let mut config = StreamConfig::default().with_deterministic(true);
+    config.cpu_floor_limit = 9 * MIB;
+    let mut h = Harness::new(ctx, config);
+    h.set_budget(64 * MIB);
+    let before = rss_bytes();
+    for _ in 0..4 {
+        let e =
+            h.m.add_texture(
+                TextureSource::Path(Arc::new(huge.clone())),
+                TextureOptions::default(),
+            )
+            .unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.contains("huge.ktx2") && text.contains("268435456") && text.contains("CPU"),
+            "{text}"
+        );
+        match e {
+            mipflow::Error::FloorTooLarge {
+                what,
+                needed,
+                limit,
+                ..
+            } => {
+                // The CPU limit (9 MiB) is checked first: 256 MiB is over both.
+                assert!(what.starts_with("CPU"), "{what}");
+                assert_eq!(needed, 256 * MIB);
+                assert_eq!(limit, 9 * MIB);
+            }
+            other => panic!("{other}"),
+        }
+    }
+    if let (Some(a), Some(b)) = (before, rss_bytes()) {
+        assert!(
+            b < a + 32 * MIB,
+            "memory grew by {} MiB registering refused textures",
+            (b.saturating_sub(a)) / MIB
+        );
+    }
+    // Against the VRAM budget: a CPU limit that would take it, a budget that cannot.
+    let mut config = StreamConfig::default().with_deterministic(true);
+    config.cpu_floor_limit = 1 << 40;
+    let mut v = Harness::new(common::gpu().unwrap(), config);
+    v.set_budget(64 * MIB);
+    match v.m.add_texture(
+        TextureSource::Path(Arc::new(huge.clone())),
+        TextureOptions::default(),
+    ) {
+        Err(mipflow::Error::FloorTooLarge { what, limit, .. }) => {
+            assert!(what.starts_with("VRAM"), "{what}");
+            assert_eq!(limit, 64 * MIB);
+        }
+        other => panic!("{other:?}"),
+    }
+
+    // The CPU limit: 4 MiB floors, 9 MiB for all of them.
+    let mid = one_level("mid.ktx2", 2048);
+    h.set_budget(256 * MIB);
+    let a = h.add(mid.clone(), TextureOptions::default(), 256 * MIB);
+    h.add(mid.clone(), TextureOptions::default(), 256 * MIB);
+    assert_eq!(h.m.streamer().floor_cpu_bytes(), 8 * MIB);
+    let refused = h.m.add_texture(
+        TextureSource::Path(Arc::new(mid.clone())),
+        TextureOptions::default(),
+    );
+    assert!(
+        matches!(refused, Err(mipflow::Error::FloorTooLarge { held, .. }) if held == 8 * MIB),
+        "{refused:?}"
+    );
+    assert!(h.m.remove_texture(a));
+    assert_eq!(h.m.streamer().floor_cpu_bytes(), 4 * MIB);
+    h.add(mid, TextureOptions::default(), 256 * MIB);
+    let _ = std::fs::remove_dir_all(&dir);
+}
