@@ -143,12 +143,17 @@ const COLOURS: [[u8; 3]; 10] = [
 ];
 
 fn mip_coloured(size: u32) -> Vec<u8> {
+    flat_levels(size, |l| COLOURS[l % COLOURS.len()])
+}
+
+/// A `size`² BC7 KTX2 whose level `l` is one flat colour `colour(l)`.
+fn flat_levels(size: u32, colour: impl Fn(usize) -> [u8; 3]) -> Vec<u8> {
     let enc = mipflow_cook::encoder_for(mipflow_cook::Quality::Fast);
     let count = mipflow::budget::size::full_mip_count(size, size);
     let levels = (0..count)
         .map(|l| {
             let s = (size >> l).max(1);
-            let c = COLOURS[l as usize % COLOURS.len()];
+            let c = colour(l as usize);
             let px: Vec<u8> = (0..s * s).flat_map(|_| [c[0], c[1], c[2], 255]).collect();
             mipflow_cook::encode_level(enc.as_ref(), &px, s, s, false).unwrap()
         })
@@ -184,16 +189,9 @@ fn classify(p: &[u8]) -> Option<usize> {
     })
 }
 
-#[test]
-fn feedback_levels_agree_with_the_levels_the_sampler_used() {
-    let Some(mut r) = renderer(true, 1, 96 << 20) else {
-        return;
-    };
-    let (w, h) = (320u32, 180u32);
-    let out = r.context().create_offscreen_target("fb", w, h).unwrap();
-    let view = out.create_view();
-    // A floor 8 m wide and 40 m long, the texture repeating every 2 m: a grazing view spans
-    // many levels from the bottom of the image to the horizon.
+/// A floor 8 m wide and 40 m long, the texture repeating every 2 m: a grazing view spans many
+/// levels from the bottom of the image to the horizon.
+fn floor_mesh(r: &mut Renderer) -> mipflow::MeshHandle {
     let v = |x: f32, z: f32, u: f32, t: f32| Vertex {
         position: [x, 0.0, z],
         normal: [0.0, 1.0, 0.0],
@@ -205,7 +203,18 @@ fn feedback_levels_agree_with_the_levels_the_sampler_used() {
         v(4.0, -40.0, 4.0, 20.0),
         v(-4.0, -40.0, 0.0, 20.0),
     ];
-    let mesh = r.add_mesh(&verts, &[0, 1, 2, 0, 2, 3]).unwrap();
+    r.add_mesh(&verts, &[0, 1, 2, 0, 2, 3]).unwrap()
+}
+
+#[test]
+fn feedback_levels_agree_with_the_levels_the_sampler_used() {
+    let Some(mut r) = renderer(true, 1, 96 << 20) else {
+        return;
+    };
+    let (w, h) = (320u32, 180u32);
+    let out = r.context().create_offscreen_target("fb", w, h).unwrap();
+    let view = out.create_view();
+    let mesh = floor_mesh(&mut r);
     let tex = r
         .add_texture(
             TextureSource::bytes(mip_coloured(512)),
@@ -436,42 +445,9 @@ fn debug_views_show_the_level_sampled_and_the_level_wanted() {
     let (w, h) = (320u32, 180u32);
     let out = r.context().create_offscreen_target("dbg", w, h).unwrap();
     let view = out.create_view();
-    let v = |x: f32, z: f32, u: f32, t: f32| Vertex {
-        position: [x, 0.0, z],
-        normal: [0.0, 1.0, 0.0],
-        uv: [u, t],
-    };
-    let verts = [
-        v(-4.0, 0.0, 0.0, 0.0),
-        v(4.0, 0.0, 4.0, 0.0),
-        v(4.0, -40.0, 4.0, 20.0),
-        v(-4.0, -40.0, 0.0, 20.0),
-    ];
-    let mesh = r.add_mesh(&verts, &[0, 1, 2, 0, 2, 3]).unwrap();
+    let mesh = floor_mesh(&mut r);
     // A grey texture: the debug colours alone carry the hue.
-    let enc = mipflow_cook::encoder_for(mipflow_cook::Quality::Fast);
-    let size = 512u32;
-    let levels = (0..mipflow::budget::size::full_mip_count(size, size))
-        .map(|l| {
-            let s = (size >> l).max(1);
-            let px: Vec<u8> = (0..s * s).flat_map(|_| [150, 150, 150, 255]).collect();
-            mipflow_cook::encode_level(enc.as_ref(), &px, s, s, false).unwrap()
-        })
-        .collect();
-    let mut bytes = Vec::new();
-    mipflow::ktx2::write_ktx2(
-        &mut bytes,
-        &mipflow::ktx2::EncodedTexture {
-            format: wgpu::TextureFormat::Bc7RgbaUnorm,
-            width: size,
-            height: size,
-            levels,
-            key_values: Vec::new(),
-        },
-        None,
-        "grey",
-    )
-    .unwrap();
+    let bytes = flat_levels(512, |_| [150, 150, 150]);
     let tex = r
         .add_texture(TextureSource::bytes(bytes), TextureOptions::default())
         .unwrap();
