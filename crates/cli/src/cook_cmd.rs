@@ -61,6 +61,12 @@ pub struct CookArgs {
     /// whose sides are not multiples of 4 cannot go on the GPU).
     #[arg(long, value_enum, default_value_t = Resize::Stream)]
     pub resize: Resize,
+    /// Most memory one image may take to cook ("2GiB"): its working set is estimated from its
+    /// header at 10 bytes a pixel, before it is decoded; an image over it is that input's error
+    /// and the others cook. Default: the memory available (`MemAvailable`) shared among the
+    /// worker threads, or 4 GiB where that is unknown.
+    #[arg(long, value_name = "SIZE", value_parser = crate::size_arg)]
+    pub max_memory: Option<u64>,
 }
 
 impl CookArgs {
@@ -351,7 +357,26 @@ fn write_atomic(
     Ok(())
 }
 
-fn cook_job(job: &Job, opts: &CookOptions, force: bool) -> Result<Outcome, CookError> {
+/// The default `--max-memory`: the memory available now, shared among `workers`; 4 GiB where
+/// that cannot be read.
+fn default_max_memory(workers: usize) -> u64 {
+    let available = fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+        let line = m.lines().find(|l| l.starts_with("MemAvailable:"))?;
+        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kib * 1024)
+    });
+    match available {
+        Some(a) => (a / workers.max(1) as u64).max(256 << 20),
+        None => 4 << 30,
+    }
+}
+
+fn cook_job(
+    job: &Job,
+    opts: &CookOptions,
+    force: bool,
+    max_memory: u64,
+) -> Result<Outcome, CookError> {
     let encoder = encoder_for(opts.quality);
     let bytes = fs::read(&job.input).map_err(|source| CookError::Read {
         path: job.input.clone(),
@@ -360,6 +385,23 @@ fn cook_job(job: &Job, opts: &CookOptions, force: bool) -> Result<Outcome, CookE
     let stamp = stamp(opts, &encoder.name(), &bytes);
     if !force && up_to_date(&job.output, &stamp) {
         return Ok(Outcome::UpToDate);
+    }
+    // From the header alone: an image too large to cook is this input's error, found before a
+    // byte of it is decoded (a 1 MB PNG can decode to 16384²).
+    if let Ok((width, height)) = image::ImageReader::new(Cursor::new(&bytes))
+        .with_guessed_format()
+        .map_err(|e| e.to_string())
+        .and_then(|r| r.into_dimensions().map_err(|e| e.to_string()))
+    {
+        let needed = u64::from(width) * u64::from(height) * mipflow_cook::COOK_BYTES_PER_PIXEL;
+        if needed > max_memory {
+            return Err(CookError::TooLarge {
+                width,
+                height,
+                needed,
+                limit: max_memory,
+            });
+        }
     }
     let img = decode(&job.input, &bytes)?;
     drop(bytes);
@@ -410,6 +452,9 @@ pub fn cook_files(args: &CookArgs, progress: bool) -> CookSummary {
     if progress {
         bar.enable_steady_tick(std::time::Duration::from_millis(250));
     }
+    let max_memory = args
+        .max_memory
+        .unwrap_or_else(|| default_max_memory(rayon::current_num_threads()));
     let files_done = AtomicUsize::new(0);
     let cooked_kpx = AtomicU64::new(0);
     let results = Mutex::new(Vec::with_capacity(jobs.len()));
@@ -419,7 +464,7 @@ pub fn cook_files(args: &CookArgs, progress: bool) -> CookSummary {
         .enumerate()
         .with_max_len(1)
         .for_each(|(i, (job, mp))| {
-            let result = cook_job(job, &opts, args.force);
+            let result = cook_job(job, &opts, args.force, max_memory);
             let kpx = (mp * 1000.0) as u64;
             if matches!(result, Ok(Outcome::Cooked { .. })) {
                 cooked_kpx.fetch_add(kpx, Ordering::Relaxed);

@@ -42,6 +42,9 @@ use mips::{MipMode, Rgba8Source, downsample};
 
 /// Largest accepted image side (the common `max_texture_dimension_2d`, and the reader's default).
 pub const MAX_COOK_DIMENSION: u32 = 16384;
+/// Working memory of a cook per pixel of level 0, bytes: the decoded RGBA8, the linear-light
+/// float mips and the encoded levels together (measured: a 16384² image peaks at 2.6 GB).
+pub const COOK_BYTES_PER_PIXEL: u64 = 10;
 
 /// What went wrong cooking one image.
 #[derive(Debug, thiserror::Error)]
@@ -73,6 +76,24 @@ pub enum CookError {
         height: u32,
         /// The limit.
         max: u32,
+    },
+    /// Cooking the image would take more memory than allowed (checked from its header, before
+    /// it is decoded).
+    #[error(
+        "image is {width}x{height}: cooking it needs about {} MiB, over the {} MiB allowed \
+         (--max-memory)",
+        needed / (1 << 20),
+        limit / (1 << 20)
+    )]
+    TooLarge {
+        /// Width.
+        width: u32,
+        /// Height.
+        height: u32,
+        /// Estimated working memory, bytes.
+        needed: u64,
+        /// The limit, bytes.
+        limit: u64,
     },
     /// The BC7 encoder refused its input (an internal error).
     #[error("BC7 encoding failed: {0}")]

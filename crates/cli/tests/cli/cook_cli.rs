@@ -613,3 +613,42 @@ fn resize_stream_makes_every_level_to_the_floor_block_aligned() {
     let info = read_info(&keep.join("odd.ktx2"), &ReadLimits::default()).unwrap();
     assert_eq!((info.width, info.height), (451, 300));
 }
+
+/// Issue 16: an image too large to cook in the memory allowed is that input's error, found from
+/// its header before it is decoded; the others cook.
+#[test]
+fn an_image_too_large_for_the_memory_allowed_is_its_own_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in");
+    save(&test_image(32, 32, 1), &input.join("small.png"));
+    // 4096x4096, a few KiB as a PNG: 160 MiB to cook at 10 bytes a pixel.
+    image::GrayImage::new(4096, 4096)
+        .save(input.join("big.png"))
+        .unwrap();
+    let out = tmp.path().join("out");
+    let o = mipflow(
+        &[
+            "cook",
+            s(&input),
+            "-o",
+            s(&out),
+            "--max-memory",
+            "64MiB",
+            "--quality",
+            "fast",
+        ],
+        &[],
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("big.png") && err.contains("4096x4096") && err.contains("over the 64 MiB"),
+        "{err}"
+    );
+    assert_eq!(files_under(&out), ["small.ktx2"]);
+    let o = mipflow(
+        &["cook", s(&input), "-o", s(&out), "--max-memory", "lots"],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
