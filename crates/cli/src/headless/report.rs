@@ -65,6 +65,21 @@ pub struct FrameRecord {
     /// failed to read or decode): the view will not get them.
     #[serde(default)]
     pub unreadable_wanted: u32,
+    /// The process's resident memory (Linux `VmRSS`), sampled every [`RSS_EVERY`] frames and
+    /// on the last; absent on other frames and systems.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rss_bytes: Option<u64>,
+}
+
+/// Frames between two samples of [`FrameRecord::rss_bytes`].
+pub const RSS_EVERY: u64 = 100;
+
+/// This process's resident memory now (`VmRSS` of `/proc/self/status`), bytes; `None` off Linux.
+pub fn rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 /// A texture that was not added to the scene (it could not be opened or is not a valid KTX2).

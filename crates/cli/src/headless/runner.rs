@@ -211,6 +211,9 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
             grows: stats.stream.grows,
             scale_reason: stats.scale_reason.map(|r| r.name().to_owned()),
             unreadable_wanted: 0,
+            rss_bytes: (frame % super::report::RSS_EVERY == 0 || frame + 1 == sc.frames)
+                .then(super::report::rss_bytes)
+                .flatten(),
         });
         // Levels that cannot be read: named in the report once, and counted per frame while
         // the view wants them (the table is gathered only once an error has been seen).
