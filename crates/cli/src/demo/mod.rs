@@ -732,8 +732,10 @@ impl Running {
                 .pushed()
                 .saturating_sub(mipflow::events::EVENT_CAPACITY as u64);
             self.events_printed = self.events_printed.max(first);
+            // The last frame of a `--frames` run prints what is still open too.
+            let last = self.is_last_frame();
             while self.events_printed < self.events.pushed()
-                && self.events.is_final(self.events_printed, self.stats.frame)
+                && (last || self.events.is_final(self.events_printed, self.stats.frame))
             {
                 if let Some(e) = self.events.get(self.events_printed) {
                     eprintln!("event  {:>6} | {e}", e.frame);

@@ -219,10 +219,12 @@ fn demo_survives_resizes_down_to_one_pixel() {
 }
 
 /// The tour's story in the window: `--tour --frames N --screenshot` at a frame inside the hard
-/// squeeze (one lap in 600 frames at 640x360, the acts of `assets/tour.toml` as they are). The
+/// squeeze (one lap in 600 frames at 960x540, the acts of `assets/tour.toml` as they are). At
+/// this size the hard squeeze leaves less room above the window's own bytes than the
+/// full-resolution targets take, so the scale must give way whatever the planner prefers. The
 /// `--monitor` lines show the budget changes, the scale going below 1 with its reason, and the
-/// first acts' captions; the screenshot has the act's caption over the scene, and the collapsed
-/// panel with its budget bar full.
+/// first acts' captions; the screenshot has the act's caption over the scene, and the panel
+/// with its budget bar.
 #[test]
 fn demo_tour_story_in_the_squeeze() {
     if !display::have_display("demo_tour_story_in_the_squeeze") {
@@ -235,7 +237,7 @@ fn demo_tour_story_in_the_squeeze() {
         &tmp.path().join("xdg"),
     );
     cmd.args(["demo", "--tour", "--tour-frames", "600", "--monitor"])
-        .args(["--size", "640x360", "--frames", "400", "--no-vsync"])
+        .args(["--size", "960x540", "--frames", "400", "--no-vsync"])
         .arg("--screenshot")
         .arg(&shot)
         // The demo scene, cooked once into the cache the headless story test shares.
@@ -295,7 +297,7 @@ fn demo_tour_story_in_the_squeeze() {
     assert!(total >= budget * 0.8, "the budget is pressed: {last}");
 
     let img = image::open(&shot).expect("a PNG").to_rgba8();
-    assert_eq!(img.dimensions(), (640, 360));
+    assert_eq!(img.dimensions(), (960, 540));
     // The caption: a dark band at the top left with light text on it.
     let (mut dark, mut text) = (0u32, 0u32);
     for y in 14..70 {
@@ -312,10 +314,11 @@ fn demo_tour_story_in_the_squeeze() {
     }
     assert!(dark > 386 * 56 / 2, "no caption band: {dark}");
     assert!(text > 400, "no caption text: {text}");
-    // The collapsed panel (150 px) on the right: dark, with the budget bar's colours in it.
+    // The panel on the right, with the budget bar's colours in it.
     let mut colours = 0u32;
-    for y in 0..120 {
-        for x in 492..640 {
+    let panel_x = 960 - panel_width(960).ceil() as u32;
+    for y in 0..160 {
+        for x in panel_x..960 {
             let p = img.get_pixel(x, y);
             for c in mipflow_overlay::CATEGORY_COLOURS {
                 let d = (i32::from(p[0]) - i32::from(c.r())).abs()
