@@ -13,6 +13,7 @@
 //! allocates only inside egui (when the overlay is shown) and for `--monitor` lines.
 
 mod args;
+mod budget;
 pub mod camera;
 pub mod loader;
 #[cfg(feature = "overlay")]
@@ -673,85 +674,6 @@ impl Running {
         Ok(())
     }
 
-    /// The budget before the frame: the story's at this tour frame, or the automatic one.
-    fn apply_budget(&mut self) {
-        let want = match &self.story {
-            Some(s) if self.loader.is_done() => {
-                s.budget(self.tour_frame, self.base_budget, self.window_bytes)
-            }
-            Some(_) => self.base_budget,
-            None if self.auto_budget => self.base_budget,
-            None => return,
-        };
-        if self.renderer.budget().current_bytes() != want {
-            self.renderer.set_budget(Budget::bytes(want));
-        }
-    }
-
-    /// After the frame: the automatic budget from the window's fixed bytes, the events, the
-    /// story's act and captions (and their `--monitor` lines).
-    fn after_render(&mut self) {
-        let c = &self.stats.ledger.by_category;
-        let window_bytes = c.other.bytes + c.overlay.bytes + c.buffers.bytes;
-        if self.frame + 1 == SETTLE_FRAMES {
-            self.window_bytes = window_bytes;
-        }
-        if self.auto_budget && !self.stats.skipped {
-            let full_targets = self
-                .renderer
-                .manager()
-                .scale_buckets()
-                .last()
-                .map_or(c.render_targets.bytes, |b| b.bytes);
-            let fixed = window_bytes + full_targets;
-            let auto = fixed.div_ceil(1 << 20) * (1 << 20) + AUTO_ROOM_BYTES;
-            // Only a real change (a resize, the overlay shown): not every egui buffer growth.
-            if auto.abs_diff(self.base_budget) >= 2 << 20 {
-                tracing::info!(
-                    budget = %mipflow::budget::source::format_bytes(auto),
-                    "automatic budget: the window's fixed bytes + 14 MiB"
-                );
-                self.base_budget = auto;
-                self.window_bytes = window_bytes;
-                if let Some(s) = self.story.as_mut() {
-                    let b = s.budget(self.tour_frame, auto, window_bytes);
-                    s.rebase(b);
-                }
-            }
-        }
-        // The first frames measure the window for the automatic budget (its provisional value
-        // is no event); events and the story start after them.
-        if self.frame < SETTLE_FRAMES {
-            return;
-        }
-        self.events.observe(&self.stats);
-        if self.opts.args.monitor {
-            // In order, each once it is final (a wave with its whole size).
-            let first = self
-                .events
-                .pushed()
-                .saturating_sub(mipflow::events::EVENT_CAPACITY as u64);
-            self.events_printed = self.events_printed.max(first);
-            // The last frame of a `--frames` run prints what is still open too.
-            let last = self.is_last_frame();
-            while self.events_printed < self.events.pushed()
-                && (last || self.events.is_final(self.events_printed, self.stats.frame))
-            {
-                if let Some(e) = self.events.get(self.events_printed) {
-                    eprintln!("event  {:>6} | {e}", e.frame);
-                }
-                self.events_printed += 1;
-            }
-        }
-        if let Some(story) = self.story.as_mut()
-            && self.loader.is_done()
-            && let Some(ended) = story.observe(self.tour_frame, &self.stats)
-            && self.opts.args.monitor
-        {
-            eprintln!("tour   {:>6} | {ended}", self.stats.frame);
-        }
-    }
-
     #[cfg(feature = "overlay")]
     fn apply(&mut self, a: overlay::OverlayActions) {
         if let Some(b) = a.budget {
@@ -831,80 +753,4 @@ fn save_png(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn wxh_parses_and_rejects() {
-        use crate::parse_wxh;
-        assert_eq!(parse_wxh("1280x720"), Some((1280, 720)));
-        assert_eq!(parse_wxh(" 640X480 "), Some((640, 480)));
-        for bad in ["", "x", "0x10", "10x", "20000x10", "-1x5", "axb"] {
-            assert_eq!(parse_wxh(bad), None, "{bad}");
-        }
-    }
-
-    #[test]
-    fn options_check_the_arguments() {
-        assert!(Options::from_args(&DemoArgs::default()).is_ok());
-        // Sizes and budgets are refused by their clap value parsers.
-        use clap::Parser;
-        #[derive(Parser)]
-        struct Cli {
-            #[command(flatten)]
-            demo: DemoArgs,
-        }
-        assert!(Cli::try_parse_from(["demo", "--budget", "lots"]).is_err());
-        assert!(Cli::try_parse_from(["demo", "--size", "0x10"]).is_err());
-        let ok = Cli::try_parse_from(["demo", "--budget", "64MiB", "--size", "640x360"]).unwrap();
-        assert_eq!((ok.demo.budget, ok.demo.size), (Some(64 << 20), (640, 360)));
-        assert_eq!(
-            Cli::try_parse_from(["demo"]).unwrap().demo.budget,
-            None,
-            "automatic by default"
-        );
-        let bad = [
-            DemoArgs {
-                count: 0,
-                ..DemoArgs::default()
-            },
-            DemoArgs {
-                max_size: 10,
-                ..DemoArgs::default()
-            },
-            DemoArgs {
-                min_scale: f32::NAN,
-                ..DemoArgs::default()
-            },
-            DemoArgs {
-                anisotropy: Some(0),
-                ..DemoArgs::default()
-            },
-            DemoArgs {
-                tour_frames: 0,
-                ..DemoArgs::default()
-            },
-        ];
-        for b in bad {
-            assert!(Options::from_args(&b).is_err(), "{b:?}");
-        }
-        let o = Options::from_args(&DemoArgs {
-            screenshot: Some("x.png".into()),
-            ..DemoArgs::default()
-        })
-        .unwrap();
-        assert_eq!(o.frames, Some(120));
-        assert_eq!(o.budget, None);
-    }
-
-    #[test]
-    fn format_prefers_8_bit_srgb() {
-        use wgpu::TextureFormat as F;
-        assert_eq!(
-            pick_format(&[F::Rgb10a2Unorm, F::Bgra8UnormSrgb]),
-            Some(F::Bgra8UnormSrgb)
-        );
-        assert_eq!(pick_format(&[F::Bgra8Unorm]), Some(F::Bgra8Unorm));
-        assert_eq!(pick_format(&[]), None);
-    }
-}
+mod tests;
