@@ -65,6 +65,8 @@ impl Story {
     pub fn budget(&self, k: u64, base: u64, fixed: u64) -> u64 {
         let first = self.scenario.budget_at(0).max(1) as f64;
         let now = self.scenario.budget_at(self.scenario_frame(k)) as f64;
+        // Why at most half: a `--budget` below the window's own bytes would leave the story
+        // nothing to scale (and `base - fixed` would underflow); half still squeezes.
         let fixed = fixed.min(base / 2);
         let room = (base - fixed) as f64 * now / first;
         (fixed as f64 + room).round().max(1.0) as u64
