@@ -33,12 +33,30 @@ pub const LOOK_AHEAD_WEIGHT: f32 = 0.5;
 /// Weight of an object in the guard band only.
 pub const GUARD_BAND_WEIGHT: f32 = 0.25;
 
+/// The most frames ahead [`DemandView::with_prediction`] predicts wanted levels for.
+pub const MAX_PREDICTED_FRAMES: u32 = 8;
+
+/// Frames ahead [`DemandView::with_look_ahead`] predicts wanted levels for: a read started now
+/// lands in the next frame and is built in the one after, when nothing queues before it. The
+/// Renderer uses the streamer's measured latency instead
+/// ([`crate::BudgetManager::demand_latency_frames`]).
+pub const DEFAULT_PREDICTED_FRAMES: u32 = 2;
+
 /// What one object asks of its texture.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Demand {
     /// The finest level wanted, fractional (0 = full size; `log2` of texels per pixel at the
-    /// nearest point).
+    /// nearest point), over the current view and the predicted ones
+    /// ([`DemandView::with_prediction`]).
     pub level: f32,
+    /// The finest level the current view alone wants (`level` without the prediction): what
+    /// the object's pixels on screen now are sharp with.
+    pub now_level: f32,
+    /// The camera moves and the object is in none of the views it is predicted to have (nor in
+    /// the look-ahead): a read started now would land after it has left the view. The
+    /// manager then starts no grow for it (it keeps what it has and what is in flight; see
+    /// [`crate::BudgetManager::add_view_demand`]).
+    pub leaving: bool,
     /// The output pixels it covers, times `weight`.
     pub pixels: f32,
     /// 1 in view, [`LOOK_AHEAD_WEIGHT`] in the look-ahead only, [`GUARD_BAND_WEIGHT`] in the
@@ -83,6 +101,10 @@ pub struct DemandView {
     view: Frustum,
     guard: Option<Frustum>,
     ahead: Option<Frustum>,
+    /// The views the camera is predicted to have 1, 2, ... frames from now (the first
+    /// `predicted_count`), with their eyes.
+    predicted: [(Frustum, Vec3); MAX_PREDICTED_FRAMES as usize],
+    predicted_count: u32,
     eye: Vec3,
     tan_half_fov: f32,
     near: f32,
@@ -97,6 +119,8 @@ impl DemandView {
             view: Frustum::new(&(camera.projection(aspect) * camera.view)),
             guard: None,
             ahead: None,
+            predicted: [(Frustum([Vec4::ZERO; 6]), Vec3::ZERO); MAX_PREDICTED_FRAMES as usize],
+            predicted_count: 0,
             eye: camera.position(),
             tan_half_fov: (camera.fov_y * 0.5).tan().max(1e-4),
             near: camera.near,
@@ -122,23 +146,64 @@ impl DemandView {
     /// Adds the look-ahead: `previous_view` is the camera's view matrix of the last frame; the
     /// camera is extrapolated [`LOOK_AHEAD_FRAMES`] frames on along the motion from it to this
     /// one (a curve when it turns). A camera that stood still or jumped (a cut) predicts nothing.
-    pub fn with_look_ahead(
+    /// Wanted levels are predicted [`DEFAULT_PREDICTED_FRAMES`] ahead (see
+    /// [`DemandView::with_prediction`]).
+    pub fn with_look_ahead(self, camera: &Camera, output: (u32, u32), previous_view: Mat4) -> Self {
+        self.with_prediction(camera, output, previous_view, DEFAULT_PREDICTED_FRAMES)
+    }
+
+    /// [`DemandView::with_look_ahead`], with wanted levels predicted `frames` frames ahead (at
+    /// most [`MAX_PREDICTED_FRAMES`]; 0 predicts none): an object's level is the finest over
+    /// the current view and the views the camera is predicted to have in each of the next
+    /// `frames` frames where it is inside them. Why: a read started now lands and is built
+    /// `frames` frames later (the streamer measures it); by then a moving camera is closer to
+    /// what is ahead, and asking for the level seen from here leaves it blurred when it is near
+    /// (a fly-by at 6.5 units a frame put half its frames under 40 dB). The weights (pixels)
+    /// stay those of the current view, the look-ahead and the guard band, so a prediction never
+    /// outbids what is on screen now.
+    pub fn with_prediction(
         mut self,
         camera: &Camera,
         output: (u32, u32),
         previous_view: Mat4,
+        frames: u32,
     ) -> Self {
         let aspect = output.0.max(1) as f32 / output.1.max(1) as f32;
+        let projection = camera.projection(aspect);
         self.ahead = extrapolate_view(previous_view, camera.view, LOOK_AHEAD_FRAMES)
-            .map(|ahead| Frustum::new(&(camera.projection(aspect) * ahead)));
+            .map(|ahead| Frustum::new(&(projection * ahead)));
+        self.predicted_count = 0;
+        if self.ahead.is_none() {
+            return self;
+        }
+        for k in 1..=frames.min(MAX_PREDICTED_FRAMES) {
+            let Some(v) = extrapolate_view(previous_view, camera.view, k) else {
+                break;
+            };
+            let eye = v.inverse().w_axis.truncate();
+            if !eye.is_finite() {
+                break;
+            }
+            self.predicted[self.predicted_count as usize] = (Frustum::new(&(projection * v)), eye);
+            self.predicted_count += 1;
+        }
         self
+    }
+
+    /// Frames ahead the wanted levels are predicted for (0 without a look-ahead).
+    pub fn predicted_frames(&self) -> u32 {
+        self.predicted_count
     }
 
     /// The weight of a sphere: 1 in view, less in the look-ahead or guard band, `None` outside.
     pub fn weight(&self, center: Vec3, radius: f32) -> Option<f32> {
         if self.view.touches(center, radius) {
             Some(1.0)
-        } else if self.ahead.is_some_and(|a| a.touches(center, radius)) {
+        } else if self.ahead.is_some_and(|a| a.touches(center, radius))
+            || self.predicted[..self.predicted_count as usize]
+                .iter()
+                .any(|(f, _)| f.touches(center, radius))
+        {
             Some(LOOK_AHEAD_WEIGHT)
         } else if self.guard.is_some_and(|g| g.touches(center, radius)) {
             Some(GUARD_BAND_WEIGHT)
@@ -154,18 +219,32 @@ impl DemandView {
         if !(center.is_finite() && radius.is_finite() && texels_per_unit.is_finite()) {
             return None;
         }
-        let weight = self.weight(center, radius.max(0.0))?;
-        let (level, pixels) = demand_at(
-            self.eye,
-            center,
-            radius.max(0.0),
-            texels_per_unit.max(0.0),
-            self.tan_half_fov,
-            self.near,
-            self.viewport_height,
-        );
+        let radius = radius.max(0.0);
+        let weight = self.weight(center, radius)?;
+        let at = |eye: Vec3| {
+            demand_at(
+                eye,
+                center,
+                radius,
+                texels_per_unit.max(0.0),
+                self.tan_half_fov,
+                self.near,
+                self.viewport_height,
+            )
+        };
+        let (now_level, pixels) = at(self.eye);
+        let mut level = now_level;
+        let mut ahead = self.ahead.is_some_and(|a| a.touches(center, radius));
+        for (f, eye) in &self.predicted[..self.predicted_count as usize] {
+            if f.touches(center, radius) {
+                level = level.min(at(*eye).0);
+                ahead = true;
+            }
+        }
         Some(Demand {
             level,
+            now_level,
+            leaving: self.predicted_count > 0 && !ahead,
             pixels: pixels * weight,
             weight,
         })
@@ -226,5 +305,41 @@ mod tests {
         let right = Vec3::new(5.0, 0.0, 0.0);
         assert!(v.sphere(right, 0.5, 1.0).is_none());
         assert_eq!(a.sphere(right, 0.5, 1.0).unwrap().weight, LOOK_AHEAD_WEIGHT);
+    }
+
+    #[test]
+    fn prediction_asks_for_what_the_camera_approaches() {
+        // Flying down -z at 6 units a frame; a panel 40 units ahead.
+        let now = Camera::look_at(Vec3::new(0.0, 0.0, 0.0), Vec3::new(0.0, 0.0, -1.0));
+        let prev = Camera::look_at(Vec3::new(0.0, 0.0, 6.0), Vec3::new(0.0, 0.0, -5.0));
+        let out = (640, 360);
+        let panel = Vec3::new(0.0, 0.0, -40.0);
+        let still = DemandView::new(&now, out)
+            .sphere(panel, 1.0, 512.0)
+            .unwrap();
+        let v = DemandView::new(&now, out).with_prediction(&now, out, prev.view, 3);
+        assert_eq!(v.predicted_frames(), 3);
+        let d = v.sphere(panel, 1.0, 512.0).unwrap();
+        // Three frames on the nearest point is 21 units away instead of 39: about 0.9 octave.
+        let expected = (39.0f32 / 21.0).log2();
+        assert!(
+            (still.level - d.level - expected).abs() < 1e-3,
+            "{still:?} {d:?}"
+        );
+        assert_eq!(d.now_level, still.level);
+        assert_eq!(d.pixels, still.pixels, "the weights are the current view's");
+        assert!(!d.leaving);
+        // A panel beside the camera, about to pass behind it: on screen now, in no later view.
+        let beside = Vec3::new(-1.5, 0.0, -2.0);
+        let b = v.sphere(beside, 0.5, 512.0).unwrap();
+        assert_eq!(b.weight, 1.0);
+        assert!(b.leaving && b.level == b.now_level, "{b:?}");
+        // A still camera predicts nothing: nothing is leaving.
+        let s = DemandView::new(&now, out).with_prediction(&now, out, now.view, 3);
+        assert_eq!(s.predicted_frames(), 0);
+        assert!(!s.sphere(beside, 0.5, 512.0).unwrap().leaving);
+        // At most MAX_PREDICTED_FRAMES.
+        let far = DemandView::new(&now, out).with_prediction(&now, out, prev.view, 100);
+        assert_eq!(far.predicted_frames(), MAX_PREDICTED_FRAMES);
     }
 }

@@ -154,6 +154,11 @@ pub struct FrameStats {
     pub feedback: crate::feedback::FeedbackStats,
     /// Why the render scale changed this frame, if it did (see [`crate::events`]).
     pub scale_reason: Option<ChangeReason>,
+    /// Texture blur on screen (`Renderer` only; 0 where a game gives its own demand): over the
+    /// instances in view, their pixels times the octaves their resident level is coarser than
+    /// what the current view wants, after this frame's uploads (the planner's quality
+    /// currency, see [`crate::budget::planner`]).
+    pub blur_pixel_octaves: f32,
 }
 
 /// The budget manager (see the module documentation): textures, demand, render targets, one
@@ -253,6 +258,13 @@ impl BudgetManager {
     /// The streamer (texture states and views).
     pub fn streamer(&self) -> &Streamer {
         &self.streamer
+    }
+
+    /// How many frames ahead demand should be predicted
+    /// ([`crate::demand::DemandView::with_prediction`]): the measured frames from a grow's plan
+    /// to its last level built, rounded up, 1 to [`crate::demand::MAX_PREDICTED_FRAMES`].
+    pub fn demand_latency_frames(&self) -> u32 {
+        (self.streamer.latency_frames().ceil() as u32).clamp(1, crate::demand::MAX_PREDICTED_FRAMES)
     }
 
     /// The resolution controller (current bucket, history of changes and their reasons).
@@ -360,6 +372,18 @@ impl BudgetManager {
         true
     }
 
+    /// [`BudgetManager::add_demand`] from a [`Demand`] of a [`DemandView`], its pixels times
+    /// `pixel_weight`: an object that is [`Demand::leaving`] the view asks for no level finer
+    /// than `h` has or has in flight (a read started now would land after it has gone: the IO
+    /// would be thrown away).
+    pub fn add_view_demand(&mut self, h: TextureHandle, d: &Demand, pixel_weight: f32) -> bool {
+        let level = match self.streamer.plan_textures().get(h.index() as usize) {
+            Some(p) if d.leaving => d.level.max(f32::from(p.in_flight_level)),
+            _ => d.level,
+        };
+        self.add_demand(h, level, d.pixels * pixel_weight)
+    }
+
     /// Demand for `h` this frame as a histogram (form (b), what GPU feedback measures):
     /// `pixels_per_level[l]` output pixels want level `l` (at native resolution; a fractional
     /// level `l + f` counts in bin `l`; bins past 15 count in bin 15). The planner then prices
@@ -406,7 +430,7 @@ impl BudgetManager {
     ) -> Option<Demand> {
         let width = self.streamer.texture_width(h)?;
         let d = view.sphere(center, radius, uv_per_unit * width as f32)?;
-        self.add_demand(h, d.level, d.pixels);
+        self.add_view_demand(h, &d, 1.0);
         Some(d)
     }
 
@@ -694,6 +718,7 @@ impl BudgetManager {
             skipped: false,
             feedback: Default::default(),
             scale_reason: plan.scale_reason,
+            blur_pixel_octaves: 0.0,
         }
     }
 

@@ -457,7 +457,8 @@ impl GameRenderer {
         // 1. Demand: where each panel is, how dense its UVs are, what the camera sees.
         let mut view = DemandView::new(camera, output).with_guard_band(camera, output, 2.0);
         if let Some(prev) = self.last_view {
-            view = view.with_look_ahead(camera, output, prev);
+            let latency = self.manager.demand_latency_frames();
+            view = view.with_prediction(camera, output, prev, latency);
         }
         self.last_view = Some(camera.view);
         for p in &self.panels {

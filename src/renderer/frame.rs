@@ -23,7 +23,8 @@ impl Renderer {
             DemandView::new(camera, output).with_guard_band(camera, output, self.config.guard_band);
         let frame = self.manager.frame_number() + 1;
         if let Some(prev) = self.last_view {
-            view = view.with_look_ahead(camera, output, prev);
+            let latency = self.manager.demand_latency_frames();
+            view = view.with_prediction(camera, output, prev, latency);
             // A cut: feedback recorded before it describes another view.
             let (_, rot, shift) = (camera.view * prev.inverse()).to_scale_rotation_translation();
             let (angle, distance) = (rot.to_axis_angle().1, shift.length());
@@ -44,6 +45,7 @@ impl Renderer {
         let moved_since_feedback = feedback.latest_frame().is_none_or(|f| self.last_moved > f);
         // Fewer CPU-estimated pixels than four samples' worth: no sample is no proof of hiding.
         let hidden_min_pixels = 4.0 * (1u32 << (2 * feedback.config().block_shift)) as f32;
+        self.on_screen.clear();
         for inst in self.instances.iter() {
             let (Some(mesh), Some(mat)) = (
                 self.meshes.get(inst.mesh.index, inst.mesh.generation),
@@ -73,6 +75,10 @@ impl Renderer {
                 continue;
             };
             let in_view = cpu.weight == 1.0;
+            if in_view {
+                self.on_screen
+                    .push((tex.index(), cpu.now_level, cpu.pixels));
+            }
             if in_view
                 && let Some(last) = self.view_last.get_mut(i)
                 && *last != frame
@@ -80,6 +86,7 @@ impl Renderer {
                 if last.saturating_add(1) != frame {
                     // Entered the view this frame.
                     self.view_since[i] = frame;
+                    self.hidden_streak[i] = (0, 0);
                 }
                 *last = frame;
             }
@@ -98,9 +105,33 @@ impl Renderer {
                 });
             if seen {
                 let h = feedback.histogram(tex.index());
-                if !h.is_some_and(|h| h.iter().any(|&p| p > 0.0)) {
-                    if cpu.pixels >= hidden_min_pixels {
-                        // Not one pixel of it was seen (hidden behind something): no demand.
+                let empty = !h.is_some_and(|h| h.iter().any(|&p| p > 0.0));
+                let latest = feedback.latest_frame().unwrap_or(0);
+                if let Some(st) = self.hidden_streak.get_mut(i)
+                    && st.0 != latest
+                {
+                    *st = (latest, if empty { st.1.saturating_add(1) } else { 0 });
+                }
+                // A moving camera's feedback is a frame or more old: a surface whose bounding
+                // sphere has just touched the view may not have been on screen when it was
+                // recorded, and be now. Three empty records in a row say hidden; one does for
+                // a still camera.
+                let streak = self.hidden_streak.get(i).map_or(0, |s| s.1);
+                let needed = if moved_since_feedback { 3 } else { 1 };
+                if empty {
+                    if cpu.pixels >= hidden_min_pixels && streak >= needed {
+                        // Not one pixel of it was seen: hidden behind something, or not on
+                        // screen yet (its bounding sphere touches the view, the surface does
+                        // not: a wall panel at the edge). No new level, and no pixels to defend
+                        // those it has: under pressure it gives them up first; otherwise it
+                        // keeps them, so a panel entering the view is not evicted in the frame
+                        // before it shows (and read again the frame after: a 2-octave blur).
+                        let keep = self
+                            .manager
+                            .plan_textures()
+                            .get(i)
+                            .map_or(f32::INFINITY, |p| f32::from(p.in_flight_level));
+                        self.manager.add_demand(tex, cpu.level.max(keep), 0.0);
                         continue;
                     }
                 } else if let (Some(h), true) = (h, feedback.config().histograms) {
@@ -115,13 +146,29 @@ impl Renderer {
                         self.manager.add_demand_levels(tex, h);
                     }
                     if moved_since_feedback {
-                        self.manager.add_demand(tex, cpu.level, cpu.pixels * 0.25);
+                        self.manager.add_view_demand(tex, &cpu, 0.25);
                     }
                     continue;
                 }
             }
-            self.manager.add_demand(tex, cpu.level, cpu.pixels);
+            self.manager.add_view_demand(tex, &cpu, 1.0);
         }
+    }
+
+    /// Pixel-octaves of texture blur on screen: see [`FrameStats::blur_pixel_octaves`].
+    fn blur_on_screen(&self) -> f32 {
+        let plan = self.manager.plan_textures();
+        let mut blur = 0.0;
+        for &(t, level, pixels) in &self.on_screen {
+            let Some(p) = plan.get(t as usize) else {
+                continue;
+            };
+            let resident = f32::from(p.resident_level.min(p.level_count));
+            if level.is_finite() {
+                blur += (resident - level.max(0.0)).max(0.0) * pixels;
+            }
+        }
+        blur
     }
 
     /// The instances that can be drawn (mesh and material alive, the material's bind group
@@ -253,6 +300,7 @@ impl Renderer {
             self.feedback_given.resize(slots, 0);
             self.view_last.resize(slots, u64::MAX);
             self.view_since.resize(slots, u64::MAX);
+            self.hidden_streak.resize(slots, (0, 0));
         }
         let next = self.manager.frame_number() + 1;
         self.pass
@@ -446,6 +494,7 @@ impl Renderer {
         );
         stats.instances_drawn = drawn;
         stats.feedback = self.pass.feedback().stats();
+        stats.blur_pixel_octaves = self.blur_on_screen();
         self.stats = stats;
         Ok(&self.stats)
     }

@@ -160,11 +160,18 @@ pub struct Renderer {
     /// entered the view (feedback recorded before that does not describe it in view).
     view_last: Vec<u64>,
     view_since: Vec<u64>,
+    /// Per slot: the feedback frame last looked at and how many feedback frames in a row have
+    /// had none of its pixels since it entered the view (a hidden verdict needs 3 in a row
+    /// while the camera moves).
+    hidden_streak: Vec<(u64, u8)>,
     /// The last camera cut (a jump the feedback in flight does not describe).
     last_cut: u64,
     /// The last frame whose camera differed from the frame before (see `visibility`: the CPU
     /// lead joins the histograms only when the camera moved after the feedback was recorded).
     last_moved: u64,
+    /// This frame's in-view instances: texture slot, the level the current view wants, pixels
+    /// (for [`FrameStats::blur_pixel_octaves`], once the frame's uploads are built).
+    on_screen: Vec<(u32, f32, f32)>,
     /// The depth pre-pass's depth as the pass's group 3, by render-target generation.
     depth_group: Option<(u64, wgpu::BindGroup)>,
     stats: FrameStats,
@@ -226,8 +233,10 @@ impl Renderer {
             feedback_given: Vec::new(),
             view_last: Vec::new(),
             view_since: Vec::new(),
+            hidden_streak: Vec::new(),
             last_cut: 0,
             last_moved: 0,
+            on_screen: Vec::new(),
             depth_group: None,
             stats: FrameStats::default(),
             config,

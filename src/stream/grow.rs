@@ -7,34 +7,43 @@ impl Streamer {
     /// Queues the reads of every grow still waiting for data (never blocks: a full queue is
     /// retried next frame).
     pub(crate) fn issue_io(&mut self) {
-        for (i, s) in self.slots.iter_mut().enumerate() {
-            let Some(f) = s.inflight.as_mut() else {
-                continue;
-            };
-            if f.queued || f.data.is_some() {
-                continue;
-            }
-            let floor = self.plan_tex[i].floor_level;
-            let req = IoRequest {
-                slot: i as u32,
-                generation: s.generation,
-                first: f.to,
-                end: f.from.min(floor),
-                source: s.source.clone(),
-                info: s.info.clone(),
-                cancel: f.cancel.clone(),
-            };
-            match self.io.try_request(req) {
-                Ok(()) => {
-                    f.queued = true;
-                    self.outstanding += 1;
-                    self.frame_stats.io_requests += 1;
-                }
-                Err(_) => break,
+        for i in 0..self.slots.len() {
+            if self.slots[i].inflight.is_some() && !self.issue_read(i) {
+                break;
             }
         }
         self.frame_stats.pending =
             self.slots.iter().filter(|s| s.inflight.is_some()).count() as u32;
+    }
+
+    /// Queues the read of texture `i`'s grow if it waits for data. Returns false when the IO
+    /// queue is full (nothing queued; retried next frame).
+    pub(super) fn issue_read(&mut self, i: usize) -> bool {
+        let s = &mut self.slots[i];
+        let Some(f) = s.inflight.as_mut() else {
+            return true;
+        };
+        if f.queued || f.data.is_some() {
+            return true;
+        }
+        let req = IoRequest {
+            slot: i as u32,
+            generation: s.generation,
+            first: f.to,
+            end: f.from.min(self.plan_tex[i].floor_level),
+            source: s.source.clone(),
+            info: s.info.clone(),
+            cancel: f.cancel.clone(),
+        };
+        match self.io.try_request(req) {
+            Ok(()) => {
+                f.queued = true;
+                self.outstanding += 1;
+                self.frame_stats.io_requests += 1;
+                true
+            }
+            Err(_) => false,
+        }
     }
 
     /// Builds grows whose data has arrived, one step at a time: a step adds the next finer level
@@ -381,9 +390,16 @@ impl Streamer {
             }
             if !from_cpu {
                 self.ready.retain(|&r| r as usize != i);
+                // The finer levels' read starts now, not at the next frame's `issue_io`: a
+                // frame sooner on screen.
+                self.issue_read(i);
             }
         } else {
             self.frame_stats.grows += 1;
+            if let Some(f) = &self.slots[i].inflight {
+                let frames = self.frame.saturating_sub(f.issued).max(1) as f32;
+                self.latency_frames += (frames.min(64.0) - self.latency_frames) / 16.0;
+            }
             self.end_grow(i);
         }
     }

@@ -168,6 +168,9 @@ pub struct StreamFrameStats {
     pub freed_bytes: u64,
     /// In-flight grows cancelled this frame.
     pub cancels: u32,
+    /// Of `cancels`, those whose data had already been read (or whose step was uploading): IO
+    /// thrown away. A moving camera whose demand is predicted well keeps this near zero.
+    pub cancels_after_arrival: u32,
     /// In-flight grows retargeted to a finer level this frame (what they had read or built
     /// was kept).
     pub retargets: u32,
@@ -236,6 +239,15 @@ struct InFlight {
     cancel: Arc<AtomicBool>,
     queued: bool,
     data: Option<Vec<Vec<u8>>>,
+    /// The frame of the plan that started the grow (its latency is measured from there).
+    issued: u64,
+}
+
+impl InFlight {
+    /// Whether data read from disk has arrived for it (a floor-only grow's data is the CPU's).
+    fn arrived(&self) -> bool {
+        self.data.as_ref().is_some_and(|d| !d.is_empty())
+    }
 }
 
 /// A grow step being built. Its new texture exists (the old one alive next to it, as the planner
@@ -324,6 +336,9 @@ pub struct Streamer {
     frame: u64,
     /// Bytes of floor data held on the CPU, every texture together.
     floor_cpu_bytes: u64,
+    /// Frames from a grow's plan to its last step built, averaged (exponentially, over about
+    /// the last 16 grows): how far ahead demand is predicted.
+    latency_frames: f32,
 }
 
 impl std::fmt::Debug for Streamer {
@@ -402,7 +417,14 @@ impl Streamer {
             outstanding: 0,
             frame: 0,
             floor_cpu_bytes: 0,
+            latency_frames: 1.0,
         }
+    }
+
+    /// Frames from a grow's plan to its last level built, averaged over the recent grows (1 when
+    /// a read lands in the next frame and is built there; more when reads or uploads queue).
+    pub fn latency_frames(&self) -> f32 {
+        self.latency_frames
     }
 
     /// Bytes of floor data held on the CPU, every texture together (see

@@ -117,6 +117,7 @@ impl Streamer {
             self.end_grow(i);
             if t.kind == TransitionKind::Cancel {
                 self.frame_stats.cancels += 1;
+                self.frame_stats.cancels_after_arrival += 1;
                 return;
             }
         }
@@ -125,6 +126,9 @@ impl Streamer {
             TransitionKind::Cancel => {
                 if let Some(f) = self.slots[i].inflight.take() {
                     f.cancel.store(true, Ordering::Release);
+                    if f.arrived() {
+                        self.frame_stats.cancels_after_arrival += 1;
+                    }
                 }
                 self.ready.retain(|&r| r as usize != i);
                 let p = &mut self.plan_tex[i];
@@ -200,6 +204,7 @@ impl Streamer {
                     } else {
                         None
                     },
+                    issued: self.frame,
                 });
                 if t.to >= read_end {
                     self.ready.push(i as u32);
@@ -224,7 +229,17 @@ impl Streamer {
             return false;
         }
         p.in_flight_level = to;
+        let stepping = self.step.as_ref().is_some_and(|st| st.slot as usize == i);
         if !f.queued && f.data.is_none() {
+            f.to = to;
+        } else if f.queued && f.data.is_none() && !stepping {
+            // Its read has not landed: asked again for the whole range at once (the old read is
+            // cancelled, its answer dropped). Why not wait for it and read the finer levels
+            // after: that costs a frame more, and a moving camera wants the finer levels of
+            // what it approaches now (a fly-by's nearest panels were a level short).
+            f.cancel.store(true, Ordering::Release);
+            f.cancel = Arc::new(AtomicBool::new(false));
+            f.queued = false;
             f.to = to;
         }
         self.frame_stats.retargets += 1;

@@ -159,6 +159,29 @@ pub fn markdown(r: &BenchReport) -> String {
         "(c) 0",
     );
     row(
+        "texture blur on screen, pixel-octaves: max / mean",
+        m.iter()
+            .map(|x| {
+                let n = x.frames.len().max(1) as f64;
+                let mean = x.frames.iter().map(|f| f.blur_pixel_octaves).sum::<f64>() / n;
+                format!("{:.0} / {:.0}", x.blur_max_pixel_octaves, mean)
+            })
+            .collect(),
+        "",
+    );
+    row(
+        "grows; cancelled (after their data arrived)",
+        m.iter()
+            .map(|x| match x.mode {
+                Some(Mode::Mipflow | Mode::MipflowNoFeedback) => {
+                    format!("{}; {} ({})", x.grows, x.cancels, x.cancels_after_arrival)
+                }
+                _ => "–".into(),
+            })
+            .collect(),
+        "after arrival under 5% of grows",
+    );
+    row(
         "SSIM against (a): min / mean",
         m.iter()
             .map(|x| match (x.ssim_min, x.ssim_mean) {

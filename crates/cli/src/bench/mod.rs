@@ -253,6 +253,10 @@ pub struct FrameSample {
     pub psnr_db: Option<f64>,
     /// SSIM (luma) against (a)'s output; `None` for (a) and for frames not compared.
     pub ssim: Option<f64>,
+    /// Texture blur on screen after the frame's uploads, pixel-octaves (see
+    /// `mipflow::FrameStats::blur_pixel_octaves`; 0 for the baselines, all resident).
+    #[serde(default)]
+    pub blur_pixel_octaves: f64,
 }
 
 /// A figure of a mode divided by the same figure of (a).
@@ -332,6 +336,18 @@ pub struct ModeSummary {
     pub planner_us_p50: f64,
     /// Against (a).
     pub ratios: Ratios,
+    /// Grows completed over the frames (the streamed modes).
+    #[serde(default)]
+    pub grows: u64,
+    /// Grows cancelled over the frames.
+    #[serde(default)]
+    pub cancels: u64,
+    /// Of those, cancelled after their data had arrived (IO thrown away).
+    #[serde(default)]
+    pub cancels_after_arrival: u64,
+    /// The largest texture blur on screen of any frame, pixel-octaves.
+    #[serde(default)]
+    pub blur_max_pixel_octaves: f64,
     /// Every frame.
     pub frames: Vec<FrameSample>,
 }

@@ -238,7 +238,15 @@ impl ModeRun {
             planner_us: f64::from(stats.stream.planner_us),
             psnr_db: None,
             ssim: None,
+            blur_pixel_octaves: f64::from(stats.blur_pixel_octaves),
         });
+        let s = &mut self.summary;
+        s.grows += u64::from(stats.stream.grows);
+        s.cancels += u64::from(stats.stream.cancels);
+        s.cancels_after_arrival += u64::from(stats.stream.cancels_after_arrival);
+        s.blur_max_pixel_octaves = s
+            .blur_max_pixel_octaves
+            .max(f64::from(stats.blur_pixel_octaves));
         self.sample_memory();
         Ok(())
     }

@@ -58,6 +58,16 @@ pub struct FrameRecord {
     /// Grows completed this frame (textures that gained their wanted levels).
     #[serde(default)]
     pub grows: u32,
+    /// Grows cancelled this frame.
+    #[serde(default)]
+    pub cancels: u32,
+    /// Of those, cancelled after their data had been read (IO thrown away).
+    #[serde(default)]
+    pub cancels_after_arrival: u32,
+    /// Texture blur on screen after the frame's uploads: pixels times the octaves their
+    /// resident level is coarser than the current view wants (`FrameStats::blur_pixel_octaves`).
+    #[serde(default)]
+    pub blur_pixel_octaves: f64,
     /// Why the render scale changed this frame (`memory_down`, `memory_up`, ...), if it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale_reason: Option<String>,

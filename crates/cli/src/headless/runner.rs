@@ -209,6 +209,9 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
             evictions: stats.stream.shrinks + stats.stream.evictions,
             freed_bytes: stats.stream.freed_bytes,
             grows: stats.stream.grows,
+            cancels: stats.stream.cancels,
+            cancels_after_arrival: stats.stream.cancels_after_arrival,
+            blur_pixel_octaves: f64::from(stats.blur_pixel_octaves),
             scale_reason: stats.scale_reason.map(|r| r.name().to_owned()),
             unreadable_wanted: 0,
             rss_bytes: (frame % super::report::RSS_EVERY == 0 || frame + 1 == sc.frames)
