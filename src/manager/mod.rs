@@ -28,7 +28,6 @@ use crate::budget::planner::{
     MAX_LEVELS, Plan, PlanInput, PlanStatus, PlanTexture, Planner, ScaleBucket, TransitionKind,
 };
 use crate::budget::{Budget, EffectiveBudget, LedgerSnapshot};
-use crate::demand::{Demand, DemandView};
 use crate::gpu::{GpuContext, GpuOptions, TrackedTexture};
 use crate::resolution::{
     Bucket, BucketRange, ChangeReason, ControllerConfig, RenderTargets, ResolutionController,
@@ -38,6 +37,8 @@ use crate::stream::{
     StreamConfig, StreamFrameStats, Streamer, TextureHandle, TextureOptions, TextureSource,
 };
 use crate::{Error, Result};
+
+mod demand;
 
 /// How a [`BudgetManager`] is made. `Default`: a 256 MiB budget, default streaming, scales from
 /// 0.5 to 1, bilinear upscale targets, memory-driven scaling only.
@@ -343,126 +344,6 @@ impl BudgetManager {
     /// The view to draw `h` with and its version (see [`Streamer::texture_view`]).
     pub fn texture_view(&self, h: TextureHandle) -> Option<(&wgpu::TextureView, u64)> {
         self.streamer.texture_view(h)
-    }
-
-    /// Demand for `h` this frame (form (a)): the view wants level `wanted_level` (fractional; 0
-    /// is the full size) over `pixels` output pixels. Several calls for one texture combine (the
-    /// finest level, the sum of the pixels). A texture given no demand before
-    /// [`BudgetManager::frame`] is not wanted this frame (its levels decay by the planner's
-    /// hysteresis). False for a stale handle; non-finite or negative figures are ignored. On a
-    /// texture that was given a histogram this frame, the pixels go to the level's bin.
-    pub fn add_demand(&mut self, h: TextureHandle, wanted_level: f32, pixels: f32) -> bool {
-        if !self.begin_demand(h) {
-            return false;
-        }
-        if wanted_level.is_nan() || !pixels.is_finite() || pixels < 0.0 {
-            return true;
-        }
-        let p = &mut self.streamer.plan_textures_mut()[h.index() as usize];
-        if p.histogram {
-            if wanted_level.is_finite() {
-                let bin = (wanted_level.max(0.0) as usize).min(MAX_LEVELS - 1);
-                p.level_pixels[bin] += pixels;
-                p.summarize_histogram();
-            }
-            return true;
-        }
-        p.wanted_level = p.wanted_level.min(wanted_level.max(0.0));
-        p.screen_pixels += pixels;
-        true
-    }
-
-    /// [`BudgetManager::add_demand`] from a [`Demand`] of a [`DemandView`], its pixels times
-    /// `pixel_weight`: an object that is [`Demand::leaving`] the view asks for no level finer
-    /// than `h` has or has in flight (a read started now would land after it has gone: the IO
-    /// would be thrown away).
-    pub fn add_view_demand(&mut self, h: TextureHandle, d: &Demand, pixel_weight: f32) -> bool {
-        let level = match self.streamer.plan_textures().get(h.index() as usize) {
-            Some(p) if d.leaving => d.level.max(f32::from(p.in_flight_level)),
-            _ => d.level,
-        };
-        self.add_demand(h, level, d.pixels * pixel_weight)
-    }
-
-    /// Demand for `h` this frame as a histogram (form (b), what GPU feedback measures):
-    /// `pixels_per_level[l]` output pixels want level `l` (at native resolution; a fractional
-    /// level `l + f` counts in bin `l`; bins past 15 count in bin 15). The planner then prices
-    /// each level by the pixels that want it or finer: a texture whose near edge alone wants
-    /// level 0 keeps a coarser level under a tight budget than one that wants level 0
-    /// everywhere. Several calls add up, and demand already given this frame in form (a) joins
-    /// the histogram at its level's bin. Negative or NaN bins count as 0. False for a stale
-    /// handle.
-    pub fn add_demand_levels(&mut self, h: TextureHandle, pixels_per_level: &[f32]) -> bool {
-        if !self.begin_demand(h) {
-            return false;
-        }
-        let p = &mut self.streamer.plan_textures_mut()[h.index() as usize];
-        if !p.histogram {
-            // Form (a) given earlier this frame joins the histogram.
-            let (level, pixels) = (p.wanted_level, p.screen_pixels);
-            p.level_pixels = [0.0; MAX_LEVELS];
-            p.histogram = true;
-            if level.is_finite() && pixels > 0.0 {
-                p.level_pixels[(level.max(0.0) as usize).min(MAX_LEVELS - 1)] = pixels;
-            }
-        }
-        for (l, &px) in pixels_per_level.iter().enumerate() {
-            if px > 0.0 && px.is_finite() {
-                p.level_pixels[l.min(MAX_LEVELS - 1)] += px;
-            }
-        }
-        p.summarize_histogram();
-        true
-    }
-
-    /// Demand for `h` from a world-space bounding sphere seen by `view` (form (c)): the level
-    /// its nearest point needs for `uv_per_unit` (UV units per world unit: 1 / the world size
-    /// one texture repeat covers) and the pixels its projection covers, weighted down in the
-    /// view's guard band and look-ahead (see [`DemandView`]). Returns the demand given (`None`
-    /// when the sphere is outside every frustum, or for a stale handle).
-    pub fn add_demand_sphere(
-        &mut self,
-        h: TextureHandle,
-        view: &DemandView,
-        center: glam::Vec3,
-        radius: f32,
-        uv_per_unit: f32,
-    ) -> Option<Demand> {
-        let width = self.streamer.texture_width(h)?;
-        let d = view.sphere(center, radius, uv_per_unit * width as f32)?;
-        self.add_view_demand(h, &d, 1.0);
-        Some(d)
-    }
-
-    /// [`BudgetManager::add_demand_sphere`] for an axis-aligned world-space box (its bounding
-    /// sphere).
-    pub fn add_demand_box(
-        &mut self,
-        h: TextureHandle,
-        view: &DemandView,
-        min: glam::Vec3,
-        max: glam::Vec3,
-        uv_per_unit: f32,
-    ) -> Option<Demand> {
-        let (center, radius) = DemandView::box_sphere(min, max);
-        self.add_demand_sphere(h, view, center, radius, uv_per_unit)
-    }
-
-    /// Starts this frame's demand on the first call after a frame; false for a stale handle.
-    fn begin_demand(&mut self, h: TextureHandle) -> bool {
-        if !self.streamer.contains(h) {
-            return false;
-        }
-        let (i, next) = (h.index() as usize, self.frame + 1);
-        if i >= self.demand_frame.len() {
-            // Grows with the texture count only.
-            self.demand_frame.resize(i + 1, 0);
-        }
-        if self.demand_frame[i] != next {
-            self.demand_frame[i] = next;
-            reset_demand(&mut self.streamer.plan_textures_mut()[i]);
-        }
-        true
     }
 
     /// The render-target bytes of every scale bucket at the last frame's output size, as the
