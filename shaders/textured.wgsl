@@ -39,7 +39,17 @@ fn vs_main(v: VsIn) -> VsOut {
     let world = u.model * vec4<f32>(v.position, 1.0);
     o.clip = u.view_proj * world;
     o.normal = normalize((u.model * vec4<f32>(v.normal, 0.0)).xyz);
-    o.uv = v.uv;
+    // params.y bits 2 and 3: the texture's KTXorientation flips its columns / rows (the data
+    // is never rewritten for it).
+    let bits = u32(u.params.y);
+    var uv = v.uv;
+    if ((bits & 4u) != 0u) {
+        uv.x = 1.0 - uv.x;
+    }
+    if ((bits & 8u) != 0u) {
+        uv.y = 1.0 - uv.y;
+    }
+    o.uv = uv;
     return o;
 }
 
@@ -75,7 +85,8 @@ fn fs_main(i: VsOut) -> @location(0) vec4<f32> {
     let n = normalize(i.normal);
     let diffuse = max(dot(n, -normalize(u.light_dir.xyz)), 0.0);
     let lit = tex.rgb * (0.35 + 0.65 * diffuse);
-    if (u.params.y > 0.5) {
+    let mode = u32(u.params.y) & 3u;
+    if (mode > 0u) {
         // The level the view wants, from the UV derivatives and the full texture's size (as
         // the sampler and the feedback record pick it); the resident texture's size when the
         // full one is unknown. Mode 1 shows what is sampled: no finer than the resident top.
@@ -88,7 +99,7 @@ fn fs_main(i: VsOut) -> @location(0) vec4<f32> {
         let dy = dpdy(i.uv * full);
         let rho = max(dot(dx, dx), dot(dy, dy));
         var level = max(0.5 * log2(max(rho, 1e-8)) + bias, 0.0);
-        if (u.params.y < 1.5) {
+        if (mode < 2u) {
             level = max(level, log2(max(full.x / dims.x, 1.0)));
         }
         return vec4<f32>(mix(lit, mip_colour(level), 0.7), 1.0);

@@ -3,11 +3,14 @@
 use super::reader::*;
 use super::*;
 
-/// Parses the DFD section (starting at its `dfdTotalSize` field) and checks it describes BC7 with
-/// the transfer function `format` implies.
+/// Parses the DFD section (starting at its `dfdTotalSize` field) and checks it describes `format`
+/// (its colour model, 4x4 blocks of its size, the transfer function its sRGB-ness implies).
+/// `bytesPlane0` may be 0 in a supercompressed file (older writers store 0 there, as the spec
+/// asks for BasisLZ).
 pub(super) fn parse_dfd(
     section: &[u8],
-    format: Option<wgpu::TextureFormat>,
+    format: Option<&BlockFormat>,
+    supercompressed: bool,
     problems: &mut Vec<Ktx2Error>,
 ) -> Option<DfdSummary> {
     let len = section.len() as u64;
@@ -77,27 +80,39 @@ pub(super) fn parse_dfd(
     }
     let samples = ((size - 24) / 16) as usize;
     let field = |i: usize| u64::from(b.get(i).copied().unwrap_or(0));
-    mismatch("sample count", 1, samples as u64);
-    mismatch("colorModel", DF_MODEL_BC7.into(), field(8));
+    // One sample (BC1, BC4, BC6H, BC7) or two (BC2, BC3: alpha and colour; BC5: red and
+    // green); four at most from any writer.
+    if !(1..=4).contains(&samples) {
+        mismatch("sample count", 1, samples as u64);
+    }
     if let Some(format) = format {
+        mismatch("colorModel", format.color_model.into(), field(8));
         let expected = if format.is_srgb() {
             DF_TRANSFER_SRGB
         } else {
             DF_TRANSFER_LINEAR
         };
         mismatch("transferFunction", expected.into(), field(10));
+        if !(supercompressed && field(16) == 0) {
+            mismatch("bytesPlane0", format.block_bytes.into(), field(16));
+        }
     }
     mismatch("texelBlockDimension0", 3, field(12));
     mismatch("texelBlockDimension1", 3, field(13));
     mismatch("texelBlockDimension2", 0, field(14));
     mismatch("texelBlockDimension3", 0, field(15));
-    mismatch("bytesPlane0", BC7_BLOCK_BYTES, field(16));
     let other_planes = (17..24).map(field).max().unwrap_or(0);
     mismatch("bytesPlane1..7", 0, other_planes);
-    if samples >= 1 {
-        mismatch("sample bitOffset", 0, field(24) | (field(25) << 8));
-        mismatch("sample bitLength", 127, field(26));
-        mismatch("sample channelType", 0, field(27) & 0x0F);
+    // Each sample lies inside the block.
+    let block_bits = format.map_or(128, |f| u64::from(f.block_bytes) * 8);
+    for k in 0..samples {
+        let at = 24 + 16 * k;
+        let offset = field(at) | (field(at + 1) << 8);
+        let length = field(at + 2) + 1;
+        if offset + length > block_bits {
+            mismatch("sample bitOffset + bitLength", block_bits, offset + length);
+            break;
+        }
     }
     ok.then(|| DfdSummary {
         version,

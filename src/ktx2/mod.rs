@@ -1,4 +1,5 @@
-//! KTX2 reading (hardened against hostile files) and writing, for BC7 textures with mip chains.
+//! KTX2 reading (hardened against hostile files) and writing, for block-compressed (BC1 to BC7)
+//! textures with mip chains.
 //!
 //! - [`Ktx2Info::parse`] / [`read_info`] validate the header, the level index, the Data Format
 //!   Descriptor (DFD) and the key/value data of an untrusted file **before allocating anything whose
@@ -8,17 +9,21 @@
 //!   bounded by the size the format and the dimensions allow, and checks that size.
 //! - [`validate`] does the same checks as [`Ktx2Info::parse`] but collects every problem instead of
 //!   stopping at the first one (used by `mipflow inspect`).
-//! - [`write_ktx2`] writes a KTX 2.0 file (BC7 DFD, levels stored smallest first with the spec's
+//! - [`write_ktx2`] writes a KTX 2.0 file (the format's DFD, levels stored smallest first with the spec's
 //!   alignment, `KTXorientation` and `KTXwriter` metadata, optional per-level Zstandard).
 //!
-//! Only what mipflow streams is accepted: 2D, one layer, one face, `VK_FORMAT_BC7_UNORM_BLOCK` or
-//! `VK_FORMAT_BC7_SRGB_BLOCK`, no supercompression or Zstandard. Everything else is a typed
-//! [`Ktx2Error`], never a panic.
+//! Only what mipflow streams is accepted: 2D, one layer, one face, a format of [`FORMATS`] (every
+//! BCn format: BC1 to BC7, UNORM, SNORM, sRGB, BC6H's floats), no supercompression or Zstandard.
+//! `KTXorientation` is read ([`Ktx2Info::orientation`]); the data is never rewritten for it.
+//! Everything else (cube maps, arrays, 3D, Basis Universal) is a typed [`Ktx2Error`] that says
+//! so, never a panic.
 
+mod format;
 mod metadata;
 mod reader;
 mod writer;
 
+pub use format::{BlockFormat, FORMATS};
 pub use reader::{
     HEADER_LEN, RawHeader, Validation, read_info, read_info_from, read_level, validate,
 };
@@ -62,7 +67,7 @@ pub enum Ktx2Error {
         max: u64,
     },
     /// `vkFormat` is not BC7 (UNORM or SRGB).
-    #[error("unsupported vkFormat {vk_format} (only BC7 UNORM 145 and SRGB 146 are supported)")]
+    #[error("unsupported vkFormat {vk_format} (supported: {})", format::SUPPORTED)]
     UnsupportedFormat {
         /// The value found.
         vk_format: u32,
@@ -104,7 +109,7 @@ pub enum Ktx2Error {
         layer_count: u32,
     },
     /// `faceCount` is not 1 (0 is invalid, 6 is a cube map, which is not supported).
-    #[error("faceCount is {face_count}: only 1 is supported")]
+    #[error("faceCount is {face_count}: cube maps are not supported (only 1 face)")]
     UnsupportedFaces {
         /// The value found.
         face_count: u32,
@@ -414,10 +419,11 @@ impl Ktx2Info {
         level_dims(self.width, self.height, level)
     }
 
-    /// Size in bytes of `level` once decompressed (BC7 blocks, edge blocks padded to 4x4).
+    /// Size in bytes of `level` once decompressed (the format's blocks, edge blocks padded to
+    /// 4x4).
     pub fn level_size(&self, level: usize) -> u64 {
         let (w, h) = self.level_dims(level);
-        bc7_level_size(w, h)
+        format::level_size(self.format, w, h)
     }
 
     /// The value of key `key`, as stored (usually with its terminating NUL).
@@ -428,12 +434,34 @@ impl Ktx2Info {
             .map(|(_, v)| v.as_slice())
     }
 
+    /// `KTXorientation`: which way the rows and columns go. Absent or not understood: the
+    /// default, rows top-down and columns left to right ("rd").
+    pub fn orientation(&self) -> Orientation {
+        let v = self.key_value_str("KTXorientation").unwrap_or("rd");
+        let mut c = v.chars();
+        Orientation {
+            flip_x: c.next() == Some('l'),
+            flip_y: c.next() == Some('u'),
+        }
+    }
+
     /// The value of key `key` as text, without the terminating NUL; `None` if absent or not UTF-8.
     pub fn key_value_str(&self, key: &str) -> Option<&str> {
         let v = self.key_value(key)?;
         let v = v.strip_suffix(&[0]).unwrap_or(v);
         std::str::from_utf8(v).ok()
     }
+}
+
+/// Which way a texture's rows and columns go (`KTXorientation`). mipflow never rewrites the data:
+/// a renderer flips its texture coordinates instead (`u' = 1 - u` for `flip_x`, `v' = 1 - v` for
+/// `flip_y`), as mipflow's own `Renderer` does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Orientation {
+    /// Columns go right to left ("l").
+    pub flip_x: bool,
+    /// Rows go bottom to top ("u"): the first row of the data is the image's bottom.
+    pub flip_y: bool,
 }
 
 /// How many bytes of the file's start hold the header, level index, DFD and key/value data, computed

@@ -13,8 +13,8 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use super::{
-    BC7_BLOCK_BYTES, Ktx2Error, Ktx2Info, LevelInfo, ReadLimits, Supercompression,
-    VK_FORMAT_BC7_SRGB, VK_FORMAT_BC7_UNORM, bc7_level_size, full_level_count, level_dims,
+    BlockFormat, Ktx2Error, Ktx2Info, LevelInfo, ReadLimits, Supercompression, full_level_count,
+    level_dims,
 };
 
 /// The KTX 2.0 file identifier.
@@ -27,13 +27,12 @@ pub const HEADER_LEN: u64 = 80;
 pub(crate) const LEVEL_ENTRY_LEN: u64 = 24;
 /// Most levels any 2D texture with 32-bit dimensions can have.
 const MAX_LEVELS: u32 = 32;
-/// `KHR_DF_MODEL_BC7`.
-pub(crate) const DF_MODEL_BC7: u8 = 134;
 /// `KHR_DF_TRANSFER_LINEAR`.
 pub(crate) const DF_TRANSFER_LINEAR: u8 = 1;
 /// `KHR_DF_TRANSFER_SRGB`.
 pub(crate) const DF_TRANSFER_SRGB: u8 = 2;
-/// Size of a Basic DFD section for BC7: dfdTotalSize + block header + basic fields + one sample.
+/// Size of a Basic DFD section with one sample: dfdTotalSize + block header + basic fields + one
+/// sample (the smallest a BCn DFD can be).
 const BC7_DFD_LEN: u64 = 4 + 24 + 16;
 
 /// The raw fields of the 80-byte header and the level index, as stored (for display by
@@ -213,14 +212,13 @@ pub fn validate(bytes: &[u8], file_len: u64, limits: &ReadLimits) -> Validation 
     };
 
     // Scalar header fields.
-    let format = match h.vk_format {
-        VK_FORMAT_BC7_UNORM => Some(wgpu::TextureFormat::Bc7RgbaUnorm),
-        VK_FORMAT_BC7_SRGB => Some(wgpu::TextureFormat::Bc7RgbaUnormSrgb),
-        other => {
-            problems.push(Ktx2Error::UnsupportedFormat { vk_format: other });
-            None
-        }
-    };
+    let block_format = BlockFormat::from_vk(h.vk_format);
+    if block_format.is_none() {
+        problems.push(Ktx2Error::UnsupportedFormat {
+            vk_format: h.vk_format,
+        });
+    }
+    let format = block_format.map(|b| b.format);
     if h.type_size != 1 {
         problems.push(Ktx2Error::BadTypeSize {
             type_size: h.type_size,
@@ -339,7 +337,10 @@ pub fn validate(bytes: &[u8], file_len: u64, limits: &ReadLimits) -> Validation 
         problems.push(dfd_problem("extends past the end of the file"));
     } else {
         match slice(bytes, dfd_off, dfd_len) {
-            Some(section) => dfd = parse_dfd(section, format, &mut problems),
+            Some(section) => {
+                let supercompressed = h.supercompression_scheme != 0;
+                dfd = parse_dfd(section, block_format, supercompressed, &mut problems)
+            }
             None => problems.push(Ktx2Error::Truncated {
                 what: "DFD",
                 needed: dfd_end,
@@ -406,11 +407,13 @@ pub fn validate(bytes: &[u8], file_len: u64, limits: &ReadLimits) -> Validation 
                 });
                 levels_valid = false;
             }
-            if !(dims_ok && format.is_some()) {
+            let Some(bf) = block_format.filter(|_| dims_ok) else {
                 continue;
-            }
+            };
             let (lw, lh) = level_dims(w, hh, i);
-            let expected = bc7_level_size(lw, lh);
+            let expected = bf.level_size(lw, lh);
+            // The spec's alignment: lcm(block size, 4).
+            let alignment = u64::from(bf.block_bytes);
             match supercompression {
                 Some(Supercompression::None) => {
                     if l.byte_length != expected {
@@ -431,11 +434,11 @@ pub fn validate(bytes: &[u8], file_len: u64, limits: &ReadLimits) -> Validation 
                         });
                         levels_valid = false;
                     }
-                    if l.offset % BC7_BLOCK_BYTES != 0 {
+                    if l.offset % alignment != 0 {
                         problems.push(Ktx2Error::LevelMisaligned {
                             level: i,
                             offset: l.offset,
-                            alignment: BC7_BLOCK_BYTES,
+                            alignment,
                         });
                     }
                 }

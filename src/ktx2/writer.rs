@@ -22,10 +22,7 @@ use std::io::{self, Write};
 use rayon::prelude::*;
 
 use super::reader::{HEADER_LEN, LEVEL_ENTRY_LEN, MAGIC};
-use super::{
-    BC7_BLOCK_BYTES, EncodedTexture, VK_FORMAT_BC7_SRGB, VK_FORMAT_BC7_UNORM, bc7_level_size,
-    level_dims,
-};
+use super::{BlockFormat, EncodedTexture, level_dims};
 
 fn invalid(msg: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, msg)
@@ -71,10 +68,10 @@ fn kvd_section(entries: &mut [(String, Vec<u8>)]) -> io::Result<Vec<u8>> {
 
 /// Writes `tex` as a KTX 2.0 file to `w` (see the module documentation for the layout).
 ///
-/// `zstd_level`: `None` stores raw BC7 blocks; `Some(level)` compresses each level as one Zstandard
+/// `zstd_level`: `None` stores the raw blocks; `Some(level)` compresses each level as one Zstandard
 /// frame (levels are compressed in parallel). `writer_name` goes into `KTXwriter`.
 ///
-/// Fails with `InvalidInput` if the texture is not BC7, has more levels than its size allows, or a
+/// Fails with `InvalidInput` if the texture is not block-compressed (BC1 to BC7), has more levels than its size allows, or a
 /// level's byte size disagrees with its dimensions; no bytes are written then.
 pub fn write_ktx2(
     w: &mut impl Write,
@@ -82,11 +79,13 @@ pub fn write_ktx2(
     zstd_level: Option<i32>,
     writer_name: &str,
 ) -> io::Result<()> {
-    let vk_format = match tex.format {
-        wgpu::TextureFormat::Bc7RgbaUnorm => VK_FORMAT_BC7_UNORM,
-        wgpu::TextureFormat::Bc7RgbaUnormSrgb => VK_FORMAT_BC7_SRGB,
-        other => return Err(invalid(format!("only BC7 can be written, not {other:?}"))),
+    let Some(block_format) = BlockFormat::from_wgpu(tex.format) else {
+        return Err(invalid(format!(
+            "only block-compressed formats (BC1 to BC7) can be written, not {:?}",
+            tex.format
+        )));
     };
+    let vk_format = block_format.vk_format;
     if tex.width == 0 || tex.height == 0 {
         return Err(invalid(format!(
             "zero-sized texture {}x{}",
@@ -102,11 +101,12 @@ pub fn write_ktx2(
     }
     for (i, level) in tex.levels.iter().enumerate() {
         let (lw, lh) = level_dims(tex.width, tex.height, i);
-        let expected = bc7_level_size(lw, lh);
+        let expected = block_format.level_size(lw, lh);
         if level.len() as u64 != expected {
             return Err(invalid(format!(
-                "level {i} ({lw}x{lh}) has {} bytes, BC7 needs {expected}",
-                level.len()
+                "level {i} ({lw}x{lh}) has {} bytes, {} needs {expected}",
+                level.len(),
+                block_format.name
             )));
         }
     }
@@ -129,7 +129,10 @@ pub fn write_ktx2(
 
     let dfd = dfd_section(vk_format)?;
     let mut entries = tex.key_values.clone();
-    entries.push(("KTXorientation".into(), b"rd\0".to_vec()));
+    // Top-down rows, unless the caller says otherwise (a bottom-up "ru" file).
+    if !entries.iter().any(|(k, _)| k == "KTXorientation") {
+        entries.push(("KTXorientation".into(), b"rd\0".to_vec()));
+    }
     entries.push(("KTXwriter".into(), [writer_name.as_bytes(), b"\0"].concat()));
     if let Some(level) = zstd_level {
         entries.push((
@@ -146,7 +149,7 @@ pub fn write_ktx2(
     let align = if zstd_level.is_some() {
         1
     } else {
-        BC7_BLOCK_BYTES
+        u64::from(block_format.block_bytes)
     };
     let mut offsets = vec![0u64; n];
     let mut cursor = kvd_end;

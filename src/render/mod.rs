@@ -128,7 +128,8 @@ pub struct DrawUniforms {
     /// Object to world.
     pub model: [[f32; 4]; 4],
     /// x: mip bias (log2 of the render scale), y: debug mode (1 = colour by the level sampled,
-    /// 2 = by the level wanted), z: the texture's feedback slot (negative: none), w: its full
+    /// 2 = by the level wanted) plus 4 to flip the texture's columns and 8 its rows
+    /// (`KTXorientation`), z: the texture's feedback slot (negative: none), w: its full
     /// level-0 width (0: unknown).
     pub params: [f32; 4],
     /// Direction the light travels, world space; w: the texture's level-0 height.
@@ -160,9 +161,16 @@ impl DrawUniforms {
         self
     }
 
+    /// The texture's orientation (`KTXorientation`): its texture coordinates are flipped in the
+    /// vertex shader.
+    pub fn with_orientation(mut self, o: crate::ktx2::Orientation) -> Self {
+        self.params[1] += if o.flip_x { 4.0 } else { 0.0 } + if o.flip_y { 8.0 } else { 0.0 };
+        self
+    }
+
     /// The wanted-level debug view: colour by the level the view wants (what feedback records).
     pub fn with_debug_wanted(mut self) -> Self {
-        self.params[1] = 2.0;
+        self.params[1] = ((self.params[1] as u32 & !3) | 2) as f32;
         self
     }
 }

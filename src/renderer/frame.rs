@@ -339,6 +339,9 @@ impl Renderer {
                 && let Some((w, h)) = self.manager.streamer().texture_size(mat.base_color)
             {
                 u = u.with_full_size(w, h);
+                if let Some(o) = self.manager.streamer().texture_orientation(mat.base_color) {
+                    u = u.with_orientation(o);
+                }
                 if feedback_on {
                     let t = mat.base_color.index();
                     u = u.with_feedback(t, w, h);

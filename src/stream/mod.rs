@@ -459,6 +459,12 @@ impl Streamer {
         self.id(h).map(|s| s.width)
     }
 
+    /// The texture's `KTXorientation` (which way its rows and columns go): flip the texture
+    /// coordinates that sample it accordingly (mipflow's `Renderer` does).
+    pub fn texture_orientation(&self, h: TextureHandle) -> Option<crate::ktx2::Orientation> {
+        self.slot(h).map(|s| s.info.orientation())
+    }
+
     /// Width and height of level 0 of a live texture.
     pub fn texture_size(&self, h: TextureHandle) -> Option<(u32, u32)> {
         self.id(h).map(|s| (s.width, s.height))

@@ -30,7 +30,7 @@ impl Streamer {
         if !ctx.bc_supported() {
             return Err(Error::InvalidResource {
                 label,
-                reason: "the adapter cannot sample BC7 textures (no TEXTURE_COMPRESSION_BC)".into(),
+                reason: "the adapter cannot sample block-compressed (BC1 to BC7) textures (no TEXTURE_COMPRESSION_BC)".into(),
             });
         }
         let count = info.levels.len().min(crate::budget::planner::MAX_LEVELS) as u8;

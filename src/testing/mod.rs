@@ -29,6 +29,26 @@ pub fn render_textured_quad(
     width: u32,
     height: u32,
 ) -> Result<Vec<u8>> {
+    render_textured_quad_oriented(
+        ctx,
+        format,
+        (tex_width, tex_height),
+        levels,
+        (width, height),
+        crate::ktx2::Orientation::default(),
+    )
+}
+
+/// [`render_textured_quad`] for a texture whose rows or columns go the other way
+/// (`KTXorientation`), drawn the way mipflow's `Renderer` draws it (flipped coordinates).
+pub fn render_textured_quad_oriented(
+    ctx: &GpuContext,
+    format: wgpu::TextureFormat,
+    (tex_width, tex_height): (u32, u32),
+    levels: &[Vec<u8>],
+    (width, height): (u32, u32),
+    orientation: crate::ktx2::Orientation,
+) -> Result<Vec<u8>> {
     let color_format = wgpu::TextureFormat::Rgba8UnormSrgb;
     let pass = TexturedPass::new(ctx, color_format, 8)?;
     let refs: Vec<&[u8]> = levels.iter().map(Vec::as_slice).collect();
@@ -92,7 +112,7 @@ pub fn render_textured_quad(
     // A long floor: 2 wide, 8 deep, its UVs repeating 4 times along the depth.
     let model = Mat4::from_translation(Vec3::new(0.0, 0.0, -3.0))
         * Mat4::from_scale(Vec3::new(2.0, 1.0, 8.0));
-    let u = DrawUniforms::new(proj * view, model, 0.0, false);
+    let u = DrawUniforms::new(proj * view, model, 0.0, false).with_orientation(orientation);
     ctx.queue()
         .write_buffer(ubuf.buffer(), 0, bytemuck::bytes_of(&u));
 

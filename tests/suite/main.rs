@@ -13,6 +13,7 @@ mod cook_quality;
 mod embed_examples;
 mod feedback;
 mod first_render;
+mod formats;
 mod frame_alloc;
 mod gpu_ledger;
 mod ktx2_malformed;

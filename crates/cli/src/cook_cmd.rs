@@ -27,8 +27,8 @@ use rayon::prelude::*;
 
 use mipflow::ktx2::{COOK_STAMP_KEY, ReadLimits, read_info, write_ktx2};
 use mipflow_cook::{
-    ColorSpace, CookError, CookOptions, MAX_COOK_DIMENSION, MipFilter, Quality, Resize, cook_rgba8,
-    encoder_for,
+    BlockKind, ColorSpace, CookError, CookOptions, MAX_COOK_DIMENSION, MipFilter, Quality, Resize,
+    cook_rgba8, encoder_for_options,
 };
 
 /// Arguments of `mipflow cook`.
@@ -49,9 +49,18 @@ pub struct CookArgs {
     /// Colour space of the inputs' RGB.
     #[arg(long, value_enum, default_value_t = ColorSpace::Srgb)]
     pub color: ColorSpace,
-    /// Treat inputs as tangent-space normal maps (linear, renormalised mips; overrides --color).
+    /// Treat inputs as tangent-space normal maps (linear, renormalised mips; overrides --color;
+    /// stored as BC5 unless --format says otherwise).
     #[arg(long)]
     pub normal_map: bool,
+    /// Block format: bc7 (default), bc1 (RGB, half the bytes), bc3 (RGBA), bc4 (red: masks,
+    /// heights), bc5 (red and green: normal maps; the default with --normal-map), bc6h (HDR RGB
+    /// half floats; from 8-bit inputs, their linear light).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<BlockKind>,
+    /// Worker threads (default: one per CPU).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub threads: Option<u16>,
     /// Cook even when an output is up to date.
     #[arg(long)]
     pub force: bool,
@@ -79,6 +88,7 @@ impl CookArgs {
             zstd: self.zstd,
             filter: MipFilter::default(),
             resize: self.resize,
+            block: self.format,
         }
     }
 }
@@ -377,7 +387,7 @@ fn cook_job(
     force: bool,
     max_memory: u64,
 ) -> Result<Outcome, CookError> {
-    let encoder = encoder_for(opts.quality);
+    let encoder = encoder_for_options(opts);
     let bytes = fs::read(&job.input).map_err(|source| CookError::Read {
         path: job.input.clone(),
         source,
@@ -505,7 +515,19 @@ pub fn cook_files(args: &CookArgs, progress: bool) -> CookSummary {
 /// Runs `mipflow cook`: cooks, prints a summary and every failure (with its input and reason) on
 /// stderr, and returns 0 when every input was cooked or up to date, 1 otherwise.
 pub fn run_cook(args: &CookArgs) -> i32 {
-    let s = cook_files(args, true);
+    let s = match args.threads {
+        Some(n) => match rayon::ThreadPoolBuilder::new()
+            .num_threads(usize::from(n))
+            .build()
+        {
+            Ok(pool) => pool.install(|| cook_files(args, true)),
+            Err(e) => {
+                eprintln!("error: cannot start {n} worker threads: {e}");
+                return 1;
+            }
+        },
+        None => cook_files(args, true),
+    };
     let rate = if s.seconds > 0.0 {
         s.megapixels / s.seconds
     } else {

@@ -10,7 +10,7 @@
 
 use rayon::prelude::*;
 
-use super::{CookError, Quality};
+use super::{BlockKind, CookError, Quality};
 
 /// A BC7 block encoder.
 pub trait Bc7Encoder: Send + Sync {
@@ -30,6 +30,11 @@ pub trait Bc7Encoder: Send + Sync {
         alpha: bool,
         out: &mut [u8],
     ) -> Result<(), CookError>;
+
+    /// Bytes of one block it writes (16 for BC7; 8 for BC1 and BC4).
+    fn block_bytes(&self) -> usize {
+        16
+    }
 }
 
 /// intel_tex_2's BC7 encoder at a [`Quality`].
@@ -121,11 +126,173 @@ pub fn encoder_for(quality: Quality) -> Box<dyn Bc7Encoder> {
     Box::new(IntelBc7 { quality })
 }
 
+/// The encoder for a cook's options: BC7 by [`encoder_for`], the other formats by
+/// [`IntelBlock`].
+pub fn encoder_for_options(opts: &crate::CookOptions) -> Box<dyn Bc7Encoder> {
+    match opts.block_kind() {
+        BlockKind::Bc7 => encoder_for(opts.quality),
+        kind => Box::new(IntelBlock {
+            kind,
+            quality: opts.quality,
+            srgb_to_linear: opts.mips_in_linear_light(),
+        }),
+    }
+}
+
+/// intel_tex_2's encoders for the other block formats (BC1, BC3, BC4, BC5, BC6H). Each takes the
+/// same RGBA8 levels as BC7: BC4 encodes the red channel, BC5 red and green, BC6H the RGB as
+/// half floats (decoded from sRGB to linear light when `srgb_to_linear`).
+#[derive(Debug, Clone, Copy)]
+pub struct IntelBlock {
+    /// The format.
+    pub kind: BlockKind,
+    /// BC6H's effort (the others have one profile).
+    pub quality: Quality,
+    /// BC6H: the 8-bit values are sRGB-encoded colour.
+    pub srgb_to_linear: bool,
+}
+
+impl Bc7Encoder for IntelBlock {
+    fn name(&self) -> String {
+        let kind = match self.kind {
+            BlockKind::Bc7 => "bc7",
+            BlockKind::Bc1 => "bc1",
+            BlockKind::Bc3 => "bc3",
+            BlockKind::Bc4 => "bc4",
+            BlockKind::Bc5 => "bc5",
+            BlockKind::Bc6h => "bc6h",
+        };
+        let q = match self.quality {
+            Quality::Fast => "very_fast",
+            Quality::Default => "fast",
+            Quality::Slow => "basic",
+        };
+        let linear = if self.srgb_to_linear { "/linear" } else { "" };
+        format!("intel_tex_2-0.5/{kind}/{q}{linear}")
+    }
+
+    fn block_bytes(&self) -> usize {
+        match self.kind {
+            BlockKind::Bc1 | BlockKind::Bc4 => 8,
+            _ => 16,
+        }
+    }
+
+    fn encode_blocks(
+        &self,
+        rgba: &[u8],
+        width: u32,
+        height: u32,
+        stride: u32,
+        alpha: bool,
+        out: &mut [u8],
+    ) -> Result<(), CookError> {
+        let _ = alpha;
+        let (w, h, st) = (width as usize, height as usize, stride as usize);
+        let blocks = (w / 4) * (h / 4);
+        if !width.is_multiple_of(4) || !height.is_multiple_of(4) {
+            return Err(CookError::Encode(format!(
+                "surface {width}x{height} is not a multiple of 4"
+            )));
+        }
+        if st < w * 4 || (h > 0 && rgba.len() < st * (h - 1) + w * 4) {
+            return Err(CookError::Encode(format!(
+                "surface data too short for {width}x{height}, stride {stride}"
+            )));
+        }
+        if out.len() != blocks * self.block_bytes() {
+            return Err(CookError::Encode(format!(
+                "output of {} bytes for {blocks} blocks",
+                out.len()
+            )));
+        }
+        if blocks == 0 {
+            return Ok(());
+        }
+        // The channels each format takes, tightly packed.
+        let texels = |channels: usize, f: &dyn Fn(&[u8], &mut Vec<u8>)| {
+            let mut v = Vec::with_capacity(w * h * channels);
+            for y in 0..h {
+                for p in rgba[y * st..y * st + w * 4].chunks_exact(4) {
+                    f(p, &mut v);
+                }
+            }
+            v
+        };
+        match self.kind {
+            BlockKind::Bc7 => IntelBc7 {
+                quality: self.quality,
+            }
+            .encode_blocks(rgba, width, height, stride, alpha, out)?,
+            BlockKind::Bc1 | BlockKind::Bc3 => {
+                let surface = intel_tex_2::RgbaSurface {
+                    data: rgba,
+                    width,
+                    height,
+                    stride,
+                };
+                if self.kind == BlockKind::Bc1 {
+                    intel_tex_2::bc1::compress_blocks_into(&surface, out);
+                } else {
+                    intel_tex_2::bc3::compress_blocks_into(&surface, out);
+                }
+            }
+            BlockKind::Bc4 => {
+                let r = texels(1, &|p, v| v.push(p[0]));
+                let surface = intel_tex_2::RSurface {
+                    data: &r,
+                    width,
+                    height,
+                    stride: width,
+                };
+                intel_tex_2::bc4::compress_blocks_into(&surface, out);
+            }
+            BlockKind::Bc5 => {
+                let rg = texels(2, &|p, v| v.extend_from_slice(&p[..2]));
+                let surface = intel_tex_2::RgSurface {
+                    data: &rg,
+                    width,
+                    height,
+                    stride: width * 2,
+                };
+                intel_tex_2::bc5::compress_blocks_into(&surface, out);
+            }
+            BlockKind::Bc6h => {
+                let linear = self.srgb_to_linear;
+                let halves = texels(8, &|p, v| {
+                    for (c, &x) in p.iter().enumerate() {
+                        let f = match c {
+                            3 => 1.0,
+                            _ if linear => crate::srgb_to_linear(f32::from(x) / 255.0),
+                            _ => f32::from(x) / 255.0,
+                        };
+                        v.extend_from_slice(&half::f16::from_f32(f).to_le_bytes());
+                    }
+                });
+                let surface = intel_tex_2::RgbaSurface {
+                    data: &halves,
+                    width,
+                    height,
+                    stride: width * 8,
+                };
+                use intel_tex_2::bc6h::*;
+                let settings = match self.quality {
+                    Quality::Fast => very_fast_settings(),
+                    Quality::Default => fast_settings(),
+                    Quality::Slow => basic_settings(),
+                };
+                compress_blocks_into(&settings, &surface, out);
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Texels per parallel encoding task (at least one block row): large enough to amortise the task,
 /// small enough to spread a single large image over every core.
 const TEXELS_PER_TASK: usize = 64 * 1024;
 
-/// Encodes one RGBA8 level of any size into BC7 blocks (`ceil(w/4) * ceil(h/4) * 16` bytes).
+/// Encodes one RGBA8 level of any size into blocks (`ceil(w/4) * ceil(h/4) * block_bytes`).
 ///
 /// Edge blocks of sizes that are not multiples of 4 are padded by **replicating the last column and
 /// row**, so the padding has the colours of the edge and does not spend endpoint precision on texels
@@ -145,12 +312,13 @@ pub fn encode_level(
         )));
     }
     let (bw, bh) = (w.div_ceil(4), h.div_ceil(4));
-    let mut out = vec![0u8; bw * bh * 16];
+    let bb = encoder.block_bytes();
+    let mut out = vec![0u8; bw * bh * bb];
     let band_rows = (TEXELS_PER_TASK / (bw * 16)).max(1);
-    out.par_chunks_mut(bw * 16 * band_rows)
+    out.par_chunks_mut(bw * bb * band_rows)
         .enumerate()
         .try_for_each(|(band, blocks)| {
-            let rows = blocks.len() / (bw * 16);
+            let rows = blocks.len() / (bw * bb);
             let y0 = band * band_rows * 4;
             let pw = bw * 4;
             if pw == w && y0 + rows * 4 <= h {

@@ -32,8 +32,10 @@ use std::path::PathBuf;
 
 pub use color::{linear_to_srgb, srgb_to_linear};
 pub use compare::psnr_rgb;
-pub use encoder::{Bc7Encoder, IntelBc7, encode_level, encoder_for};
-pub use metrics::decode_bc7;
+pub use encoder::{
+    Bc7Encoder, IntelBc7, IntelBlock, encode_level, encoder_for, encoder_for_options,
+};
+pub use metrics::{decode_bc7, decode_blocks};
 pub use mipflow::ktx2::EncodedTexture;
 pub use mips::MipFilter;
 
@@ -138,6 +140,28 @@ pub enum Quality {
     Slow,
 }
 
+/// The block format a cook writes (`mipflow cook --format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "lowercase")]
+pub enum BlockKind {
+    /// RGBA, 16 bytes a block: the best quality (the default for colour).
+    #[default]
+    Bc7,
+    /// RGB (1-bit alpha), 8 bytes a block: half of BC7's bytes, lower quality.
+    Bc1,
+    /// RGBA with a separate alpha block, 16 bytes a block.
+    Bc3,
+    /// One channel (the image's red), 8 bytes a block: masks, roughness, heights.
+    Bc4,
+    /// Two channels (red and green), 16 bytes a block: tangent-space normal maps (the default
+    /// with `--normal-map`; the shader rebuilds z).
+    Bc5,
+    /// HDR RGB (unsigned half floats), 16 bytes a block: skies, light maps. From 8-bit inputs the
+    /// values are the image's linear light (0 to 1).
+    Bc6h,
+}
+
 /// How the image's RGB values are to be interpreted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
@@ -226,27 +250,55 @@ pub struct CookOptions {
     pub filter: MipFilter,
     /// The size the image is cooked at (default: its own).
     pub resize: Resize,
+    /// The block format (`None`: BC7, or BC5 for a normal map).
+    pub block: Option<BlockKind>,
 }
 
 impl CookOptions {
+    /// The block format these options produce.
+    pub fn block_kind(&self) -> BlockKind {
+        self.block.unwrap_or(if self.normal_map {
+            BlockKind::Bc5
+        } else {
+            BlockKind::Bc7
+        })
+    }
+
     /// The texture format these options produce.
     pub fn format(&self) -> wgpu::TextureFormat {
-        if self.normal_map || self.color == ColorSpace::Linear {
-            wgpu::TextureFormat::Bc7RgbaUnorm
-        } else {
-            wgpu::TextureFormat::Bc7RgbaUnormSrgb
+        use wgpu::TextureFormat as F;
+        let srgb = !(self.normal_map || self.color == ColorSpace::Linear);
+        match (self.block_kind(), srgb) {
+            (BlockKind::Bc7, false) => F::Bc7RgbaUnorm,
+            (BlockKind::Bc7, true) => F::Bc7RgbaUnormSrgb,
+            (BlockKind::Bc1, false) => F::Bc1RgbaUnorm,
+            (BlockKind::Bc1, true) => F::Bc1RgbaUnormSrgb,
+            (BlockKind::Bc3, false) => F::Bc3RgbaUnorm,
+            (BlockKind::Bc3, true) => F::Bc3RgbaUnormSrgb,
+            (BlockKind::Bc4, _) => F::Bc4RUnorm,
+            (BlockKind::Bc5, _) => F::Bc5RgUnorm,
+            (BlockKind::Bc6h, _) => F::Bc6hRgbUfloat,
+        }
+    }
+
+    /// Whether the mips are filtered in linear light from sRGB-encoded 8-bit values: colour
+    /// stored as sRGB, and BC6H from an sRGB image (whose encoder then decodes to linear).
+    pub(crate) fn mips_in_linear_light(&self) -> bool {
+        match self.block_kind() {
+            BlockKind::Bc6h => !self.normal_map && self.color == ColorSpace::Srgb,
+            _ => self.format().is_srgb(),
         }
     }
 }
 
-/// Cooks `img` into a BC7 texture with a full mip chain down to 1x1, in memory (see the module
+/// Cooks `img` into a block-compressed texture (BC7 unless `opts.block` says otherwise) with a full mip chain down to 1x1, in memory (see the module
 /// documentation for the filter, alpha and memory behaviour). The encoder is [`encoder_for`]
 /// `opts.quality`; `opts.zstd` is not applied here but by [`crate::ktx2::write_ktx2`].
 pub fn cook_image(
     img: &image::DynamicImage,
     opts: &CookOptions,
 ) -> Result<EncodedTexture, CookError> {
-    let encoder = encoder_for(opts.quality);
+    let encoder = encoder_for_options(opts);
     cook_rgba8(img.to_rgba8(), opts, encoder.as_ref())
 }
 
@@ -271,7 +323,7 @@ pub fn cook_rgba8(
         .as_raw()
         .par_chunks(4 * 4096)
         .any(|c| c.chunks_exact(4).any(|p| p[3] != 255));
-    let srgb = opts.format().is_srgb();
+    let srgb = opts.mips_in_linear_light();
     let mode = match (opts.normal_map, alpha) {
         (true, alpha) => MipMode::Normal { alpha },
         (false, true) => MipMode::Alpha { srgb },

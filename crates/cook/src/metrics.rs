@@ -23,3 +23,71 @@ pub fn decode_bc7(data: &[u8], width: u32, height: u32) -> Vec<u8> {
     }
     out
 }
+
+/// Decodes `width` x `height` texels of any BCn `format` (row-major blocks, edge blocks padded)
+/// to tightly packed RGBA8 as a shader samples it: BC4 gives `(r, 0, 0, 255)`, BC5 `(r, g, 0,
+/// 255)`, BC6H its linear values clamped to 0..1, sRGB formats their stored (encoded) bytes.
+/// Signed formats map -1..1 to 0..255. Missing blocks decode as transparent black; a format that
+/// is not block-compressed gives all zeros. Never panics.
+pub fn decode_blocks(format: wgpu::TextureFormat, data: &[u8], width: u32, height: u32) -> Vec<u8> {
+    use wgpu::TextureFormat as F;
+    let (w, h) = (width as usize, height as usize);
+    let mut out = vec![0u8; w * h * 4];
+    let Some(bb) = format.block_copy_size(None).map(|b| b as usize) else {
+        return out;
+    };
+    if format.block_dimensions() != (4, 4) {
+        return out;
+    }
+    let bw = w.div_ceil(4);
+    let snorm = |v: u8| ((v as i8 as f32 / 127.0).clamp(-1.0, 1.0) * 127.5 + 127.5) as u8;
+    for (i, src) in data.chunks_exact(bb).take(bw * h.div_ceil(4)).enumerate() {
+        let mut rgba = [0u8; 64];
+        match format {
+            F::Bc1RgbaUnorm | F::Bc1RgbaUnormSrgb => bcdec_rs::bc1(src, &mut rgba, 16),
+            F::Bc2RgbaUnorm | F::Bc2RgbaUnormSrgb => bcdec_rs::bc2(src, &mut rgba, 16),
+            F::Bc3RgbaUnorm | F::Bc3RgbaUnormSrgb => bcdec_rs::bc3(src, &mut rgba, 16),
+            F::Bc7RgbaUnorm | F::Bc7RgbaUnormSrgb => bcdec_rs::bc7(src, &mut rgba, 16),
+            F::Bc4RUnorm | F::Bc4RSnorm => {
+                let signed = format == F::Bc4RSnorm;
+                let mut r = [0u8; 16];
+                bcdec_rs::bc4(src, &mut r, 4, signed);
+                for (t, &v) in r.iter().enumerate() {
+                    let v = if signed { snorm(v) } else { v };
+                    rgba[t * 4..t * 4 + 4].copy_from_slice(&[v, 0, 0, 255]);
+                }
+            }
+            F::Bc5RgUnorm | F::Bc5RgSnorm => {
+                let signed = format == F::Bc5RgSnorm;
+                let mut rg = [0u8; 32];
+                bcdec_rs::bc5(src, &mut rg, 8, signed);
+                for t in 0..16 {
+                    let (r, g) = (rg[t * 2], rg[t * 2 + 1]);
+                    let (r, g) = if signed { (snorm(r), snorm(g)) } else { (r, g) };
+                    rgba[t * 4..t * 4 + 4].copy_from_slice(&[r, g, 0, 255]);
+                }
+            }
+            F::Bc6hRgbUfloat | F::Bc6hRgbFloat => {
+                let mut rgb = [0f32; 48];
+                bcdec_rs::bc6h_float(src, &mut rgb, 12, format == F::Bc6hRgbFloat);
+                for t in 0..16 {
+                    let c = |k: usize| (rgb[t * 3 + k].clamp(0.0, 1.0) * 255.0 + 0.5) as u8;
+                    rgba[t * 4..t * 4 + 4].copy_from_slice(&[c(0), c(1), c(2), 255]);
+                }
+            }
+            _ => return out,
+        }
+        let (bx, by) = (i % bw, i / bw);
+        for row in 0..4 {
+            let y = by * 4 + row;
+            if y >= h {
+                break;
+            }
+            let x0 = bx * 4;
+            let n = (w - x0).min(4);
+            let dst = (y * w + x0) * 4;
+            out[dst..dst + n * 4].copy_from_slice(&rgba[row * 16..row * 16 + n * 4]);
+        }
+    }
+    out
+}

@@ -16,7 +16,7 @@ pub fn markdown(r: &BenchReport) -> String {
     let sc = &r.scene;
     let _ = writeln!(
         s,
-        "Scene: {} ({}), {} textures, {}x{}, {} frames per mode, anisotropy {}, outputs compared every {} frame(s), {} streaming. Budget of (c): {} = {} MiB ((b)'s textures: {} MiB; (a)'s: {} MiB).\n",
+        "Scene: {} ({}), {} textures, {}x{}, {} frames per mode, anisotropy {}, outputs compared every {} frame(s), {} streaming, camera {:.2} units a frame on average ({:.2} at most). Budget of (c): {} = {} MiB ((b)'s textures: {} MiB; (a)'s: {} MiB).\n",
         sc.kind,
         sc.scenario,
         sc.textures,
@@ -30,6 +30,8 @@ pub fn markdown(r: &BenchReport) -> String {
         } else {
             "asynchronous"
         },
+        sc.camera_speed_mean,
+        sc.camera_speed_max,
         sc.budget_rule,
         r.modes
             .get(2)

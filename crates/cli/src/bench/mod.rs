@@ -131,6 +131,12 @@ pub struct BenchArgs {
     /// Textures in the planner measurement.
     #[arg(long, default_value_t = 10_000)]
     pub planner_textures: usize,
+    /// The default tour's speed, world units a frame (averaged over the tour; the report states
+    /// the measured mean and maximum). The tour goes down the hall and back, as far as this
+    /// speed takes it in `--frames` (at most the hall's length): its speed does not depend on
+    /// the texture count. Ignored when the scenario has its own camera keys.
+    #[arg(long, value_name = "UNITS", default_value_t = DEFAULT_TOUR_SPEED)]
+    pub speed: f32,
     /// Budget sweep: after the main run, the tour again at each budget 1/N of (a)'s peak VRAM
     /// (N from this comma-separated list; `--sweep` alone: 8,12,16,24,32,48,64), with feedback
     /// off, on, and with histograms; reports the smallest budget at which every compared frame
@@ -394,6 +400,13 @@ pub struct SceneInfo {
     pub bc7_texture_bytes: u64,
     /// (a)'s texture footprint.
     pub rgba8_texture_bytes: u64,
+    /// The camera's speed over the frames, world units a frame (measured from its positions):
+    /// mean.
+    #[serde(default)]
+    pub camera_speed_mean: f64,
+    /// The camera's largest move in one frame, world units.
+    #[serde(default)]
+    pub camera_speed_max: f64,
 }
 
 /// Planner time per frame on a synthetic scene, run to convergence first.
@@ -503,6 +516,11 @@ pub enum BudgetRule {
     QuarterOfBc7,
 }
 
+/// The default tour's mean speed, world units a frame: the default scene's (64 textures, 120
+/// frames) tour as it was when its length followed the texture count, so its figures compare
+/// with earlier sessions'.
+pub const DEFAULT_TOUR_SPEED: f32 = 1.2;
+
 /// A resolved bench configuration (what [`BenchArgs`] become once checked).
 #[derive(Clone, Debug)]
 pub struct BenchOptions {
@@ -522,6 +540,8 @@ pub struct BenchOptions {
     pub prefetch: bool,
     /// Textures in the planner measurement.
     pub planner_textures: usize,
+    /// `--speed`: the default tour's mean speed, units a frame.
+    pub speed: f32,
     /// Short micro-benchmarks.
     pub quick: bool,
     /// `--sweep`: denominators of (a)'s peak VRAM (empty: no sweep).
@@ -599,6 +619,12 @@ impl BenchOptions {
                 args.planner_textures
             ));
         }
+        if !(args.speed.is_finite() && args.speed > 0.0 && args.speed <= 1000.0) {
+            return Err(format!(
+                "--speed {}: expected more than 0 and at most 1000 units a frame",
+                args.speed
+            ));
+        }
         let budget = match args.budget {
             Some(b) => {
                 if b == 0 {
@@ -631,6 +657,7 @@ impl BenchOptions {
             deterministic: !args.async_io,
             prefetch: !args.no_prefetch,
             planner_textures: args.planner_textures,
+            speed: args.speed,
             quick: args.quick,
             sweep,
             cache: Some(scenes::cache_dir()),

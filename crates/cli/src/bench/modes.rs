@@ -355,20 +355,27 @@ pub fn run(opts: &BenchOptions, progress: &dyn Fn(&str)) -> Result<BenchReport> 
             )
         }
     };
+    // The default tours go as far as `--speed` takes them in the frames (at most the scene's
+    // length): the same speed at any texture count.
+    let travel = opts.speed * sc.frames as f32;
     let camera_at = |frame: u64| {
         let (eye, target) = sc.camera_at(frame).unwrap_or_else(|| match kind {
-            "grid" => (
-                glam::Vec3::new(
-                    0.0,
-                    0.0,
-                    2.0 + length * (1.0 - frame as f32 / sc.frames as f32),
-                ),
-                glam::Vec3::ZERO,
-            ),
-            _ => scenes::tour(frame, sc.frames, length),
+            "grid" => {
+                let reach = length.min(travel);
+                (
+                    glam::Vec3::new(
+                        0.0,
+                        0.0,
+                        2.0 + reach * (1.0 - frame as f32 / sc.frames as f32),
+                    ),
+                    glam::Vec3::ZERO,
+                )
+            }
+            _ => scenes::tour(frame, sc.frames, (travel * 0.5 + 4.0).min(length)),
         });
         Camera::look_at(eye, target)
     };
+    let (speed_mean, speed_max) = camera_speed(sc.frames, &camera_at);
     // (c) and (d): as a game behind its loading screen, the first view streamed before frame 0.
     let streamed = |mode: Mode| -> Result<ModeRun> {
         progress(&format!("set-up: {}", mode.title()));
@@ -478,6 +485,8 @@ pub fn run(opts: &BenchOptions, progress: &dyn Fn(&str)) -> Result<BenchReport> 
             budget_rule,
             bc7_texture_bytes: bc7_bytes,
             rgba8_texture_bytes: rgba8_bytes,
+            camera_speed_mean: speed_mean,
+            camera_speed_max: speed_max,
         },
         modes,
         planner: Some(planner),
@@ -490,6 +499,20 @@ pub fn run(opts: &BenchOptions, progress: &dyn Fn(&str)) -> Result<BenchReport> 
     report.goals = goals(&report, opts);
     report.total_seconds = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// The camera's mean and largest move per frame over `frames` frames, world units.
+fn camera_speed(frames: u64, camera_at: &dyn Fn(u64) -> Camera) -> (f64, f64) {
+    let (mut sum, mut max) = (0.0f64, 0.0f64);
+    let mut prev = camera_at(0).position();
+    for f in 1..frames {
+        let p = camera_at(f).position();
+        let d = f64::from(p.distance(prev));
+        sum += d;
+        max = max.max(d);
+        prev = p;
+    }
+    (sum / frames.saturating_sub(1).max(1) as f64, max)
 }
 
 pub(super) fn machine(ctx: &GpuContext) -> Machine {

@@ -89,6 +89,7 @@ fn table_and_chart_from_a_report() {
         async_io: false,
         no_prefetch: false,
         planner_textures: 10_000,
+        speed: super::DEFAULT_TOUR_SPEED,
         sweep: None,
         quick: false,
     })

@@ -168,6 +168,8 @@ fn bad_flags_exit_2() {
         (&["--budget", "lots"][..], "lots"),
         (&["--quality-every", "0"][..], "--quality-every"),
         (&["--texture-size", "9"][..], "--texture-size"),
+        (&["--speed", "0"][..], "--speed"),
+        (&["--speed", "NaN"][..], "--speed"),
         (&["--scenario", "nope.toml"][..], "nope.toml"),
         (
             &["--textures", "/nonexistent-mipflow-dir"][..],

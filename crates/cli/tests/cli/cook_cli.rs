@@ -202,17 +202,58 @@ fn flags_select_format_and_supercompression() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let info = read_info(&out("n").join("tex.ktx2"), &ReadLimits::default()).unwrap();
-    assert_eq!(info.format, wgpu::TextureFormat::Bc7RgbaUnorm);
+    // A normal map is BC5 (x and y; the shader rebuilds z) unless --format says otherwise.
+    assert_eq!(info.format, wgpu::TextureFormat::Bc5RgUnorm);
     assert!(
         info.key_value_str("mipflow.cook")
             .unwrap()
             .contains("normal_map=true")
     );
 
+    // --format writes each block format, read by another reader (the ktx2 crate) with the right
+    // vkFormat and DFD colour model, and by ours with the format's level sizes.
+    for (name, vk, model, block) in [
+        ("bc7", 146u32, 134u8, 16u64),
+        ("bc1", 134, 128, 8),
+        ("bc3", 138, 130, 16),
+        ("bc4", 139, 131, 8),
+        ("bc5", 141, 132, 16),
+        ("bc6h", 143, 133, 16),
+    ] {
+        let dir = out(&format!("f-{name}"));
+        let o = mipflow(
+            &[
+                "cook",
+                s(&img),
+                "-o",
+                s(&dir),
+                "--format",
+                name,
+                "--threads",
+                "1",
+            ],
+            &[],
+        );
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        let bytes = std::fs::read(dir.join("tex.ktx2")).unwrap();
+        let r = ktx2::Reader::new(bytes.as_slice()).unwrap();
+        assert_eq!(r.header().format.map(|f| f.value()), Some(vk), "{name}");
+        assert_eq!(r.color_model().map(|m| m.value()), Some(model), "{name}");
+        let info = read_info(&dir.join("tex.ktx2"), &ReadLimits::default()).unwrap();
+        let (w, h) = info.level_dims(0);
+        assert_eq!(
+            info.level_size(0),
+            u64::from(w.div_ceil(4) * h.div_ceil(4)) * block,
+            "{name}"
+        );
+    }
+
     for bad in [
         &["--zstd", "0"][..],
         &["--zstd", "23"],
         &["--quality", "ultra"],
+        &["--format", "etc2"],
+        &["--threads", "0"],
         &["--color", "rgb"],
     ] {
         let bad_out = out("bad");

@@ -1,0 +1,127 @@
+//! The block-compressed formats mipflow reads, streams and writes: every BCn format wgpu has, with
+//! its sRGB variant where one exists. One table says, per format, its `vkFormat`, the wgpu format
+//! it is sampled as, the Khronos Data Format colour model its DFD must declare, and its block
+//! size; every size in the reader, the writer, the ledger and the planner comes from it.
+
+use wgpu::TextureFormat as F;
+
+/// One block-compressed format as a KTX2 file declares it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockFormat {
+    /// `vkFormat` in the KTX2 header.
+    pub vk_format: u32,
+    /// The wgpu format it is created and sampled as.
+    pub format: wgpu::TextureFormat,
+    /// The DFD's `colorModel` (`KHR_DF_MODEL_BC1A` 128 ... `KHR_DF_MODEL_BC7` 134).
+    pub color_model: u8,
+    /// Bytes in one 4x4 block: 8 (BC1, BC4) or 16.
+    pub block_bytes: u32,
+    /// The Vulkan name without `VK_FORMAT_` and `_BLOCK`, for messages and reports.
+    pub name: &'static str,
+}
+
+const fn bf(
+    vk_format: u32,
+    format: F,
+    color_model: u8,
+    block_bytes: u32,
+    name: &'static str,
+) -> BlockFormat {
+    BlockFormat {
+        vk_format,
+        format,
+        color_model,
+        block_bytes,
+        name,
+    }
+}
+
+/// Every format accepted, by `vkFormat`. BC1's RGB variants (131, 132) are sampled as wgpu's
+/// RGBA BC1, which decodes their blocks the same way (a 3-colour block's fourth index is black
+/// with alpha 0 there, opaque black in Vulkan's RGB view: the colour matches, only alpha can
+/// differ, and an RGB texture's alpha is not meant to be read).
+pub const FORMATS: &[BlockFormat] = &[
+    bf(131, F::Bc1RgbaUnorm, 128, 8, "BC1_RGB_UNORM"),
+    bf(132, F::Bc1RgbaUnormSrgb, 128, 8, "BC1_RGB_SRGB"),
+    bf(133, F::Bc1RgbaUnorm, 128, 8, "BC1_RGBA_UNORM"),
+    bf(134, F::Bc1RgbaUnormSrgb, 128, 8, "BC1_RGBA_SRGB"),
+    bf(135, F::Bc2RgbaUnorm, 129, 16, "BC2_UNORM"),
+    bf(136, F::Bc2RgbaUnormSrgb, 129, 16, "BC2_SRGB"),
+    bf(137, F::Bc3RgbaUnorm, 130, 16, "BC3_UNORM"),
+    bf(138, F::Bc3RgbaUnormSrgb, 130, 16, "BC3_SRGB"),
+    bf(139, F::Bc4RUnorm, 131, 8, "BC4_UNORM"),
+    bf(140, F::Bc4RSnorm, 131, 8, "BC4_SNORM"),
+    bf(141, F::Bc5RgUnorm, 132, 16, "BC5_UNORM"),
+    bf(142, F::Bc5RgSnorm, 132, 16, "BC5_SNORM"),
+    bf(143, F::Bc6hRgbUfloat, 133, 16, "BC6H_UFLOAT"),
+    bf(144, F::Bc6hRgbFloat, 133, 16, "BC6H_SFLOAT"),
+    bf(145, F::Bc7RgbaUnorm, 134, 16, "BC7_UNORM"),
+    bf(146, F::Bc7RgbaUnormSrgb, 134, 16, "BC7_SRGB"),
+];
+
+impl BlockFormat {
+    /// The entry for a `vkFormat`, if mipflow reads it.
+    pub fn from_vk(vk_format: u32) -> Option<&'static BlockFormat> {
+        FORMATS.iter().find(|f| f.vk_format == vk_format)
+    }
+
+    /// The entry a wgpu format is written as (BC1 as its RGBA variant), if it is one of ours.
+    pub fn from_wgpu(format: wgpu::TextureFormat) -> Option<&'static BlockFormat> {
+        // The RGBA BC1 entries come after the RGB ones: search from the end.
+        FORMATS.iter().rev().find(|f| f.format == format)
+    }
+
+    /// Bytes of one level of `width` x `height` texels (partial edge blocks count whole).
+    pub fn level_size(&self, width: u32, height: u32) -> u64 {
+        u64::from(width.div_ceil(4)) * u64::from(height.div_ceil(4)) * u64::from(self.block_bytes)
+    }
+
+    /// Whether the format stores sRGB-encoded colour.
+    pub fn is_srgb(&self) -> bool {
+        self.format.is_srgb()
+    }
+}
+
+/// Bytes of one level of a block-compressed `format` (any wgpu BCn format; BC7's 16-byte blocks
+/// for one that is not in [`FORMATS`]).
+pub fn level_size(format: wgpu::TextureFormat, width: u32, height: u32) -> u64 {
+    let block = format.block_copy_size(None).unwrap_or(16);
+    u64::from(width.div_ceil(4)) * u64::from(height.div_ceil(4)) * u64::from(block)
+}
+
+/// The supported `vkFormat`s, for an error message: "131-146 (BC1 to BC7)".
+pub const SUPPORTED: &str =
+    "131 to 146 (BC1, BC2, BC3, BC4, BC5, BC6H, BC7, UNORM/SNORM/SRGB/FLOAT)";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_agrees_with_wgpu() {
+        for f in FORMATS {
+            assert_eq!(
+                u64::from(f.block_bytes),
+                u64::from(f.format.block_copy_size(None).unwrap()),
+                "{}",
+                f.name
+            );
+            assert_eq!(f.format.block_dimensions(), (4, 4), "{}", f.name);
+            assert_eq!(f.name.ends_with("SRGB"), f.is_srgb(), "{}", f.name);
+            assert_eq!(BlockFormat::from_vk(f.vk_format), Some(f));
+            // Written back as the same vkFormat (BC1 RGB as RGBA, same blocks).
+            let back = BlockFormat::from_wgpu(f.format).unwrap();
+            assert_eq!(back.format, f.format);
+            assert_eq!(back.color_model, f.color_model);
+        }
+        assert_eq!(
+            BlockFormat::from_wgpu(F::Bc1RgbaUnorm).unwrap().vk_format,
+            133
+        );
+        assert!(BlockFormat::from_vk(37).is_none());
+        let bc1 = BlockFormat::from_vk(131).unwrap();
+        assert_eq!(bc1.level_size(1000, 600), 250 * 150 * 8);
+        assert_eq!(level_size(F::Bc4RUnorm, 3, 5), 2 * 8);
+        assert_eq!(level_size(F::Bc7RgbaUnorm, 3, 5), 2 * 16);
+    }
+}

@@ -1,0 +1,337 @@
+//! Every BCn format a game ships (issue 15): each streams through the budget on a real adapter
+//! (lavapipe in CI) with the levels the GPU holds equal to the file's blocks and the ledger's
+//! bytes equal to the format's sizes; the cook writes each format, read back by the `ktx2` crate
+//! (another reader than ours) with the right vkFormat and DFD colour model and decoding close to
+//! the source; `KTXorientation` "ru" draws the same picture as its "rd" twin; a zstd file whose
+//! DFD says `bytesPlane0 = 0` loads.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use mipflow::budget::{Budget, Category};
+use mipflow::ktx2::{BlockFormat, EncodedTexture, FORMATS, Ktx2Info, write_ktx2};
+use mipflow::manager::FrameTiming;
+use mipflow::stream::{TextureHandle, TextureOptions, TextureSource};
+use mipflow::{BudgetManager, ManagerConfig};
+use mipflow_cook::{BlockKind, ColorSpace, CookOptions, Resize, cook_image, decode_blocks};
+
+const MIB: u64 = 1 << 20;
+
+/// A `w x h` texture of `format` with a full chain of arbitrary blocks (every byte pattern is a
+/// block the GPU copies as it is; streaming never looks inside).
+fn arbitrary(format: wgpu::TextureFormat, w: u32, h: u32, seed: u32) -> EncodedTexture {
+    let levels = mipflow::budget::size::full_mip_count(w, h);
+    EncodedTexture {
+        format,
+        width: w,
+        height: h,
+        levels: (0..levels)
+            .map(|l| {
+                let n = mipflow::ktx2::BlockFormat::from_wgpu(format)
+                    .unwrap()
+                    .level_size((w >> l).max(1), (h >> l).max(1));
+                (0..n)
+                    .map(|k| (k as u32).wrapping_mul(seed | 1).wrapping_add(seed) as u8)
+                    .collect()
+            })
+            .collect(),
+        key_values: Vec::new(),
+    }
+}
+
+/// Writes `tex` to `path` as `vk_format` (the writer stores BC1 as its RGBA variant: the RGB
+/// ones are the same blocks with another header value).
+fn write_as(path: &Path, tex: &EncodedTexture, vk_format: u32, zstd: Option<i32>) {
+    let mut bytes = Vec::new();
+    write_ktx2(&mut bytes, tex, zstd, "mipflow test").unwrap();
+    bytes[12..16].copy_from_slice(&vk_format.to_le_bytes());
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn every_block_format_streams_with_its_own_sizes() {
+    let Some(ctx) = common::gpu() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut mc = ManagerConfig::default();
+    mc.render_targets = false;
+    let mut m = BudgetManager::with_context(ctx, mc);
+    m.set_budget(Budget::bytes(256 * MIB));
+    let mut files: Vec<(PathBuf, TextureHandle, &BlockFormat)> = Vec::new();
+    let mut expected_bytes = 0u64;
+    for (i, f) in FORMATS.iter().enumerate() {
+        let (w, h) = (64, 32);
+        let tex = arbitrary(f.format, w, h, i as u32 * 7 + 3);
+        expected_bytes += tex.levels.iter().map(|l| l.len() as u64).sum::<u64>();
+        let path = dir.path().join(format!("{}.ktx2", f.name));
+        // Every other one zstd-supercompressed: both read paths, every format.
+        write_as(&path, &tex, f.vk_format, (i % 2 == 1).then_some(3));
+        let info = mipflow::ktx2::read_info(&path, &Default::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", f.name));
+        assert_eq!(info.format, f.format, "{}", f.name);
+        for (l, level) in tex.levels.iter().enumerate() {
+            assert_eq!(
+                info.level_size(l),
+                level.len() as u64,
+                "{} level {l}",
+                f.name
+            );
+        }
+        let hd = m
+            .add_texture(
+                TextureSource::Path(Arc::new(path.clone())),
+                TextureOptions::default(),
+            )
+            .unwrap_or_else(|e| panic!("{}: {e}", f.name));
+        files.push((path, hd, f));
+    }
+    // Everything wanted at level 0 until everything is resident.
+    let mut frames = 0;
+    loop {
+        for (_, hd, _) in &files {
+            m.add_demand(*hd, 0.0, 10_000.0);
+        }
+        m.frame((640, 360), FrameTiming::default()).unwrap();
+        m.context().queue().submit([]);
+        m.end_frame();
+        frames += 1;
+        let done = files
+            .iter()
+            .all(|(_, hd, _)| m.streamer().resident_level(*hd) == Some(0));
+        if done {
+            break;
+        }
+        assert!(frames < 200, "not every format became resident");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    // The ledger: the formats' own sizes (8-byte blocks for BC1 and BC4), plus the fallback.
+    let fallback = 4;
+    assert_eq!(
+        m.context().ledger().bytes(Category::Textures),
+        expected_bytes + fallback
+    );
+    for (path, hd, f) in &files {
+        let info = mipflow::ktx2::read_info(path, &Default::default()).unwrap();
+        let levels = TextureSource::Path(Arc::new(path.clone()))
+            .read_levels(
+                &info,
+                0..info.levels.len() as u8,
+                &std::sync::atomic::AtomicBool::new(false),
+            )
+            .unwrap();
+        let tex = m.streamer().resident_texture(*hd).unwrap();
+        assert_eq!(tex.format(), f.format, "{}", f.name);
+        for (l, want) in levels.iter().enumerate() {
+            let got = mipflow::gpu::read_level(m.context(), tex, l as u32).unwrap();
+            assert!(got == *want, "{}: level {l} differs on the GPU", f.name);
+        }
+    }
+}
+
+/// A 96x64 test card: gradients, a disc, stripes (colours in every channel).
+fn card() -> image::DynamicImage {
+    image::DynamicImage::ImageRgba8(image::RgbaImage::from_fn(96, 64, |x, y| {
+        let disc = ((x as i32 - 48).pow(2) + (y as i32 - 32).pow(2)) < 400;
+        let stripe = (x / 6) % 2 == 0;
+        image::Rgba([
+            (x * 255 / 95) as u8,
+            if disc { 230 } else { (y * 255 / 63) as u8 },
+            if stripe { 200 } else { 40 },
+            255,
+        ])
+    }))
+}
+
+/// PSNR over the channels `mask` selects.
+fn psnr(a: &[u8], b: &[u8], mask: [bool; 4]) -> f64 {
+    let (mut se, mut n) = (0f64, 0u64);
+    for (pa, pb) in a.chunks_exact(4).zip(b.chunks_exact(4)) {
+        for c in 0..4 {
+            if mask[c] {
+                let d = f64::from(pa[c]) - f64::from(pb[c]);
+                se += d * d;
+                n += 1;
+            }
+        }
+    }
+    let mse = se / n.max(1) as f64;
+    if mse == 0.0 {
+        99.0
+    } else {
+        10.0 * (255.0f64 * 255.0 / mse).log10()
+    }
+}
+
+#[test]
+fn the_cook_writes_every_format_other_readers_read() {
+    let img = card();
+    let src = img.to_rgba8();
+    // Linear colour, so that every format's stored values are the image's own bytes.
+    for (kind, format, vk, model, mask, min_db) in [
+        (
+            BlockKind::Bc7,
+            wgpu::TextureFormat::Bc7RgbaUnorm,
+            145,
+            134,
+            [true, true, true, false],
+            40.0,
+        ),
+        (
+            BlockKind::Bc1,
+            wgpu::TextureFormat::Bc1RgbaUnorm,
+            133,
+            128,
+            [true, true, true, false],
+            30.0,
+        ),
+        (
+            BlockKind::Bc3,
+            wgpu::TextureFormat::Bc3RgbaUnorm,
+            137,
+            130,
+            [true, true, true, true],
+            30.0,
+        ),
+        (
+            BlockKind::Bc4,
+            wgpu::TextureFormat::Bc4RUnorm,
+            139,
+            131,
+            [true, false, false, false],
+            40.0,
+        ),
+        (
+            BlockKind::Bc5,
+            wgpu::TextureFormat::Bc5RgUnorm,
+            141,
+            132,
+            [true, true, false, false],
+            40.0,
+        ),
+        (
+            BlockKind::Bc6h,
+            wgpu::TextureFormat::Bc6hRgbUfloat,
+            143,
+            133,
+            [true, true, true, false],
+            35.0,
+        ),
+    ] {
+        let opts = CookOptions {
+            color: ColorSpace::Linear,
+            resize: Resize::Keep,
+            block: Some(kind),
+            ..CookOptions::default()
+        };
+        let tex = cook_image(&img, &opts).unwrap();
+        assert_eq!(tex.format, format, "{kind:?}");
+        assert_eq!(tex.levels.len(), 7);
+        let mut bytes = Vec::new();
+        write_ktx2(&mut bytes, &tex, Some(3), "mipflow test").unwrap();
+        // Another reader: the ktx2 crate.
+        let r = ktx2::Reader::new(bytes.as_slice()).unwrap();
+        assert_eq!(r.header().format.map(|f| f.value()), Some(vk), "{kind:?}");
+        assert_eq!(r.color_model().map(|m| m.value()), Some(model), "{kind:?}");
+        assert_eq!(r.levels().len(), 7);
+        // Ours.
+        let info = Ktx2Info::parse(&bytes, bytes.len() as u64, &Default::default()).unwrap();
+        assert_eq!(info.format, format);
+        // The blocks decode close to the source (the channels the format keeps).
+        let decoded = decode_blocks(format, &tex.levels[0], 96, 64);
+        let db = psnr(&src, &decoded, mask);
+        assert!(db >= min_db, "{kind:?}: {db:.1} dB");
+    }
+    // A normal map is BC5 unless told otherwise.
+    let normal = CookOptions {
+        normal_map: true,
+        ..CookOptions::default()
+    };
+    assert_eq!(normal.format(), wgpu::TextureFormat::Bc5RgUnorm);
+}
+
+#[test]
+fn bytes_plane0_zero_is_accepted_in_a_supercompressed_file_only() {
+    let tex = arbitrary(wgpu::TextureFormat::Bc7RgbaUnorm, 32, 32, 5);
+    for zstd in [Some(3), None] {
+        let mut bytes = Vec::new();
+        write_ktx2(&mut bytes, &tex, zstd, "mipflow test").unwrap();
+        // The DFD starts at dfdByteOffset (header bytes 48..52); bytesPlane0 is its byte
+        // 4 (dfdTotalSize) + 16 (its offset in the Basic block).
+        let dfd = u32::from_le_bytes(bytes[48..52].try_into().unwrap()) as usize;
+        assert_eq!(bytes[dfd + 4 + 16], 16);
+        bytes[dfd + 4 + 16] = 0;
+        let parsed = Ktx2Info::parse(&bytes, bytes.len() as u64, &Default::default());
+        match zstd {
+            Some(_) => {
+                let info = parsed.expect("an older zstd writer's bytesPlane0 = 0 loads");
+                assert_eq!(info.level_size(0), 32 * 32);
+            }
+            None => {
+                let e = parsed.expect_err("an uncompressed file must say its block size");
+                assert!(e.to_string().contains("bytesPlane0"), "{e}");
+            }
+        }
+    }
+}
+
+#[test]
+fn orientation_ru_draws_the_same_picture_as_rd() {
+    let Some(ctx) = common::gpu() else {
+        return;
+    };
+    let img = card();
+    let opts = CookOptions {
+        resize: Resize::Keep,
+        ..CookOptions::default()
+    };
+    let rd = cook_image(&img, &opts).unwrap();
+    // The bottom-up twin: rows stored last first, and said so.
+    let mut ru = cook_image(&img.flipv(), &opts).unwrap();
+    ru.key_values
+        .push(("KTXorientation".into(), b"ru\0".to_vec()));
+    let dir = tempfile::tempdir().unwrap();
+    let mut shots = Vec::new();
+    for (name, tex) in [("rd", &rd), ("ru", &ru)] {
+        let path = dir.path().join(format!("{name}.ktx2"));
+        let mut f = std::fs::File::create(&path).unwrap();
+        write_ktx2(&mut f, tex, None, "mipflow test").unwrap();
+        drop(f);
+        let info = mipflow::ktx2::read_info(&path, &Default::default()).unwrap();
+        assert_eq!(info.orientation().flip_y, name == "ru");
+        let levels = TextureSource::Path(Arc::new(path.clone()))
+            .read_levels(
+                &info,
+                0..info.levels.len() as u8,
+                &std::sync::atomic::AtomicBool::new(false),
+            )
+            .unwrap();
+        for o in [info.orientation(), Default::default()] {
+            shots.push(
+                mipflow::testing::render_textured_quad_oriented(
+                    &ctx,
+                    info.format,
+                    (info.width, info.height),
+                    &levels,
+                    (160, 120),
+                    o,
+                )
+                .unwrap(),
+            );
+        }
+    }
+    // shots: rd as read, rd again, ru as read (flipped), ru ignoring its orientation.
+    let rgb = [true, true, true, false];
+    let db = psnr(&shots[0], &shots[2], rgb);
+    assert!(
+        db >= 35.0,
+        "ru drawn with its orientation against rd: {db:.1} dB"
+    );
+    let ignored = psnr(&shots[0], &shots[3], rgb);
+    assert!(
+        ignored < db - 10.0,
+        "ru drawn upside down should differ: {ignored:.1} dB against {db:.1}"
+    );
+}
