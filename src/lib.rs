@@ -81,6 +81,7 @@ pub mod demand;
 pub mod error;
 pub mod events;
 pub mod feedback;
+pub mod feedback_demand;
 pub mod gpu;
 pub mod ktx2;
 pub mod manager;

@@ -3,7 +3,6 @@
 use std::time::Instant;
 
 use super::{FrameInput, Prefetch, Renderer};
-use crate::demand::DemandView;
 use crate::manager::FrameStats;
 use crate::manager::FrameTiming;
 use crate::render::scene::Camera;
@@ -13,38 +12,21 @@ use crate::{Error, Result};
 
 impl Renderer {
     /// Gives the manager every texture's wanted level and covered pixels from the instances in
-    /// view (and in the guard band and the look-ahead, at lower weights).
+    /// view (and in the guard band and the look-ahead, at lower weights), through the GPU
+    /// feedback's verdicts ([`crate::feedback_demand::FeedbackDemand`], what a game's own
+    /// renderer uses too).
     fn visibility(&mut self, camera: &Camera, output: (u32, u32)) {
         // The guard band covers a slow turn all around; the look-ahead (where the camera will
         // look in a few frames if it keeps turning and moving as it did since the last frame)
-        // covers a fast one on the side it turns to: a turn brings panels into view before
-        // their reads and uploads complete. See `DemandView`.
-        let mut view =
-            DemandView::new(camera, output).with_guard_band(camera, output, self.config.guard_band);
-        let frame = self.manager.frame_number() + 1;
-        if let Some(prev) = self.last_view {
-            let latency = self.manager.demand_latency_frames();
-            view = view.with_prediction(camera, output, prev, latency);
-            // A cut: feedback recorded before it describes another view.
-            let (_, rot, shift) = (camera.view * prev.inverse()).to_scale_rotation_translation();
-            let (angle, distance) = (rot.to_axis_angle().1, shift.length());
-            if angle >= 0.5 || distance > 5.0 {
-                self.last_cut = frame;
-            }
-            if angle > 1e-6 || distance > 1e-6 {
-                self.last_moved = frame;
-            }
-        }
-        self.last_view = Some(camera.view);
-        let feedback = self.pass.feedback();
-        let fresh = feedback
-            .latest_frame()
-            .filter(|&f| f > self.last_cut)
-            .is_some();
-        // The feedback was recorded at a view the camera has left since: the histograms lag.
-        let moved_since_feedback = feedback.latest_frame().is_none_or(|f| self.last_moved > f);
-        // Fewer CPU-estimated pixels than four samples' worth: no sample is no proof of hiding.
-        let hidden_min_pixels = 4.0 * (1u32 << (2 * feedback.config().block_shift)) as f32;
+        // covers a fast one on the side it turns to; the prediction asks for the levels the
+        // camera will want when a read started now lands. See `DemandView`.
+        let view = self.demand.begin_frame(
+            &self.manager,
+            self.pass.feedback(),
+            camera,
+            output,
+            self.config.guard_band,
+        );
         self.on_screen.clear();
         for inst in self.instances.iter() {
             let (Some(mesh), Some(mat)) = (
@@ -55,7 +37,6 @@ impl Renderer {
                 continue;
             };
             let tex = mat.base_color;
-            let i = tex.index() as usize;
             let scale = inst
                 .transform
                 .x_axis
@@ -74,84 +55,12 @@ impl Renderer {
             let Some(cpu) = cpu else {
                 continue;
             };
-            let in_view = cpu.weight == 1.0;
-            if in_view {
+            if cpu.weight == 1.0 {
                 self.on_screen
                     .push((tex.index(), cpu.now_level, cpu.pixels));
             }
-            if in_view
-                && let Some(last) = self.view_last.get_mut(i)
-                && *last != frame
-            {
-                if last.saturating_add(1) != frame {
-                    // Entered the view this frame.
-                    self.view_since[i] = frame;
-                    self.hidden_streak[i] = (0, 0);
-                }
-                *last = frame;
-            }
-            // In view, with feedback recorded while this texture was drawn and in view: the
-            // GPU's histogram is the demand (once per texture); nothing in it means hidden, when
-            // the CPU estimate gives it enough pixels that the sampling would have hit it (a
-            // sliver of a few hundred pixels may draw no sample for frames). Out of view (the
-            // guard band, the look-ahead), just entered it, or no feedback yet: the CPU estimate.
-            let seen = fresh
-                && in_view
-                && feedback.latest_frame().is_some_and(|latest| {
-                    self.feedback_since
-                        .get(i)
-                        .is_some_and(|&since| latest >= since)
-                        && self.view_since.get(i).is_some_and(|&since| latest >= since)
-                });
-            if seen {
-                let h = feedback.histogram(tex.index());
-                let empty = !h.is_some_and(|h| h.iter().any(|&p| p > 0.0));
-                let latest = feedback.latest_frame().unwrap_or(0);
-                if let Some(st) = self.hidden_streak.get_mut(i)
-                    && st.0 != latest
-                {
-                    *st = (latest, if empty { st.1.saturating_add(1) } else { 0 });
-                }
-                // A moving camera's feedback is a frame or more old: a surface whose bounding
-                // sphere has just touched the view may not have been on screen when it was
-                // recorded, and be now. Three empty records in a row say hidden; one does for
-                // a still camera.
-                let streak = self.hidden_streak.get(i).map_or(0, |s| s.1);
-                let needed = if moved_since_feedback { 3 } else { 1 };
-                if empty {
-                    if cpu.pixels >= hidden_min_pixels && streak >= needed {
-                        // Not one pixel of it was seen: hidden behind something, or not on
-                        // screen yet (its bounding sphere touches the view, the surface does
-                        // not: a wall panel at the edge). No new level, and no pixels to defend
-                        // those it has: under pressure it gives them up first; otherwise it
-                        // keeps them, so a panel entering the view is not evicted in the frame
-                        // before it shows (and read again the frame after: a 2-octave blur).
-                        let keep = self
-                            .manager
-                            .plan_textures()
-                            .get(i)
-                            .map_or(f32::INFINITY, |p| f32::from(p.in_flight_level));
-                        self.manager.add_demand(tex, cpu.level.max(keep), 0.0);
-                        continue;
-                    }
-                } else if let (Some(h), true) = (h, feedback.config().histograms) {
-                    // The GPU's histogram prices each level by its pixels; the feedback is 1-3
-                    // frames old, so when the camera moved since it was recorded, the CPU
-                    // estimate (the current view's nearest point) joins at a quarter of its
-                    // pixels as a lead towards the finer levels an approach will want. A still
-                    // camera's feedback is the view's truth: no lead (a grazing wall's near
-                    // edge asks only for the levels the sampler really uses).
-                    if self.feedback_given.get(i).is_some_and(|&g| g != frame) {
-                        self.feedback_given[i] = frame;
-                        self.manager.add_demand_levels(tex, h);
-                    }
-                    if moved_since_feedback {
-                        self.manager.add_view_demand(tex, &cpu, 0.25);
-                    }
-                    continue;
-                }
-            }
-            self.manager.add_view_demand(tex, &cpu, 1.0);
+            self.demand
+                .add(&mut self.manager, self.pass.feedback(), tex, &cpu);
         }
     }
 
@@ -295,13 +204,6 @@ impl Renderer {
         // texture slot.
         let _ = device.poll(wgpu::PollType::Poll);
         let slots = self.manager.plan_textures().len();
-        if self.feedback_since.len() < slots {
-            self.feedback_since.resize(slots, u64::MAX);
-            self.feedback_given.resize(slots, 0);
-            self.view_last.resize(slots, u64::MAX);
-            self.view_since.resize(slots, u64::MAX);
-            self.hidden_streak.resize(slots, (0, 0));
-        }
         let next = self.manager.frame_number() + 1;
         self.pass
             .feedback_mut()
@@ -345,11 +247,7 @@ impl Renderer {
                 if feedback_on {
                     let t = mat.base_color.index();
                     u = u.with_feedback(t, w, h);
-                    if let Some(since) = self.feedback_since.get_mut(t as usize)
-                        && *since == u64::MAX
-                    {
-                        *since = plan.frame;
-                    }
+                    self.demand.recorded(t, plan.frame);
                 }
             }
             let off = i * stride as usize;

@@ -150,25 +150,9 @@ pub struct Renderer {
     upscale: UpscalePass,
     timer: Option<GpuTimer>,
     last_submit: Option<Instant>,
-    /// The camera's view matrix at the previous frame (for the look-ahead).
-    last_view: Option<Mat4>,
-    /// Per texture slot: the first frame it was drawn with feedback recording (u64::MAX: not
-    /// yet), and the frame its feedback demand was last given (once per frame per texture).
-    feedback_since: Vec<u64>,
-    feedback_given: Vec<u64>,
-    /// Per texture slot: the last frame an instance of it was in the view, and the frame it
-    /// entered the view (feedback recorded before that does not describe it in view).
-    view_last: Vec<u64>,
-    view_since: Vec<u64>,
-    /// Per slot: the feedback frame last looked at and how many feedback frames in a row have
-    /// had none of its pixels since it entered the view (a hidden verdict needs 3 in a row
-    /// while the camera moves).
-    hidden_streak: Vec<(u64, u8)>,
-    /// The last camera cut (a jump the feedback in flight does not describe).
-    last_cut: u64,
-    /// The last frame whose camera differed from the frame before (see `visibility`: the CPU
-    /// lead joins the histograms only when the camera moved after the feedback was recorded).
-    last_moved: u64,
+    /// Demand through the GPU feedback's verdicts (cuts, motion, per-slot view and hidden
+    /// state).
+    demand: crate::feedback_demand::FeedbackDemand,
     /// This frame's in-view instances: texture slot, the level the current view wants, pixels
     /// (for [`FrameStats::blur_pixel_octaves`], once the frame's uploads are built).
     on_screen: Vec<(u32, f32, f32)>,
@@ -228,14 +212,7 @@ impl Renderer {
             uniform_scratch: Vec::new(),
             material_groups: Vec::new(),
             last_submit: None,
-            last_view: None,
-            feedback_since: Vec::new(),
-            feedback_given: Vec::new(),
-            view_last: Vec::new(),
-            view_since: Vec::new(),
-            hidden_streak: Vec::new(),
-            last_cut: 0,
-            last_moved: 0,
+            demand: Default::default(),
             on_screen: Vec::new(),
             depth_group: None,
             stats: FrameStats::default(),

@@ -1,0 +1,175 @@
+//! GPU feedback as demand, for any renderer: what mipflow's own `Renderer` does with
+//! [`Feedback`]'s histograms, as one object a game's renderer drives the same way.
+//!
+//! Per frame: [`FeedbackDemand::begin_frame`] makes the [`DemandView`] (guard band, prediction
+//! at the manager's measured latency) and notes camera cuts and motion;
+//! [`FeedbackDemand::recorded`] says which texture slots the frame's draws record feedback for;
+//! [`FeedbackDemand::add`] gives one object's demand: the CPU estimate (the object's
+//! [`Demand`]) unless the feedback says better. The rules:
+//! - a texture in view whose feedback was recorded while it was drawn and in view, with none of
+//!   its pixels, is hidden (behind a wall): no new levels and no pixels to defend those it has.
+//!   The CPU estimate must give it four samples' worth of pixels (a sliver may draw no sample
+//!   for frames), and while the camera moves three empty records in a row are needed (its
+//!   bounding sphere may touch the view a frame before its surface is on screen);
+//! - with [`crate::feedback::FeedbackConfig::histograms`], a seen texture's histogram is its
+//!   demand (each level priced by its pixels), with the CPU estimate at a quarter of its pixels
+//!   as a lead while the camera moves (the feedback is 1-3 frames old);
+//! - otherwise (just entered the view, no feedback yet, a cut, out of view), the CPU estimate.
+//!
+//! No allocation once its per-slot arrays have grown to the texture count.
+
+use glam::Mat4;
+
+use crate::BudgetManager;
+use crate::demand::{Demand, DemandView};
+use crate::feedback::Feedback;
+use crate::render::scene::Camera;
+use crate::stream::TextureHandle;
+
+/// Feedback-driven demand for one view (see the module documentation).
+#[derive(Debug, Default)]
+pub struct FeedbackDemand {
+    last_view: Option<Mat4>,
+    /// The last camera cut (a jump the feedback in flight does not describe).
+    last_cut: u64,
+    /// The last frame whose camera differed from the frame before.
+    last_moved: u64,
+    frame: u64,
+    /// Per slot: the first frame its texture was drawn with the record.
+    feedback_since: Vec<u64>,
+    /// Per slot: the frame its histogram was last given (once per frame).
+    feedback_given: Vec<u64>,
+    /// Per slot: the last frame it was in view, and the frame it last entered the view.
+    view_last: Vec<u64>,
+    view_since: Vec<u64>,
+    /// Per slot: the feedback frame last looked at, and empty records in a row since then.
+    hidden_streak: Vec<(u64, u8)>,
+    // This frame's facts.
+    fresh: bool,
+    moved_since_feedback: bool,
+    hidden_min_pixels: f32,
+}
+
+impl FeedbackDemand {
+    /// Empty: no view yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Starts the demand of the frame the manager plans next: the view of `camera` at an
+    /// `output` size with a guard band `guard_band` times the field of view (1 or less: none)
+    /// and the prediction at [`BudgetManager::demand_latency_frames`].
+    pub fn begin_frame(
+        &mut self,
+        manager: &BudgetManager,
+        feedback: &Feedback,
+        camera: &Camera,
+        output: (u32, u32),
+        guard_band: f32,
+    ) -> DemandView {
+        let mut view = DemandView::new(camera, output).with_guard_band(camera, output, guard_band);
+        let frame = manager.frame_number() + 1;
+        self.frame = frame;
+        if let Some(prev) = self.last_view {
+            view = view.with_prediction(camera, output, prev, manager.demand_latency_frames());
+            // A cut: feedback recorded before it describes another view.
+            let (_, rot, shift) = (camera.view * prev.inverse()).to_scale_rotation_translation();
+            let (angle, distance) = (rot.to_axis_angle().1, shift.length());
+            if angle >= 0.5 || distance > 5.0 {
+                self.last_cut = frame;
+            }
+            if angle > 1e-6 || distance > 1e-6 {
+                self.last_moved = frame;
+            }
+        }
+        self.last_view = Some(camera.view);
+        let latest = feedback.latest_frame();
+        self.fresh = latest.is_some_and(|f| f > self.last_cut);
+        // The feedback was recorded at a view the camera has left since: the histograms lag.
+        self.moved_since_feedback = latest.is_none_or(|f| self.last_moved > f);
+        self.hidden_min_pixels = 4.0 * (1u32 << (2 * feedback.config().block_shift)) as f32;
+        let slots = manager.plan_textures().len();
+        if self.feedback_since.len() < slots {
+            self.feedback_since.resize(slots, u64::MAX);
+            self.feedback_given.resize(slots, 0);
+            self.view_last.resize(slots, u64::MAX);
+            self.view_since.resize(slots, u64::MAX);
+            self.hidden_streak.resize(slots, (0, 0));
+        }
+        view
+    }
+
+    /// The texture in `slot` is drawn with the feedback record from `frame` on (call for every
+    /// drawn texture each frame; only the first call counts).
+    pub fn recorded(&mut self, slot: u32, frame: u64) {
+        if let Some(since) = self.feedback_since.get_mut(slot as usize)
+            && *since == u64::MAX
+        {
+            *since = frame;
+        }
+    }
+
+    /// Gives `manager` one object's demand for `h`: `cpu` is the object's [`Demand`] from the
+    /// view [`FeedbackDemand::begin_frame`] returned. Returns false for a stale handle.
+    pub fn add(
+        &mut self,
+        manager: &mut BudgetManager,
+        feedback: &Feedback,
+        h: TextureHandle,
+        cpu: &Demand,
+    ) -> bool {
+        let i = h.index() as usize;
+        let frame = self.frame;
+        let in_view = cpu.weight == 1.0;
+        if in_view
+            && let Some(last) = self.view_last.get_mut(i)
+            && *last != frame
+        {
+            if last.saturating_add(1) != frame {
+                // Entered the view this frame.
+                self.view_since[i] = frame;
+                self.hidden_streak[i] = (0, 0);
+            }
+            *last = frame;
+        }
+        // In view, with feedback recorded while this texture was drawn and in view.
+        let seen = self.fresh
+            && in_view
+            && feedback.latest_frame().is_some_and(|latest| {
+                self.feedback_since.get(i).is_some_and(|&s| latest >= s)
+                    && self.view_since.get(i).is_some_and(|&s| latest >= s)
+            });
+        if seen {
+            let hist = feedback.histogram(h.index());
+            let empty = !hist.is_some_and(|h| h.iter().any(|&p| p > 0.0));
+            let latest = feedback.latest_frame().unwrap_or(0);
+            if let Some(st) = self.hidden_streak.get_mut(i)
+                && st.0 != latest
+            {
+                *st = (latest, if empty { st.1.saturating_add(1) } else { 0 });
+            }
+            let streak = self.hidden_streak.get(i).map_or(0, |s| s.1);
+            let needed = if self.moved_since_feedback { 3 } else { 1 };
+            if empty {
+                if cpu.pixels >= self.hidden_min_pixels && streak >= needed {
+                    // Hidden: no new level, no pixels to defend those it has.
+                    let keep = manager
+                        .plan_textures()
+                        .get(i)
+                        .map_or(f32::INFINITY, |p| f32::from(p.in_flight_level));
+                    return manager.add_demand(h, cpu.level.max(keep), 0.0);
+                }
+            } else if let (Some(hist), true) = (hist, feedback.config().histograms) {
+                if self.feedback_given.get(i).is_some_and(|&g| g != frame) {
+                    self.feedback_given[i] = frame;
+                    manager.add_demand_levels(h, hist);
+                }
+                if self.moved_since_feedback {
+                    return manager.add_view_demand(h, cpu, 0.25);
+                }
+                return true;
+            }
+        }
+        manager.add_view_demand(h, cpu, 1.0)
+    }
+}
