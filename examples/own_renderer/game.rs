@@ -17,11 +17,13 @@
 use bytemuck::{Pod, Zeroable};
 use glam::{Mat4, Vec3};
 use mipflow::budget::Category;
+use mipflow::feedback::{Feedback, FeedbackConfig};
+use mipflow::feedback_demand::FeedbackDemand;
 use mipflow::gpu::TrackedBuffer;
 use mipflow::resolution::{TargetSet, TargetSpec};
 use mipflow::{
-    Budget, BudgetManager, Camera, DemandView, FrameStats, FrameTiming, ManagerConfig, Result,
-    TextureHandle, TextureOptions, TextureSource,
+    Budget, BudgetManager, Camera, FrameStats, FrameTiming, ManagerConfig, Result, TextureHandle,
+    TextureOptions, TextureSource,
 };
 
 /// The HDR scene colour: target 0 of the declared set (multisampled), resolved into target 2.
@@ -38,6 +40,8 @@ const MSAA_DEPTH: usize = 1;
 const RESOLVED_HDR: usize = 2;
 /// Bytes between two draws' uniforms (wgpu's minimum uniform offset alignment is at most this).
 const DRAW_STRIDE: u64 = 256;
+/// One draw's uniforms: the model matrix, the feedback slots, the textures' sizes.
+const DRAW_BYTES: u64 = 96;
 
 /// The example's vertex: position, normal, tangent, UV.
 #[repr(C)]
@@ -124,8 +128,10 @@ pub struct GameRenderer {
     materials: Vec<Material>,
     panels: Vec<Panel>,
     blit_group: Option<(u64, wgpu::BindGroup)>,
-    last_view: Option<Mat4>,
     counters: Counters,
+    /// GPU feedback: the record's buffers, and the demand it decides.
+    feedback: Feedback,
+    demand: FeedbackDemand,
     /// Scratch for the draws' uniforms, sized once.
     draw_data: Vec<u8>,
     last_submit: Option<std::time::Instant>,
@@ -164,10 +170,17 @@ impl GameRenderer {
         );
         let mut manager = BudgetManager::new(device.clone(), queue, config)?;
         let ctx = manager.context();
+        // GPU feedback: the lit shader records which level the sampler uses for a sample of its
+        // pixels; the histograms come back a few frames later and decide what is hidden.
+        // (Its sampler is trilinear: the default anisotropy clamp of 1 is the sampler's.)
+        let feedback = Feedback::new(ctx, FeedbackConfig::default(), 16)?;
 
         let lit_module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("game lit"),
-            source: wgpu::ShaderSource::Wgsl(include_str!("lit.wgsl").into()),
+            // mipflow's feedback record first, its bindings in group 2.
+            source: wgpu::ShaderSource::Wgsl(
+                format!("{}\n{}", Feedback::wgsl(2), include_str!("lit.wgsl")).into(),
+            ),
         });
         let blit_module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("game blit"),
@@ -203,7 +216,7 @@ impl GameRenderer {
             label: Some("game frame"),
             entries: &[
                 uniform(0, false, std::mem::size_of::<FrameUniforms>() as u64),
-                uniform(1, true, 64),
+                uniform(1, true, DRAW_BYTES),
                 sampler(2),
             ],
         });
@@ -217,7 +230,11 @@ impl GameRenderer {
         });
         let lit_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("game lit"),
-            bind_group_layouts: &[Some(&frame_layout), Some(&material_layout)],
+            bind_group_layouts: &[
+                Some(&frame_layout),
+                Some(&material_layout),
+                Some(feedback.bind_group_layout()),
+            ],
             immediate_size: 0,
         });
         let blit_pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -347,7 +364,7 @@ impl GameRenderer {
                     resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
                         buffer: draw_buffer.buffer(),
                         offset: 0,
-                        size: wgpu::BufferSize::new(64),
+                        size: wgpu::BufferSize::new(DRAW_BYTES),
                     }),
                 },
                 wgpu::BindGroupEntry {
@@ -397,8 +414,9 @@ impl GameRenderer {
             draw_data: vec![0; (draws * DRAW_STRIDE) as usize],
             panels,
             blit_group: None,
-            last_view: None,
             counters: Counters::default(),
+            feedback,
+            demand: FeedbackDemand::new(),
             last_submit: None,
         })
     }
@@ -454,13 +472,17 @@ impl GameRenderer {
             });
         }
 
-        // 1. Demand: where each panel is, how dense its UVs are, what the camera sees.
-        let mut view = DemandView::new(camera, output).with_guard_band(camera, output, 2.0);
-        if let Some(prev) = self.last_view {
-            let latency = self.manager.demand_latency_frames();
-            view = view.with_prediction(camera, output, prev, latency);
-        }
-        self.last_view = Some(camera.view);
+        // 1. Demand: where each panel is, how dense its UVs are, what the camera sees, and
+        //    what the GPU feedback says was really sampled (a panel no pixel of which was drawn
+        //    gets no new levels).
+        let _ = self.manager.context().device().poll(wgpu::PollType::Poll);
+        let next = self.manager.frame_number() + 1;
+        let slots = self.manager.plan_textures().len() as u32;
+        self.feedback
+            .begin_frame(self.manager.context(), next, slots)?;
+        let view = self
+            .demand
+            .begin_frame(&self.manager, &self.feedback, camera, output, 2.0);
         for p in &self.panels {
             let m = &self.materials[p.material];
             let scale = p.transform.x_axis.truncate().length();
@@ -469,8 +491,12 @@ impl GameRenderer {
             let radius = 0.5f32.sqrt() * scale;
             let uv_per_unit = p.uv_repeat / scale.max(1e-6);
             for tex in [m.base, m.normal] {
-                self.manager
-                    .add_demand_sphere(tex, &view, center, radius, uv_per_unit);
+                let Some(width) = self.manager.streamer().texture_width(tex) else {
+                    continue;
+                };
+                if let Some(d) = view.sphere(center, radius, uv_per_unit * width as f32) {
+                    self.demand.add(&mut self.manager, &self.feedback, tex, &d);
+                }
             }
         }
 
@@ -549,10 +575,35 @@ impl GameRenderer {
             colour: [1.6, 1.5, 1.4, 0.25],
         };
         queue.write_buffer(self.frame_buffer.buffer(), 0, bytemuck::bytes_of(&frame));
+        let streamer = self.manager.streamer();
         for (i, p) in self.panels.iter().enumerate() {
             let at = i * DRAW_STRIDE as usize;
+            let m = &self.materials[p.material];
+            let size = |h: TextureHandle| streamer.texture_size(h).unwrap_or((0, 0));
+            let ((bw, bh), (nw, nh)) = (size(m.base), size(m.normal));
+            let streamed = |h: TextureHandle| {
+                if streamer.contains(h) && bw > 0 {
+                    h.index() as f32
+                } else {
+                    -1.0
+                }
+            };
+            let extra = [
+                streamed(m.base),
+                streamed(m.normal),
+                0.0,
+                0.0,
+                bw as f32,
+                bh as f32,
+                nw as f32,
+                nh as f32,
+            ];
             self.draw_data[at..at + 64]
                 .copy_from_slice(bytemuck::cast_slice(&p.transform.to_cols_array()));
+            self.draw_data[at + 64..at + DRAW_BYTES as usize]
+                .copy_from_slice(bytemuck::cast_slice(&extra));
+            self.demand.recorded(m.base.index(), plan.frame);
+            self.demand.recorded(m.normal.index(), plan.frame);
         }
         queue.write_buffer(self.draw_buffer.buffer(), 0, &self.draw_data);
         let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -597,6 +648,7 @@ impl GameRenderer {
                 };
                 rp.set_bind_group(0, &self.frame_group, &[(i as u64 * DRAW_STRIDE) as u32]);
                 rp.set_bind_group(1, group, &[]);
+                rp.set_bind_group(2, self.feedback.bind_group(), &[]);
                 rp.draw_indexed(0..6, 0, 0..1);
             }
         }
@@ -623,13 +675,18 @@ impl GameRenderer {
                 rp.draw(0..3, 0..1);
             }
         }
+        // The feedback's bins go to a readback buffer (mapped later, never waited for).
+        self.feedback
+            .resolve(self.manager.context(), &mut enc, plan.render_scale)?;
         queue.submit([enc.finish()]);
+        self.feedback.after_submit();
 
         // 5. End of frame.
         self.manager.end_frame();
         self.last_submit = Some(now);
         let mut stats = self.manager.frame_stats(&plan, timing);
         stats.instances_drawn = self.panels.len() as u32;
+        stats.feedback = self.feedback.stats();
         Ok(stats)
     }
 }

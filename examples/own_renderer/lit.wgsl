@@ -12,6 +12,11 @@ struct Frame {
 
 struct Draw {
     model: mat4x4<f32>,
+    // GPU feedback: x, y the base colour's and the normal map's texture slots (negative: none);
+    // z, w unused.
+    slots: vec4<f32>,
+    // The full level-0 sizes: xy the base colour's, zw the normal map's.
+    sizes: vec4<f32>,
 };
 
 @group(0) @binding(0) var<uniform> frame: Frame;
@@ -49,6 +54,16 @@ fn vs(v: In) -> Out {
 @fragment
 fn fs(v: Out) -> @location(0) vec4<f32> {
     let bias = frame.light.w;
+    // mipflow's feedback record (prepended to this file from `Feedback::wgsl(2)`): which level
+    // the sampler uses, for a sample of the pixels. In uniform control flow: it takes
+    // derivatives. `true`: no depth pre-pass here, so a fragment later covered by a nearer
+    // panel records too (a game with a pre-pass passes its depth test's answer).
+    if (draw.slots.x >= 0.0) {
+        mipflow_record_feedback(u32(draw.slots.x), v.uv, draw.sizes.xy, bias, v.clip, true);
+    }
+    if (draw.slots.y >= 0.0) {
+        mipflow_record_feedback(u32(draw.slots.y), v.uv, draw.sizes.zw, bias, v.clip, true);
+    }
     let albedo = textureSampleBias(base_colour, material_sampler, v.uv, bias).rgb;
     let packed = textureSampleBias(normal_map, material_sampler, v.uv, bias).xyz;
     let n_ts = normalize(packed * 2.0 - 1.0);

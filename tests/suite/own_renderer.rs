@@ -4,7 +4,8 @@
 //! within the budget on every frame; the render scale below 1 in the squeeze and back at 1 after;
 //! every wanted level resident at the end; the example's bind groups made exactly when a
 //! texture view's version changed (versions watched here, frame by frame); the last frame
-//! against the same renderer with every texture fully resident at >= 40 dB.
+//! against the same renderer with every texture fully resident at >= 40 dB; the GPU feedback
+//! its own shader records back within a few frames, covering the screen.
 
 #[path = "../../examples/own_renderer/game.rs"]
 mod game;
@@ -90,6 +91,20 @@ fn a_game_renderer_streams_under_a_budget_that_falls_and_rises() {
         "the scale must drop under 24 MiB: {squeeze_min}"
     );
     assert_eq!(last.render_scale, 1.0, "and recover after it");
+    // The game's own shader recorded GPU feedback (mipflow's snippet prepended to its WGSL):
+    // it came back within a few frames and covers the screen's pixels, twice (base colour and
+    // normal map; counts scaled back to output pixels), with some overdraw at most.
+    let screen = f64::from(OUTPUT.0 * OUTPUT.1);
+    assert!(
+        last.feedback.latency_frames.is_some_and(|l| l <= 4),
+        "{:?}",
+        last.feedback
+    );
+    assert!(
+        last.feedback.pixels > 0.5 * screen && last.feedback.pixels < 3.0 * screen,
+        "feedback pixels {} for a {screen}-pixel output",
+        last.feedback.pixels
+    );
     assert!(
         r.all_wanted_resident(),
         "every wanted level back at 256 MiB"
