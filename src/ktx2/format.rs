@@ -89,9 +89,21 @@ pub fn level_size(format: wgpu::TextureFormat, width: u32, height: u32) -> u64 {
     u64::from(width.div_ceil(4)) * u64::from(height.div_ceil(4)) * u64::from(block)
 }
 
-/// The supported `vkFormat`s, for an error message: "131-146 (BC1 to BC7)".
-pub const SUPPORTED: &str =
-    "131 to 146 (BC1, BC2, BC3, BC4, BC5, BC6H, BC7, UNORM/SNORM/SRGB/FLOAT)";
+/// What an unsupported `vkFormat` probably is, for its error message.
+pub(super) fn unsupported_note(vk_format: u32) -> &'static str {
+    match vk_format {
+        0 => concat!(
+            " (VK_FORMAT_UNDEFINED: Basis Universal UASTC or ETC1S, which needs a transcoder ",
+            "mipflow does not have yet)"
+        ),
+        1..=130 => " (uncompressed or packed: cook the image with `mipflow cook`)",
+        147..=184 => " (ETC2, EAC or ASTC, which desktop GPUs do not sample: cook it to BCn)",
+        _ => "",
+    }
+}
+
+/// The supported `vkFormat`s, for an error message.
+pub const SUPPORTED: &str = "131 to 146: BC1 to BC7 (UNORM, SNORM, sRGB, BC6H's floats)";
 
 #[cfg(test)]
 mod tests {

@@ -66,14 +66,14 @@ pub enum Ktx2Error {
         /// The limit.
         max: u64,
     },
-    /// `vkFormat` is not BC7 (UNORM or SRGB).
-    #[error("unsupported vkFormat {vk_format} (supported: {})", format::SUPPORTED)]
+    /// `vkFormat` is not one of [`FORMATS`].
+    #[error("unsupported vkFormat {vk_format}{}; mipflow reads {}", format::unsupported_note(*vk_format), format::SUPPORTED)]
     UnsupportedFormat {
         /// The value found.
         vk_format: u32,
     },
     /// `typeSize` must be 1 for block-compressed formats.
-    #[error("typeSize is {type_size}, must be 1 for BC7")]
+    #[error("typeSize is {type_size}, must be 1 for block-compressed formats")]
     BadTypeSize {
         /// The value found.
         type_size: u32,
@@ -123,7 +123,9 @@ pub enum Ktx2Error {
         max: u32,
     },
     /// `supercompressionScheme` is neither 0 (none) nor 2 (Zstandard).
-    #[error("unsupported supercompressionScheme {scheme} (only 0 = none and 2 = Zstandard)")]
+    #[error(
+        "unsupported supercompressionScheme {scheme} (only 0 = none and 2 = Zstandard; 1 is BasisLZ, Basis Universal ETC1S, which needs a transcoder mipflow does not have yet)"
+    )]
     UnsupportedSupercompression {
         /// The value found.
         scheme: u32,
@@ -154,12 +156,12 @@ pub enum Ktx2Error {
         /// What is wrong.
         reason: String,
     },
-    /// A DFD field disagrees with what BC7 (and the header's vkFormat) requires.
+    /// A DFD field disagrees with what the header's vkFormat requires.
     #[error("DFD field {field} is {found}, expected {expected}")]
     DfdMismatch {
         /// The field.
         field: &'static str,
-        /// What BC7 requires.
+        /// What the format requires.
         expected: u64,
         /// What the file has.
         found: u64,
@@ -206,8 +208,8 @@ pub enum Ktx2Error {
         /// Required alignment.
         alignment: u64,
     },
-    /// A level's (uncompressed) size disagrees with BC7's size for its dimensions.
-    #[error("level {level}: {what} is {found} bytes, BC7 at this size needs {expected}")]
+    /// A level's (uncompressed) size disagrees with the format's size for its dimensions.
+    #[error("level {level}: {what} is {found} bytes, the format at this size needs {expected}")]
     LevelSizeMismatch {
         /// Level index.
         level: usize,
@@ -282,7 +284,7 @@ pub struct ReadLimits {
     pub max_dimension: u32,
     /// Largest accepted file (default 4 GiB).
     pub max_file_bytes: u64,
-    /// Largest accepted DFD section (default 4 KiB; a BC7 DFD is 44 bytes).
+    /// Largest accepted DFD section (default 4 KiB; a one-sample BCn DFD is 44 bytes).
     pub max_dfd_bytes: u32,
     /// Largest accepted key/value section (default 1 MiB).
     pub max_kvd_bytes: u32,
@@ -306,7 +308,7 @@ impl Default for ReadLimits {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Supercompression {
-    /// Levels are stored as raw BC7 blocks.
+    /// Levels are stored as raw blocks.
     None,
     /// Each level is one Zstandard frame.
     Zstd,
@@ -319,7 +321,7 @@ pub struct LevelInfo {
     pub offset: u64,
     /// Length of the stored (possibly supercompressed) bytes.
     pub byte_length: u64,
-    /// Length of the BC7 data after decompression (equals the format's size for the level).
+    /// Length of the blocks after decompression (equals the format's size for the level).
     pub uncompressed_byte_length: u64,
 }
 
@@ -328,7 +330,7 @@ pub struct LevelInfo {
 pub struct DfdSummary {
     /// Descriptor block version number (2 for KDF 1.3).
     pub version: u16,
-    /// Colour model (134 = BC7).
+    /// Colour model (128 = BC1 ... 134 = BC7).
     pub color_model: u8,
     /// Colour primaries (1 = BT.709/sRGB).
     pub color_primaries: u8,
@@ -346,7 +348,7 @@ pub struct DfdSummary {
     pub blocks: usize,
 }
 
-/// Everything streaming needs to know about a validated BC7 KTX2 file.
+/// Everything streaming needs to know about a validated KTX2 file.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Ktx2Info {
