@@ -28,7 +28,7 @@ use rayon::prelude::*;
 use mipflow::ktx2::{COOK_STAMP_KEY, ReadLimits, read_info, write_ktx2};
 use mipflow_cook::{
     BlockKind, ColorSpace, CookError, CookOptions, MAX_COOK_DIMENSION, MipFilter, Quality, Resize,
-    cook_rgba8, encoder_for_options,
+    Wrap, cook_rgba8, encoder_for_options,
 };
 
 /// Arguments of `mipflow cook`.
@@ -58,6 +58,10 @@ pub struct CookArgs {
     /// half floats; from 8-bit inputs, their linear light).
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<BlockKind>,
+    /// What the mip filter reads past the edges: `clamp` (the edge texels; images that do not
+    /// tile) or `repeat` (the other side: tiling textures, whose mips then tile seamlessly).
+    #[arg(long, value_enum, default_value_t = Wrap::Clamp)]
+    pub wrap: Wrap,
     /// Worker threads (default: one per CPU).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,
@@ -89,6 +93,7 @@ impl CookArgs {
             filter: MipFilter::default(),
             resize: self.resize,
             block: self.format,
+            wrap: self.wrap,
         }
     }
 }
@@ -244,7 +249,7 @@ fn stamp(opts: &CookOptions, encoder: &str, input: &[u8]) -> String {
     let hash = xxhash_rust::xxh3::xxh3_128(input);
     let zstd = opts.zstd.map_or("none".to_string(), |l| l.to_string());
     format!(
-        "v{COOK_VERSION} encoder={encoder} quality={:?} color={:?} normal_map={} filter={:?} zstd={zstd}{} input-xxh3-128={hash:032x}",
+        "v{COOK_VERSION} encoder={encoder} quality={:?} color={:?} normal_map={} filter={:?} zstd={zstd}{}{} input-xxh3-128={hash:032x}",
         opts.quality,
         opts.color,
         opts.normal_map,
@@ -253,6 +258,11 @@ fn stamp(opts: &CookOptions, encoder: &str, input: &[u8]) -> String {
         match opts.resize {
             Resize::Keep => String::new(),
             r => format!(" resize={r:?}"),
+        },
+        // Older stamps (no wrap key) read as `clamp`; the block format is in the encoder's name.
+        match opts.wrap {
+            Wrap::Clamp => String::new(),
+            w => format!(" wrap={w:?}"),
         }
     )
     .to_lowercase()

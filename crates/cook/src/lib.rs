@@ -162,6 +162,18 @@ pub enum BlockKind {
     Bc6h,
 }
 
+/// What the mip filter reads past an image's edges (`mipflow cook --wrap`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "lowercase")]
+pub enum Wrap {
+    /// The edge texels repeat: an image that does not tile (the default).
+    #[default]
+    Clamp,
+    /// The other side of the image: a tiling texture, whose mips then tile without a seam.
+    Repeat,
+}
+
 /// How the image's RGB values are to be interpreted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
@@ -252,6 +264,8 @@ pub struct CookOptions {
     pub resize: Resize,
     /// The block format (`None`: BC7, or BC5 for a normal map).
     pub block: Option<BlockKind>,
+    /// What the mip filter reads past the edges.
+    pub wrap: Wrap,
 }
 
 impl CookOptions {
@@ -336,7 +350,13 @@ pub fn cook_rgba8(
             height: source_h as usize,
             mode,
         };
-        let plane = downsample(&source, width as usize, height as usize, opts.filter);
+        let plane = downsample(
+            &source,
+            width as usize,
+            height as usize,
+            opts.filter,
+            opts.wrap == Wrap::Repeat,
+        );
         img = image::RgbaImage::from_raw(width, height, plane.to_rgba8())
             .unwrap_or_else(|| unreachable!("a plane of {width}x{height} has that many texels"));
     }
@@ -351,7 +371,13 @@ pub fn cook_rgba8(
             height: height as usize,
             mode,
         };
-        let mut plane = downsample(&source, w1 as usize, h1 as usize, opts.filter);
+        let mut plane = downsample(
+            &source,
+            w1 as usize,
+            h1 as usize,
+            opts.filter,
+            opts.wrap == Wrap::Repeat,
+        );
         drop(img);
         for level in 1..count {
             let rgba = plane.to_rgba8();
@@ -365,7 +391,13 @@ pub fn cook_rgba8(
             drop(rgba);
             if level + 1 < count {
                 let (w, h) = level_dims(width, height, level + 1);
-                plane = downsample(&plane, w as usize, h as usize, opts.filter);
+                plane = downsample(
+                    &plane,
+                    w as usize,
+                    h as usize,
+                    opts.filter,
+                    opts.wrap == Wrap::Repeat,
+                );
             }
         }
     }

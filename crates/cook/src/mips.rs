@@ -229,8 +229,14 @@ impl RowSource for Plane {
 
 /// Resampling weights from `src` texels to `dst` texels along one axis.
 struct Taps {
-    /// First source texel of each output texel.
-    start: Vec<usize>,
+    /// First source texel of each output texel: in `0..src` at the clamped edges; with
+    /// `wrap`, a position on the repeated axis (below 0 or past `src - 1` near the edges), taken
+    /// modulo `src` when read.
+    start: Vec<isize>,
+    /// The axis repeats (a tiling texture): taps past an edge read the other side.
+    wrap: bool,
+    /// Source texels.
+    src: usize,
     /// Weights, `stride` per output texel (unused ones are 0).
     weights: Vec<f32>,
     /// Number of used weights per output texel.
@@ -271,7 +277,13 @@ fn kaiser(t: f64) -> f64 {
 }
 
 impl Taps {
+    #[cfg(test)]
     fn new(src: usize, dst: usize, filter: MipFilter) -> Taps {
+        Self::with_edges(src, dst, filter, false)
+    }
+
+    /// The taps; `wrap`: the axis repeats (otherwise taps past an edge repeat the edge texel).
+    fn with_edges(src: usize, dst: usize, filter: MipFilter, wrap: bool) -> Taps {
         // Minifying, the kernel widens with the ratio (it must low-pass); magnifying (a cook
         // resize up), it stays one source texel wide and interpolates.
         let scale = (src as f64 / dst as f64).max(1.0);
@@ -280,19 +292,21 @@ impl Taps {
             MipFilter::Kaiser => KAISER_RADIUS * scale,
             MipFilter::Box => 0.5 * scale,
         };
-        let stride = (2.0 * radius).ceil() as usize + 2;
+        let stride = (2.0 * radius).ceil() as usize + 3;
         let mut taps = Taps {
             start: Vec::with_capacity(dst),
+            wrap,
+            src,
             weights: vec![0.0; dst * stride],
             len: Vec::with_capacity(dst),
             stride,
         };
-        let mut w = vec![0f64; src];
+        let mut w = vec![0f64; if wrap { stride } else { src }];
         for i in 0..dst {
             let centre = (i as f64 + 0.5) * step;
             let first = (centre - radius).floor() as i64;
             let last = (centre + radius).ceil() as i64;
-            let (mut lo, mut hi) = (src, 0usize);
+            let (mut lo, mut hi) = (usize::MAX, 0usize);
             for j in first..=last {
                 let weight = match filter {
                     MipFilter::Kaiser => kaiser((j as f64 + 0.5 - centre) / scale),
@@ -305,10 +319,25 @@ impl Taps {
                 if weight.abs() < 1e-9 {
                     continue;
                 }
-                let k = j.clamp(0, src as i64 - 1) as usize;
+                // Clamped: the edge texel takes the weight of the taps past it. Wrapped: the
+                // tap keeps its place on the repeated axis (read modulo `src`).
+                let k = if wrap {
+                    (j - first) as usize
+                } else {
+                    j.clamp(0, src as i64 - 1) as usize
+                };
+                if k >= w.len() {
+                    continue;
+                }
                 w[k] += weight;
                 lo = lo.min(k);
                 hi = hi.max(k);
+            }
+            if lo > hi {
+                // No tap (cannot happen for a kernel with a positive centre): the nearest texel.
+                lo = ((centre as usize).min(src - 1)).min(w.len() - 1);
+                hi = lo;
+                w[lo] = 1.0;
             }
             let sum: f64 = w[lo..=hi].iter().sum();
             let n = hi - lo + 1;
@@ -316,10 +345,24 @@ impl Taps {
                 *slot = (w[k] / sum) as f32;
                 w[k] = 0.0;
             }
-            taps.start.push(lo);
+            taps.start.push(if wrap {
+                first as isize + lo as isize
+            } else {
+                lo as isize
+            });
             taps.len.push(n);
         }
         taps
+    }
+
+    /// The source texel of position `v` on the axis.
+    #[inline]
+    fn texel(&self, v: isize) -> usize {
+        if self.wrap {
+            v.rem_euclid(self.src as isize) as usize
+        } else {
+            v as usize
+        }
     }
 }
 
@@ -327,38 +370,41 @@ impl Taps {
 const BAND_ROWS: usize = 16;
 
 /// Resamples `src` to `dst_w` x `dst_h` with `filter` (separable: horizontal, then vertical), in
-/// parallel bands of output rows.
+/// parallel bands of output rows. `wrap`: the image tiles (the filter reads across its edges);
+/// otherwise the edge texels repeat.
 pub(crate) fn downsample(
     src: &dyn RowSource,
     dst_w: usize,
     dst_h: usize,
     filter: MipFilter,
+    wrap: bool,
 ) -> Plane {
     let mode = src.mode();
     let c = mode.channels();
     let (sw, sh) = (src.width(), src.height());
-    let h_taps = Taps::new(sw, dst_w, filter);
-    let v_taps = Taps::new(sh, dst_h, filter);
+    let h_taps = Taps::with_edges(sw, dst_w, filter, wrap);
+    let v_taps = Taps::with_edges(sh, dst_h, filter, wrap);
     let mut data = vec![0f32; dst_w * dst_h * c];
     data.par_chunks_mut(dst_w * c * BAND_ROWS)
         .enumerate()
         .for_each(|(band, out)| {
             let y0 = band * BAND_ROWS;
             let rows = out.len() / (dst_w * c);
-            let src_lo = v_taps.start[y0];
+            let src_lo = (y0..y0 + rows).map(|y| v_taps.start[y]).min().unwrap_or(0);
             let src_hi = (y0..y0 + rows)
-                .map(|y| v_taps.start[y] + v_taps.len[y])
+                .map(|y| v_taps.start[y] + v_taps.len[y] as isize)
                 .max()
                 .unwrap_or(src_lo);
             let mut row = vec![0f32; sw * c];
-            let mut filtered = vec![0f32; (src_hi - src_lo) * dst_w * c];
-            for (sy, f) in (src_lo..src_hi).zip(filtered.chunks_exact_mut(dst_w * c)) {
-                src.row(sy, &mut row);
+            let mut filtered = vec![0f32; (src_hi - src_lo) as usize * dst_w * c];
+            for (vy, f) in (src_lo..src_hi).zip(filtered.chunks_exact_mut(dst_w * c)) {
+                src.row(v_taps.texel(vy), &mut row);
                 for (x, o) in f.chunks_exact_mut(c).enumerate() {
                     let s = h_taps.start[x];
                     let ws = &h_taps.weights[x * h_taps.stride..x * h_taps.stride + h_taps.len[x]];
                     for (k, &wk) in ws.iter().enumerate() {
-                        let p = &row[(s + k) * c..(s + k + 1) * c];
+                        let t = h_taps.texel(s + k as isize);
+                        let p = &row[t * c..(t + 1) * c];
                         for ch in 0..c {
                             o[ch] += wk * p[ch];
                         }
@@ -367,7 +413,7 @@ pub(crate) fn downsample(
             }
             for (r, o) in out.chunks_exact_mut(dst_w * c).enumerate() {
                 let y = y0 + r;
-                let s = v_taps.start[y] - src_lo;
+                let s = (v_taps.start[y] - src_lo) as usize;
                 let ws = &v_taps.weights[y * v_taps.stride..y * v_taps.stride + v_taps.len[y]];
                 for (k, &wk) in ws.iter().enumerate() {
                     let f = &filtered[(s + k) * dst_w * c..(s + k + 1) * dst_w * c];
@@ -409,7 +455,7 @@ mod tests {
                         (sum - 1.0).abs() < 1e-5,
                         "{filter:?} {src}->{dst} texel {i}: {sum}"
                     );
-                    assert!(t.start[i] + t.len[i] <= src);
+                    assert!(t.start[i] >= 0 && t.start[i] as usize + t.len[i] <= src);
                 }
             }
         }
@@ -420,6 +466,7 @@ mod tests {
         let t = Taps::new(4, 2, MipFilter::Box);
         assert_eq!(&t.weights[..t.len[0]], &[0.5, 0.5]);
         assert_eq!(t.start, vec![0, 2]);
+        assert!(!t.wrap);
     }
 
     #[test]
@@ -427,7 +474,7 @@ mod tests {
         for filter in [MipFilter::Kaiser, MipFilter::Box] {
             let t = Taps::new(3, 3, filter);
             for i in 0..3 {
-                assert_eq!(t.start[i], i);
+                assert_eq!(t.start[i], i as isize);
                 assert!((t.weights[i * t.stride] - 1.0).abs() < 1e-6);
             }
         }
@@ -456,14 +503,60 @@ mod tests {
             height: 6,
             mode,
         };
-        let mut plane = downsample(&src, 4, 3, MipFilter::Kaiser);
+        let mut plane = downsample(&src, 4, 3, MipFilter::Kaiser, false);
         for (w, h) in [(2, 1), (1, 1), (1, 1)] {
             for p in plane.to_rgba8().chunks_exact(4) {
                 let v = [0, 1, 2].map(|k| f32::from(p[k]) / 127.5 - 1.0);
                 let len = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
                 assert!((len - 1.0).abs() < 0.012, "{p:?}: {len}");
             }
-            plane = downsample(&plane, w, h, MipFilter::Kaiser);
+            plane = downsample(&plane, w, h, MipFilter::Kaiser, false);
         }
+    }
+
+    #[test]
+    fn wrapped_taps_sum_to_one_and_read_across_the_edge() {
+        for filter in [MipFilter::Kaiser, MipFilter::Box] {
+            for (src, dst) in [(1, 1), (2, 1), (4, 2), (7, 3), (64, 32), (601, 300)] {
+                let t = Taps::with_edges(src, dst, filter, true);
+                for i in 0..dst {
+                    let sum: f32 = t.weights[i * t.stride..i * t.stride + t.len[i]]
+                        .iter()
+                        .sum();
+                    assert!((sum - 1.0).abs() < 1e-5, "{filter:?} {src}->{dst}: {sum}");
+                    for k in 0..t.len[i] {
+                        assert!(t.texel(t.start[i] + k as isize) < src);
+                    }
+                }
+            }
+        }
+        // An image black but for its first column (white), 16 -> 8 with Kaiser: the last output
+        // texel reads the first column across the edge only when wrapping.
+        let mut rgba = Vec::new();
+        for _y in 0..4 {
+            for x in 0..16 {
+                let v = if x == 0 { 255 } else { 0 };
+                rgba.extend_from_slice(&[v, v, v, 255]);
+            }
+        }
+        let src = Rgba8Source {
+            rgba: &rgba,
+            width: 16,
+            height: 4,
+            mode: MipMode::Opaque { srgb: false },
+        };
+        let last = |wrap| {
+            let p = downsample(&src, 8, 2, MipFilter::Kaiser, wrap).to_rgba8();
+            p[7 * 4]
+        };
+        let (clamped, wrapped) = (last(false), last(true));
+        assert!(
+            clamped <= 2,
+            "clamped: the far edge stays black ({clamped})"
+        );
+        assert!(
+            wrapped >= 8,
+            "wrapped: the white column bleeds in ({wrapped})"
+        );
     }
 }

@@ -248,12 +248,31 @@ fn flags_select_format_and_supercompression() {
         );
     }
 
+    // --wrap repeat: the mips of a tiling texture read across its edges (a different level 1
+    // from clamp's), and the stamp says so (a later clamp cook is not "up to date").
+    let mut level1 = Vec::new();
+    for wrap in ["clamp", "repeat"] {
+        let dir = out(&format!("w-{wrap}"));
+        let o = mipflow(&["cook", s(&img), "-o", s(&dir), "--wrap", wrap], &[]);
+        assert!(o.status.success(), "{wrap}: {}", stderr(&o));
+        let path = dir.join("tex.ktx2");
+        let info = read_info(&path, &ReadLimits::default()).unwrap();
+        let stamp = info.key_value_str("mipflow.cook").unwrap().to_owned();
+        assert_eq!(stamp.contains("wrap=repeat"), wrap == "repeat", "{stamp}");
+        let levels = mipflow::stream::TextureSource::Path(std::sync::Arc::new(path))
+            .read_levels(&info, 1..2, &std::sync::atomic::AtomicBool::new(false))
+            .unwrap();
+        level1.push(levels[0].clone());
+    }
+    assert_ne!(level1[0], level1[1], "repeat filters across the edges");
+
     for bad in [
         &["--zstd", "0"][..],
         &["--zstd", "23"],
         &["--quality", "ultra"],
         &["--format", "etc2"],
         &["--threads", "0"],
+        &["--wrap", "mirror"],
         &["--color", "rgb"],
     ] {
         let bad_out = out("bad");
