@@ -34,7 +34,8 @@ use mipflow_cook::{
 /// Arguments of `mipflow cook`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct CookArgs {
-    /// Image files or folders (folders are searched recursively for .png .jpg .jpeg .tga .bmp).
+    /// Image files or folders (folders are searched recursively for .png .jpg .jpeg .tga .bmp
+    /// .exr .hdr).
     #[arg(required = true, value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
     /// Output folder: each input becomes OUTDIR/<path relative to its folder, extension .ktx2>.
@@ -99,7 +100,10 @@ impl CookArgs {
 }
 
 /// Input extensions searched in folders (compared case-insensitively).
-const EXTENSIONS: [&str; 5] = ["png", "jpg", "jpeg", "tga", "bmp"];
+const EXTENSIONS: [&str; 7] = ["png", "jpg", "jpeg", "tga", "bmp", "exr", "hdr"];
+/// Inputs in floating point (OpenEXR, Radiance HDR): cooked to BC6H in floats unless
+/// `--format` says otherwise.
+const HDR_EXTENSIONS: [&str; 2] = ["exr", "hdr"];
 /// Bump when the cooker's output for the same input and settings changes.
 const COOK_VERSION: u32 = 1;
 /// Testing hook: when set to an output file name, the process writes half of that output's
@@ -397,6 +401,18 @@ fn cook_job(
     force: bool,
     max_memory: u64,
 ) -> Result<Outcome, CookError> {
+    let hdr_input = job
+        .input
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| HDR_EXTENSIONS.iter().any(|x| x.eq_ignore_ascii_case(e)));
+    // An HDR input with no --format: BC6H (8-bit formats would clip its range).
+    let mut hdr_opts = *opts;
+    if hdr_input && opts.block.is_none() && !opts.normal_map {
+        hdr_opts.block = Some(BlockKind::Bc6h);
+    }
+    let opts = &hdr_opts;
+    let hdr = hdr_input && opts.block_kind() == BlockKind::Bc6h;
     let encoder = encoder_for_options(opts);
     let bytes = fs::read(&job.input).map_err(|source| CookError::Read {
         path: job.input.clone(),
@@ -426,8 +442,11 @@ fn cook_job(
     let img = decode(&job.input, &bytes)?;
     drop(bytes);
     let megapixels = f64::from(img.width()) * f64::from(img.height()) / 1e6;
-    let rgba = img.into_rgba8();
-    let mut tex = cook_rgba8(rgba, opts, encoder.as_ref())?;
+    let mut tex = if hdr {
+        mipflow_cook::cook_hdr(&img.into_rgb32f(), opts)?
+    } else {
+        cook_rgba8(img.into_rgba8(), opts, encoder.as_ref())?
+    };
     tex.key_values.push((
         COOK_STAMP_KEY.to_string(),
         [stamp.as_bytes(), b"\0"].concat(),

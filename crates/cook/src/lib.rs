@@ -24,6 +24,7 @@
 mod color;
 pub mod compare;
 pub mod encoder;
+mod hdr;
 mod metrics;
 pub mod mips;
 pub mod procedural;
@@ -35,7 +36,8 @@ pub use compare::psnr_rgb;
 pub use encoder::{
     Bc7Encoder, IntelBc7, IntelBlock, encode_level, encoder_for, encoder_for_options,
 };
-pub use metrics::{decode_bc7, decode_blocks};
+pub use hdr::cook_hdr;
+pub use metrics::{decode_bc6h, decode_bc7, decode_blocks};
 pub use mipflow::ktx2::EncodedTexture;
 pub use mips::MipFilter;
 

@@ -91,3 +91,27 @@ pub fn decode_blocks(format: wgpu::TextureFormat, data: &[u8], width: u32, heigh
     }
     out
 }
+
+/// Decodes BC6H blocks (`signed`: `Bc6hRgbFloat`) to linear RGB floats, 3 per texel, tightly
+/// packed. Missing blocks decode as 0; never panics.
+pub fn decode_bc6h(data: &[u8], width: u32, height: u32, signed: bool) -> Vec<f32> {
+    let (w, h) = (width as usize, height as usize);
+    let bw = w.div_ceil(4);
+    let mut out = vec![0f32; w * h * 3];
+    let mut block = [0f32; 48];
+    for (i, src) in data.chunks_exact(16).take(bw * h.div_ceil(4)).enumerate() {
+        bcdec_rs::bc6h_float(src, &mut block, 12, signed);
+        let (bx, by) = (i % bw, i / bw);
+        for row in 0..4 {
+            let y = by * 4 + row;
+            if y >= h {
+                break;
+            }
+            let x0 = bx * 4;
+            let n = (w - x0).min(4);
+            let dst = (y * w + x0) * 3;
+            out[dst..dst + n * 3].copy_from_slice(&block[row * 12..row * 12 + n * 3]);
+        }
+    }
+    out
+}

@@ -266,6 +266,51 @@ fn flags_select_format_and_supercompression() {
     }
     assert_ne!(level1[0], level1[1], "repeat filters across the edges");
 
+    // An HDR input (OpenEXR, Radiance HDR) is cooked to BC6H in floats: values above 1 keep
+    // their range (an 8-bit path would clip the sun at 1).
+    let hdr_img = image::Rgb32FImage::from_fn(64, 32, |x, y| {
+        let sun = ((x as f32 - 40.0).powi(2) + (y as f32 - 12.0).powi(2)) < 36.0;
+        let sky = 0.2 + 0.6 * y as f32 / 31.0;
+        if sun {
+            image::Rgb([12.0, 10.0, 6.0])
+        } else {
+            image::Rgb([sky * 0.5, sky * 0.7, sky])
+        }
+    });
+    for ext in ["exr", "hdr"] {
+        let src_dir = out(&format!("hdr-src-{ext}"));
+        std::fs::create_dir_all(&src_dir).unwrap();
+        let input = src_dir.join(format!("sky.{ext}"));
+        image::DynamicImage::ImageRgb32F(hdr_img.clone())
+            .save(&input)
+            .unwrap();
+        let dir = out(&format!("hdr-{ext}"));
+        let o = mipflow(&["cook", s(&input), "-o", s(&dir)], &[]);
+        assert!(o.status.success(), "{ext}: {}", stderr(&o));
+        let path = dir.join("sky.ktx2");
+        let info = read_info(&path, &ReadLimits::default()).unwrap();
+        assert_eq!(info.format, wgpu::TextureFormat::Bc6hRgbUfloat, "{ext}");
+        assert_eq!(info.levels.len(), 7);
+        let level0 = mipflow::stream::TextureSource::Path(std::sync::Arc::new(path))
+            .read_levels(&info, 0..1, &std::sync::atomic::AtomicBool::new(false))
+            .unwrap()
+            .remove(0);
+        let rgb = mipflow_cook::decode_bc6h(&level0, 64, 32, false);
+        let at = |x: usize, y: usize| &rgb[(y * 64 + x) * 3..(y * 64 + x) * 3 + 3];
+        // The sun's centre, and a sky texel, within 10% (Radiance HDR stores 8-bit mantissas).
+        let sun = at(40, 12);
+        assert!(
+            (sun[0] - 12.0).abs() < 1.2 && (sun[2] - 6.0).abs() < 0.6,
+            "{ext}: {sun:?}"
+        );
+        let sky = at(5, 28);
+        let want = 0.2 + 0.6 * 28.0 / 31.0;
+        assert!(
+            (sky[2] - want).abs() < 0.1 * want,
+            "{ext}: {sky:?} against {want}"
+        );
+    }
+
     for bad in [
         &["--zstd", "0"][..],
         &["--zstd", "23"],
