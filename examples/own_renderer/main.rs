@@ -14,6 +14,7 @@
 //! `--squeeze` lowers the budget to 24 MiB for the middle third of the frames.
 
 mod game;
+mod scene;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -143,8 +144,8 @@ fn main() {
 fn headless(args: &Args) -> Result<(), String> {
     let ctx = mipflow::GpuContext::headless(&mipflow::GpuOptions::default())
         .map_err(|e| e.to_string())?;
-    let materials = game::materials(args.materials, args.texture_size)?;
-    let panels = game::corridor(args.materials);
+    let materials = scene::materials(args.materials, args.texture_size)?;
+    let panels = scene::corridor(args.materials);
     let format = wgpu::TextureFormat::Rgba8UnormSrgb;
     let mut renderer = GameRenderer::new(
         ctx.device().clone(),
@@ -169,7 +170,7 @@ fn headless(args: &Args) -> Result<(), String> {
         if renderer.manager().budget().current_bytes() != budget {
             renderer.manager_mut().set_budget(Budget::bytes(budget));
         }
-        let camera = game::tour_camera(args.materials, f as f32 / n as f32);
+        let camera = scene::tour_camera(args.materials, f as f32 / n as f32);
         last = renderer
             .frame(&camera, &view, args.size)
             .map_err(|e| e.to_string())?;
@@ -331,14 +332,14 @@ impl App {
         }
         let format = config.format;
         surface.configure(&device, &config);
-        let materials = game::materials(self.args.materials, self.args.texture_size)?;
+        let materials = scene::materials(self.args.materials, self.args.texture_size)?;
         let renderer = GameRenderer::new(
             device.clone(),
             queue.clone(),
             format,
             Budget::bytes(self.args.budget_mib << 20),
             &materials,
-            game::corridor(self.args.materials),
+            scene::corridor(self.args.materials),
             Residency::Streamed,
         )
         .map_err(|e| e.to_string())?;

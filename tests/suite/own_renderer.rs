@@ -9,6 +9,8 @@
 
 #[path = "../../examples/own_renderer/game.rs"]
 mod game;
+#[path = "../../examples/own_renderer/scene.rs"]
+mod scene;
 
 use crate::common;
 
@@ -22,20 +24,20 @@ const FRAMES: u64 = 300;
 const FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8UnormSrgb;
 
 fn camera(f: u64) -> mipflow::Camera {
-    game::tour_camera(MATERIALS, f as f32 / FRAMES as f32)
+    scene::tour_camera(MATERIALS, f as f32 / FRAMES as f32)
 }
 
 #[test]
 fn a_game_renderer_streams_under_a_budget_that_falls_and_rises() {
     let Some(ctx) = common::gpu() else { return };
-    let materials = game::materials(MATERIALS, TEXTURE_SIZE).expect("cook the materials");
+    let materials = scene::materials(MATERIALS, TEXTURE_SIZE).expect("cook the materials");
     let mut r = GameRenderer::new(
         ctx.device().clone(),
         ctx.queue().clone(),
         FORMAT,
         Budget::bytes(256 << 20),
         &materials,
-        game::corridor(MATERIALS),
+        scene::corridor(MATERIALS),
         Residency::Streamed,
     )
     .unwrap();
@@ -128,7 +130,7 @@ fn a_game_renderer_streams_under_a_budget_that_falls_and_rises() {
         FORMAT,
         Budget::bytes(512 << 20),
         &materials,
-        game::corridor(MATERIALS),
+        scene::corridor(MATERIALS),
         Residency::Full,
     )
     .unwrap();
