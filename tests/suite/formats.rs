@@ -50,6 +50,19 @@ fn write_as(path: &Path, tex: &EncodedTexture, vk_format: u32, zstd: Option<i32>
     std::fs::write(path, bytes).unwrap();
 }
 
+/// A file's description and every level, as the streamer's IO reads them.
+fn read_all(path: &Path) -> (Ktx2Info, Vec<Vec<u8>>) {
+    let info = mipflow::ktx2::read_info(path, &Default::default()).unwrap();
+    let levels = TextureSource::Path(Arc::new(path.to_path_buf()))
+        .read_levels(
+            &info,
+            0..info.levels.len() as u8,
+            &std::sync::atomic::AtomicBool::new(false),
+        )
+        .unwrap();
+    (info, levels)
+}
+
 #[test]
 fn every_block_format_streams_with_its_own_sizes() {
     let Some(ctx) = common::gpu() else {
@@ -114,14 +127,7 @@ fn every_block_format_streams_with_its_own_sizes() {
         expected_bytes + fallback
     );
     for (path, hd, f) in &files {
-        let info = mipflow::ktx2::read_info(path, &Default::default()).unwrap();
-        let levels = TextureSource::Path(Arc::new(path.clone()))
-            .read_levels(
-                &info,
-                0..info.levels.len() as u8,
-                &std::sync::atomic::AtomicBool::new(false),
-            )
-            .unwrap();
+        let (_, levels) = read_all(path);
         let tex = m.streamer().resident_texture(*hd).unwrap();
         assert_eq!(tex.format(), f.format, "{}", f.name);
         for (l, want) in levels.iter().enumerate() {
@@ -170,56 +176,21 @@ fn the_cook_writes_every_format_other_readers_read() {
     let img = card();
     let src = img.to_rgba8();
     // Linear colour, so that every format's stored values are the image's own bytes.
-    for (kind, format, vk, model, mask, min_db) in [
-        (
-            BlockKind::Bc7,
-            wgpu::TextureFormat::Bc7RgbaUnorm,
-            145,
-            134,
-            [true, true, true, false],
-            40.0,
-        ),
-        (
-            BlockKind::Bc1,
-            wgpu::TextureFormat::Bc1RgbaUnorm,
-            133,
-            128,
-            [true, true, true, false],
-            30.0,
-        ),
-        (
-            BlockKind::Bc3,
-            wgpu::TextureFormat::Bc3RgbaUnorm,
-            137,
-            130,
-            [true, true, true, true],
-            30.0,
-        ),
-        (
-            BlockKind::Bc4,
-            wgpu::TextureFormat::Bc4RUnorm,
-            139,
-            131,
-            [true, false, false, false],
-            40.0,
-        ),
-        (
-            BlockKind::Bc5,
-            wgpu::TextureFormat::Bc5RgUnorm,
-            141,
-            132,
-            [true, true, false, false],
-            40.0,
-        ),
-        (
-            BlockKind::Bc6h,
-            wgpu::TextureFormat::Bc6hRgbUfloat,
-            143,
-            133,
-            [true, true, true, false],
-            35.0,
-        ),
-    ] {
+    use wgpu::TextureFormat as F;
+    const RGB: [bool; 4] = [true, true, true, false];
+    const RGBA: [bool; 4] = [true; 4];
+    const R: [bool; 4] = [true, false, false, false];
+    const RG: [bool; 4] = [true, true, false, false];
+    #[rustfmt::skip]
+    let cases = [
+        (BlockKind::Bc7, F::Bc7RgbaUnorm, 145, 134, RGB, 40.0),
+        (BlockKind::Bc1, F::Bc1RgbaUnorm, 133, 128, RGB, 30.0),
+        (BlockKind::Bc3, F::Bc3RgbaUnorm, 137, 130, RGBA, 30.0),
+        (BlockKind::Bc4, F::Bc4RUnorm, 139, 131, R, 40.0),
+        (BlockKind::Bc5, F::Bc5RgUnorm, 141, 132, RG, 40.0),
+        (BlockKind::Bc6h, F::Bc6hRgbUfloat, 143, 133, RGB, 35.0),
+    ];
+    for (kind, format, vk, model, mask, min_db) in cases {
         let opts = CookOptions {
             color: ColorSpace::Linear,
             resize: Resize::Keep,
@@ -299,15 +270,8 @@ fn orientation_ru_draws_the_same_picture_as_rd() {
         let mut f = std::fs::File::create(&path).unwrap();
         write_ktx2(&mut f, tex, None, "mipflow test").unwrap();
         drop(f);
-        let info = mipflow::ktx2::read_info(&path, &Default::default()).unwrap();
+        let (info, levels) = read_all(&path);
         assert_eq!(info.orientation().flip_y, name == "ru");
-        let levels = TextureSource::Path(Arc::new(path.clone()))
-            .read_levels(
-                &info,
-                0..info.levels.len() as u8,
-                &std::sync::atomic::AtomicBool::new(false),
-            )
-            .unwrap();
         for o in [info.orientation(), Default::default()] {
             shots.push(
                 mipflow::testing::render_textured_quad_oriented(

@@ -89,25 +89,7 @@ impl Bc7Encoder for IntelBc7 {
         alpha: bool,
         out: &mut [u8],
     ) -> Result<(), CookError> {
-        let blocks = u64::from(width / 4) * u64::from(height / 4);
-        let needed = u64::from(stride) * u64::from(height);
-        if !width.is_multiple_of(4) || !height.is_multiple_of(4) {
-            return Err(CookError::Encode(format!(
-                "surface {width}x{height} is not a multiple of 4"
-            )));
-        }
-        if u64::from(stride) < u64::from(width) * 4 || (rgba.len() as u64) < needed {
-            return Err(CookError::Encode(format!(
-                "surface data too short for {width}x{height}, stride {stride}"
-            )));
-        }
-        if out.len() as u64 != blocks * 16 {
-            return Err(CookError::Encode(format!(
-                "output of {} bytes for {blocks} blocks",
-                out.len()
-            )));
-        }
-        if blocks == 0 {
+        if check_surface(rgba, (width, height, stride), out, 16)? == 0 {
             return Ok(());
         }
         let surface = intel_tex_2::RgbaSurface {
@@ -119,6 +101,35 @@ impl Bc7Encoder for IntelBc7 {
         intel_tex_2::bc7::compress_blocks_into(&self.settings(alpha), &surface, out);
         Ok(())
     }
+}
+
+/// Checks an encoder's input surface (sides multiples of 4, `stride` bytes a row, enough data)
+/// and its output (`block_bytes` a block); returns the number of blocks.
+fn check_surface(
+    rgba: &[u8],
+    (width, height, stride): (u32, u32, u32),
+    out: &[u8],
+    block_bytes: usize,
+) -> Result<usize, CookError> {
+    let (w, h, st) = (width as usize, height as usize, stride as usize);
+    if !width.is_multiple_of(4) || !height.is_multiple_of(4) {
+        return Err(CookError::Encode(format!(
+            "surface {width}x{height} is not a multiple of 4"
+        )));
+    }
+    if st < w * 4 || (h > 0 && rgba.len() < st * (h - 1) + w * 4) {
+        return Err(CookError::Encode(format!(
+            "surface data too short for {width}x{height}, stride {stride}"
+        )));
+    }
+    let blocks = (w / 4) * (h / 4);
+    if out.len() != blocks * block_bytes {
+        return Err(CookError::Encode(format!(
+            "output of {} bytes for {blocks} blocks",
+            out.len()
+        )));
+    }
+    Ok(blocks)
 }
 
 /// The encoder used for `quality`: the one place that picks the BC7 encoder.
@@ -187,26 +198,8 @@ impl Bc7Encoder for IntelBlock {
         alpha: bool,
         out: &mut [u8],
     ) -> Result<(), CookError> {
-        let _ = alpha;
         let (w, h, st) = (width as usize, height as usize, stride as usize);
-        let blocks = (w / 4) * (h / 4);
-        if !width.is_multiple_of(4) || !height.is_multiple_of(4) {
-            return Err(CookError::Encode(format!(
-                "surface {width}x{height} is not a multiple of 4"
-            )));
-        }
-        if st < w * 4 || (h > 0 && rgba.len() < st * (h - 1) + w * 4) {
-            return Err(CookError::Encode(format!(
-                "surface data too short for {width}x{height}, stride {stride}"
-            )));
-        }
-        if out.len() != blocks * self.block_bytes() {
-            return Err(CookError::Encode(format!(
-                "output of {} bytes for {blocks} blocks",
-                out.len()
-            )));
-        }
-        if blocks == 0 {
+        if check_surface(rgba, (width, height, stride), out, self.block_bytes())? == 0 {
             return Ok(());
         }
         // The channels each format takes, tightly packed.

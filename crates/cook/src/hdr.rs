@@ -4,7 +4,7 @@
 use rayon::prelude::*;
 
 use crate::mips::{MipMode, Plane, downsample};
-use crate::{BlockKind, CookError, CookOptions, EncodedTexture, MAX_COOK_DIMENSION, Quality, Wrap};
+use crate::{BlockKind, CookError, CookOptions, EncodedTexture, Quality, Wrap};
 use mipflow::ktx2::{full_level_count, level_dims};
 
 /// The largest value a half float holds: brighter texels are clamped to it.
@@ -20,14 +20,7 @@ pub fn cook_hdr(img: &image::Rgb32FImage, opts: &CookOptions) -> Result<EncodedT
         ));
     }
     let (source_w, source_h) = img.dimensions();
-    let (width, height) = opts.resize.dims(source_w, source_h);
-    if width == 0 || height == 0 || width > MAX_COOK_DIMENSION || height > MAX_COOK_DIMENSION {
-        return Err(CookError::BadSize {
-            width,
-            height,
-            max: MAX_COOK_DIMENSION,
-        });
-    }
+    let (width, height) = crate::cook_dims(opts, source_w, source_h)?;
     let clean = |v: f32| {
         if v.is_nan() {
             0.0

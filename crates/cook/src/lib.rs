@@ -318,6 +318,24 @@ pub fn cook_image(
     cook_rgba8(img.to_rgba8(), opts, encoder.as_ref())
 }
 
+/// The size an image of `source_w x source_h` is cooked at with `opts` (its resize), or the
+/// error for a size out of range.
+pub(crate) fn cook_dims(
+    opts: &CookOptions,
+    source_w: u32,
+    source_h: u32,
+) -> Result<(u32, u32), CookError> {
+    let (width, height) = opts.resize.dims(source_w, source_h);
+    if width == 0 || height == 0 || width > MAX_COOK_DIMENSION || height > MAX_COOK_DIMENSION {
+        return Err(CookError::BadSize {
+            width,
+            height,
+            max: MAX_COOK_DIMENSION,
+        });
+    }
+    Ok((width, height))
+}
+
 /// Like [`cook_image`], taking the RGBA8 image by value (so it can be dropped after level 1 is made)
 /// and an explicit encoder.
 pub fn cook_rgba8(
@@ -327,14 +345,7 @@ pub fn cook_rgba8(
 ) -> Result<EncodedTexture, CookError> {
     use rayon::prelude::*;
     let (source_w, source_h) = img.dimensions();
-    let (width, height) = opts.resize.dims(source_w, source_h);
-    if width == 0 || height == 0 || width > MAX_COOK_DIMENSION || height > MAX_COOK_DIMENSION {
-        return Err(CookError::BadSize {
-            width,
-            height,
-            max: MAX_COOK_DIMENSION,
-        });
-    }
+    let (width, height) = cook_dims(opts, source_w, source_h)?;
     let alpha = img
         .as_raw()
         .par_chunks(4 * 4096)

@@ -8,18 +8,8 @@ pub fn decode_bc7(data: &[u8], width: u32, height: u32) -> Vec<u8> {
     let mut out = vec![0u8; w * h * 4];
     let mut block = [0u8; 64];
     for (i, src) in data.chunks_exact(16).take(bw * h.div_ceil(4)).enumerate() {
-        let (bx, by) = (i % bw, i / bw);
         bcdec_rs::bc7(src, &mut block, 16);
-        for row in 0..4 {
-            let y = by * 4 + row;
-            if y >= h {
-                break;
-            }
-            let x0 = bx * 4;
-            let n = (w - x0).min(4);
-            let dst = (y * w + x0) * 4;
-            out[dst..dst + n * 4].copy_from_slice(&block[row * 16..row * 16 + n * 4]);
-        }
+        place_block(&mut out, (w, h), bw, i, &block, 4);
     }
     out
 }
@@ -77,17 +67,7 @@ pub fn decode_blocks(format: wgpu::TextureFormat, data: &[u8], width: u32, heigh
             }
             _ => return out,
         }
-        let (bx, by) = (i % bw, i / bw);
-        for row in 0..4 {
-            let y = by * 4 + row;
-            if y >= h {
-                break;
-            }
-            let x0 = bx * 4;
-            let n = (w - x0).min(4);
-            let dst = (y * w + x0) * 4;
-            out[dst..dst + n * 4].copy_from_slice(&rgba[row * 16..row * 16 + n * 4]);
-        }
+        place_block(&mut out, (w, h), bw, i, &rgba, 4);
     }
     out
 }
@@ -101,17 +81,30 @@ pub fn decode_bc6h(data: &[u8], width: u32, height: u32, signed: bool) -> Vec<f3
     let mut block = [0f32; 48];
     for (i, src) in data.chunks_exact(16).take(bw * h.div_ceil(4)).enumerate() {
         bcdec_rs::bc6h_float(src, &mut block, 12, signed);
-        let (bx, by) = (i % bw, i / bw);
-        for row in 0..4 {
-            let y = by * 4 + row;
-            if y >= h {
-                break;
-            }
-            let x0 = bx * 4;
-            let n = (w - x0).min(4);
-            let dst = (y * w + x0) * 3;
-            out[dst..dst + n * 3].copy_from_slice(&block[row * 12..row * 12 + n * 3]);
-        }
+        place_block(&mut out, (w, h), bw, i, &block, 3);
     }
     out
+}
+
+/// Copies decoded block `i` (4x4 texels of `ch` values, row-major) into `out`, a `w x h` image of
+/// `ch` values a texel whose blocks are `bw` to a row; texels past the edges are dropped.
+fn place_block<T: Copy>(
+    out: &mut [T],
+    (w, h): (usize, usize),
+    bw: usize,
+    i: usize,
+    block: &[T],
+    ch: usize,
+) {
+    let (bx, by) = (i % bw, i / bw);
+    for row in 0..4 {
+        let y = by * 4 + row;
+        if y >= h {
+            break;
+        }
+        let x0 = bx * 4;
+        let n = (w - x0).min(4);
+        let dst = (y * w + x0) * ch;
+        out[dst..dst + n * ch].copy_from_slice(&block[row * 4 * ch..(row * 4 + n) * ch]);
+    }
 }
