@@ -26,6 +26,21 @@ impl Streamer {
         if f.queued || f.data.is_some() {
             return true;
         }
+        let (first, end) = (f.to, f.from.min(self.plan_tex[i].floor_level));
+        if let Some(levels) = self.take_read(i, first, end) {
+            // Read before for a grow that was cancelled: no IO.
+            if let Some(f) = self.slots[i].inflight.as_mut() {
+                f.queued = true;
+                f.data = Some(levels);
+            }
+            self.ready.push(i as u32);
+            self.frame_stats.reused_reads += 1;
+            return true;
+        }
+        let s = &mut self.slots[i];
+        let Some(f) = s.inflight.as_mut() else {
+            return true;
+        };
         let req = IoRequest {
             slot: i as u32,
             generation: s.generation,

@@ -121,6 +121,11 @@ pub struct StreamConfig {
     /// 0 never raises it). Why: memory another application held may come back, and a game
     /// should not stay degraded for good after one bad moment.
     pub oom_probe_frames: u32,
+    /// CPU memory for levels read but not built when their grow was cancelled (default 16 MiB;
+    /// 0 keeps none): a grow of the same levels asked again soon (the camera turned back, the
+    /// budget came back) takes them from there instead of reading the file again. Oldest go
+    /// first; counted in [`StreamFrameStats::reused_reads`].
+    pub reuse_cache_bytes: u64,
 }
 
 impl StreamConfig {
@@ -143,6 +148,7 @@ impl Default for StreamConfig {
             planner: PlannerConfig::default(),
             deterministic: false,
             oom_probe_frames: 1800,
+            reuse_cache_bytes: 16 << 20,
             cpu_floor_limit: 512 << 20,
         }
     }
@@ -171,6 +177,9 @@ pub struct StreamFrameStats {
     /// Of `cancels`, those whose data had already been read (or whose step was uploading): IO
     /// thrown away. A moving camera whose demand is predicted well keeps this near zero.
     pub cancels_after_arrival: u32,
+    /// Grows whose levels came from the levels an earlier cancelled grow had read (no IO;
+    /// see [`StreamConfig::reuse_cache_bytes`]).
+    pub reused_reads: u32,
     /// In-flight grows retargeted to a finer level this frame (what they had read or built
     /// was kept).
     pub retargets: u32,
@@ -339,6 +348,19 @@ pub struct Streamer {
     /// Frames from a grow's plan to its last step built, averaged (exponentially, over about
     /// the last 16 grows): how far ahead demand is predicted.
     latency_frames: f32,
+    /// Levels read for grows that were cancelled before they were built, oldest first, at most
+    /// [`StreamConfig::reuse_cache_bytes`] together.
+    reuse: Vec<CachedRead>,
+    reuse_bytes: u64,
+}
+
+/// Levels `first..first + data.len()` of a texture, read for a grow that was cancelled.
+struct CachedRead {
+    slot: u32,
+    generation: u32,
+    first: u8,
+    data: Vec<Vec<u8>>,
+    bytes: u64,
 }
 
 impl std::fmt::Debug for Streamer {
@@ -418,6 +440,8 @@ impl Streamer {
             frame: 0,
             floor_cpu_bytes: 0,
             latency_frames: 1.0,
+            reuse: Vec::new(),
+            reuse_bytes: 0,
         }
     }
 

@@ -211,6 +211,7 @@ impl Streamer {
         }
         let i = h.index as usize;
         self.abort_step(i);
+        self.drop_read(i);
         let s = &mut self.slots[i];
         if let Some(f) = s.inflight.take() {
             f.cancel.store(true, Ordering::Release);

@@ -124,10 +124,13 @@ impl Streamer {
         match t.kind {
             TransitionKind::Rescale => {}
             TransitionKind::Cancel => {
-                if let Some(f) = self.slots[i].inflight.take() {
+                if let Some(mut f) = self.slots[i].inflight.take() {
                     f.cancel.store(true, Ordering::Release);
                     if f.arrived() {
                         self.frame_stats.cancels_after_arrival += 1;
+                        if let Some(data) = f.data.take() {
+                            self.keep_read(i, f.to, data);
+                        }
                     }
                 }
                 self.ready.retain(|&r| r as usize != i);
@@ -214,6 +217,67 @@ impl Streamer {
                 p.in_flight_level = t.to;
             }
         }
+    }
+
+    /// Keeps the levels `first..` read for texture `i`'s cancelled grow for a later grow
+    /// (oldest dropped first, within [`StreamConfig::reuse_cache_bytes`]).
+    pub(super) fn keep_read(&mut self, i: usize, first: u8, data: Vec<Vec<u8>>) {
+        let bytes: u64 = data.iter().map(|l| l.len() as u64).sum();
+        let limit = self.config.reuse_cache_bytes;
+        if bytes == 0 || bytes > limit {
+            return;
+        }
+        // One entry a texture: the newest read replaces an older one.
+        self.drop_read(i);
+        while self.reuse_bytes + bytes > limit && !self.reuse.is_empty() {
+            let old = self.reuse.remove(0);
+            self.reuse_bytes -= old.bytes;
+        }
+        self.reuse.push(CachedRead {
+            slot: i as u32,
+            generation: self.slots[i].generation,
+            first,
+            data,
+            bytes,
+        });
+        self.reuse_bytes += bytes;
+    }
+
+    /// Forgets texture `i`'s kept read, if any.
+    pub(super) fn drop_read(&mut self, i: usize) {
+        if let Some(k) = self.reuse.iter().position(|c| c.slot as usize == i) {
+            let old = self.reuse.remove(k);
+            self.reuse_bytes -= old.bytes;
+        }
+    }
+
+    /// Levels `first..end` of texture `i` from a kept read that holds them all (taken out of
+    /// the cache), if there is one of this texture's current generation.
+    pub(super) fn take_read(&mut self, i: usize, first: u8, end: u8) -> Option<Vec<Vec<u8>>> {
+        let k = self.reuse.iter().position(|c| c.slot as usize == i)?;
+        let c = &self.reuse[k];
+        let fits = c.generation == self.slots[i].generation
+            && c.first <= first
+            && usize::from(end - c.first) <= c.data.len()
+            && first < end;
+        if !fits {
+            return None;
+        }
+        let c = self.reuse.remove(k);
+        self.reuse_bytes -= c.bytes;
+        let skip = usize::from(first - c.first);
+        Some(
+            c.data
+                .into_iter()
+                .skip(skip)
+                .take(usize::from(end - first))
+                .collect(),
+        )
+    }
+
+    /// Bytes of levels kept from cancelled grows (see [`StreamConfig::reuse_cache_bytes`]).
+    pub fn reuse_cache_bytes(&self) -> u64 {
+        self.reuse_bytes
     }
 
     /// A `Grow` on a busy texture: its grow goes on to the finer level `to`. What it has read, and

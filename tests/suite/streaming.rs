@@ -936,3 +936,43 @@ fn floors_that_cannot_fit_are_refused_before_they_are_read() {
     h.add(mid, TextureOptions::default(), 256 * MIB);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Levels read for a grow that is cancelled before it is built (the view turned away the frame
+/// they landed) are kept on the CPU: when the view wants them again, the grow takes them from
+/// there, with no IO, and the texture ends up whole and intact.
+#[test]
+fn a_cancelled_grows_levels_are_reused_without_reading_again() {
+    let Some(ctx) = common::gpu() else { return };
+    let dir = std::env::temp_dir().join(format!("mipflow-reuse-{}", std::process::id()));
+    let files = write_gallery(&dir, 1, 256, 0);
+    let mut h = Harness::new(ctx, StreamConfig::default().with_deterministic(true));
+    let handles = vec![h.add(files[0].clone(), TextureOptions::default(), 64 * MIB)];
+    // Level 0 wanted: the grow starts and its read is queued.
+    let (_, status) = h.frame(64 * MIB, 0.0);
+    assert_eq!(status, PlanStatus::Ok);
+    assert_eq!(h.m.streamer().frame_stats().io_requests, 1);
+    assert!(h.m.streamer().plan_textures()[0].busy);
+    // The next frame its levels land, and the view no longer wants them: cancelled.
+    let (_, status) = h.frame(64 * MIB, 40.0);
+    assert_eq!(status, PlanStatus::Ok);
+    let st = *h.m.streamer().frame_stats();
+    assert_eq!((st.cancels, st.cancels_after_arrival), (1, 1), "{st:?}");
+    let kept = h.m.streamer().reuse_cache_bytes();
+    let p = h.m.streamer().plan_textures()[0];
+    assert_eq!(kept, p.bytes_from(0) - p.bytes_from(p.floor_level));
+    // Wanted again: no read, the kept levels are built.
+    let (mut io, mut reused, mut frames) = (0, 0, 0);
+    while !h.all_at(0) && frames < 50 {
+        let (peak, _) = h.frame(64 * MIB, 0.0);
+        assert!(peak <= 64 * MIB);
+        let st = h.m.streamer().frame_stats();
+        io += st.io_requests;
+        reused += st.reused_reads;
+        frames += 1;
+    }
+    assert!(h.all_at(0), "not whole after {frames} frames");
+    assert_eq!((io, reused), (0, 1), "the levels came from the kept read");
+    assert_eq!(h.m.streamer().reuse_cache_bytes(), 0);
+    h.assert_whole_and_intact(&files, &handles);
+    let _ = std::fs::remove_dir_all(&dir);
+}
