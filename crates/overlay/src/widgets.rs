@@ -166,7 +166,10 @@ pub(crate) fn streaming(ui: &mut Ui, input: &PanelInput<'_>) {
         );
         row(
             "grows in flight",
-            format!("{} cancelled, {} retargeted", s.cancels, s.retargets),
+            format!(
+                "{} cancelled ({} after their read), {} retargeted, {} reused a read",
+                s.cancels, s.cancels_after_arrival, s.retargets, s.reused_reads
+            ),
         );
         row(
             "wanted resident",
@@ -178,7 +181,10 @@ pub(crate) fn streaming(ui: &mut Ui, input: &PanelInput<'_>) {
         );
         row(
             "blur left",
-            format!("{:.0} pixel-octaves", stats.quality_cost),
+            format!(
+                "{:.0} pixel-octaves planned, {:.0} on screen",
+                stats.quality_cost, stats.blur_pixel_octaves
+            ),
         );
         row("planner", format!("{:.0} µs", s.planner_us));
         let gpu = stats

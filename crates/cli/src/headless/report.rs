@@ -61,9 +61,13 @@ pub struct FrameRecord {
     /// Grows cancelled this frame.
     #[serde(default)]
     pub cancels: u32,
-    /// Of those, cancelled after their data had been read (IO thrown away).
+    /// Of those, cancelled after their data had been read (the levels are kept for a while:
+    /// see `reused_reads`).
     #[serde(default)]
     pub cancels_after_arrival: u32,
+    /// Grows whose levels came from an earlier cancelled grow's read, without IO.
+    #[serde(default)]
+    pub reused_reads: u32,
     /// Texture blur on screen after the frame's uploads: pixels times the octaves their
     /// resident level is coarser than the current view wants (`FrameStats::blur_pixel_octaves`).
     #[serde(default)]
