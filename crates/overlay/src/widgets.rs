@@ -167,7 +167,7 @@ pub(crate) fn streaming(ui: &mut Ui, input: &PanelInput<'_>) {
         row(
             "grows in flight",
             format!(
-                "{} cancelled ({} after their read), {} retargeted, {} reused a read",
+                "{} cancelled ({} read), {} retargeted, {} reused",
                 s.cancels, s.cancels_after_arrival, s.retargets, s.reused_reads
             ),
         );
