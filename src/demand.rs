@@ -220,7 +220,12 @@ impl DemandView {
             return None;
         }
         let radius = radius.max(0.0);
-        let weight = self.weight(center, radius)?;
+        // Each frustum tested once: the weight (as `weight` gives it) and the predicted levels
+        // come from the same tests.
+        let in_view = self.view.touches(center, radius);
+        let in_ahead = self.ahead.is_some_and(|a| a.touches(center, radius));
+        let mut in_predicted = false;
+        let mut predicted_level = f32::INFINITY;
         let at = |eye: Vec3| {
             demand_at(
                 eye,
@@ -232,15 +237,24 @@ impl DemandView {
                 self.viewport_height,
             )
         };
-        let (now_level, pixels) = at(self.eye);
-        let mut level = now_level;
-        let mut ahead = self.ahead.is_some_and(|a| a.touches(center, radius));
         for (f, eye) in &self.predicted[..self.predicted_count as usize] {
             if f.touches(center, radius) {
-                level = level.min(at(*eye).0);
-                ahead = true;
+                predicted_level = predicted_level.min(at(*eye).0);
+                in_predicted = true;
             }
         }
+        let weight = if in_view {
+            1.0
+        } else if in_ahead || in_predicted {
+            LOOK_AHEAD_WEIGHT
+        } else if self.guard.is_some_and(|g| g.touches(center, radius)) {
+            GUARD_BAND_WEIGHT
+        } else {
+            return None;
+        };
+        let (now_level, pixels) = at(self.eye);
+        let level = now_level.min(predicted_level);
+        let ahead = in_ahead || in_predicted;
         Some(Demand {
             level,
             now_level,

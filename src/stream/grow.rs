@@ -44,8 +44,8 @@ impl Streamer {
         let req = IoRequest {
             slot: i as u32,
             generation: s.generation,
-            first: f.to,
-            end: f.from.min(self.plan_tex[i].floor_level),
+            first,
+            end,
             source: s.source.clone(),
             info: s.info.clone(),
             cancel: f.cancel.clone(),

@@ -175,7 +175,8 @@ pub struct StreamFrameStats {
     /// In-flight grows cancelled this frame.
     pub cancels: u32,
     /// Of `cancels`, those whose data had already been read (or whose step was uploading): IO
-    /// thrown away. A moving camera whose demand is predicted well keeps this near zero.
+    /// done for nothing unless a later grow reuses it ([`StreamConfig::reuse_cache_bytes`]).
+    /// A moving camera whose demand is predicted well keeps this near zero.
     pub cancels_after_arrival: u32,
     /// Grows whose levels came from the levels an earlier cancelled grow had read (no IO;
     /// see [`StreamConfig::reuse_cache_bytes`]).
@@ -291,6 +292,8 @@ struct Slot {
     label: String,
     source: TextureSource,
     info: Arc<Ktx2Info>,
+    /// `info`'s `KTXorientation`, parsed once (the draw asks for it every frame).
+    orientation: crate::ktx2::Orientation,
     floor_data: Vec<Vec<u8>>,
     gpu: Option<Resident>,
     inflight: Option<InFlight>,
@@ -486,7 +489,7 @@ impl Streamer {
     /// The texture's `KTXorientation` (which way its rows and columns go): flip the texture
     /// coordinates that sample it accordingly (mipflow's `Renderer` does).
     pub fn texture_orientation(&self, h: TextureHandle) -> Option<crate::ktx2::Orientation> {
-        self.slot(h).map(|s| s.info.orientation())
+        self.slot(h).map(|s| s.orientation)
     }
 
     /// Width and height of level 0 of a live texture.
