@@ -28,7 +28,7 @@ use rayon::prelude::*;
 use mipflow::ktx2::{COOK_STAMP_KEY, ReadLimits, read_info, write_ktx2};
 use mipflow_cook::{
     BlockKind, ColorSpace, CookError, CookOptions, MAX_COOK_DIMENSION, MipFilter, Quality, Resize,
-    Wrap, cook_rgba8, encoder_for_options,
+    Wrap, cook_rgba8, encoder_for_options, probe_alloc,
 };
 
 /// Arguments of `mipflow cook`.
@@ -279,7 +279,18 @@ fn up_to_date(output: &Path, stamp: &str) -> bool {
     }
 }
 
-fn decode(path: &Path, bytes: &[u8]) -> Result<image::DynamicImage, CookError> {
+/// An image's size from its header, without decoding it (`None` when the header cannot tell).
+fn header_dims(bytes: &[u8]) -> Option<(u32, u32)> {
+    image::ImageReader::new(Cursor::new(bytes))
+        .with_guessed_format()
+        .ok()?
+        .into_dimensions()
+        .ok()
+}
+
+/// Decodes `bytes` with limits: each side at most [`MAX_COOK_DIMENSION`], and no allocation
+/// above twice `max_memory` (a float decode takes 16 bytes a pixel; nor above 3 GiB): a decoder's allocation failure is this input's error.
+fn decode(path: &Path, bytes: &[u8], max_memory: u64) -> Result<image::DynamicImage, CookError> {
     let mut reader = image::ImageReader::new(Cursor::new(bytes))
         .with_guessed_format()
         .map_err(|e| CookError::Decode(image::ImageError::IoError(e)))?;
@@ -289,10 +300,19 @@ fn decode(path: &Path, bytes: &[u8]) -> Result<image::DynamicImage, CookError> {
             reader.set_format(format);
         }
     }
+    // The decoder's own buffer cannot fail softly: whether it could be had is asked first.
+    let decoded = image::ImageReader::new(Cursor::new(bytes))
+        .with_guessed_format()
+        .ok()
+        .and_then(|r| r.into_decoder().ok())
+        .map(|d| image::ImageDecoder::total_bytes(&d));
+    if let Some(total) = decoded {
+        probe_alloc(total, "the decoded image")?;
+    }
     let mut limits = image::Limits::default();
     limits.max_image_width = Some(MAX_COOK_DIMENSION);
     limits.max_image_height = Some(MAX_COOK_DIMENSION);
-    limits.max_alloc = Some(3 << 30);
+    limits.max_alloc = Some(max_memory.saturating_mul(2).min(3 << 30));
     reader.limits(limits);
     reader.decode().map_err(CookError::Decode)
 }
@@ -395,6 +415,46 @@ fn default_max_memory(workers: usize) -> u64 {
     }
 }
 
+/// One input's bytes cooked in memory, as `cook` does for each file: the size read from the
+/// header is checked against `max_memory` before a byte is decoded, the decode has limits, and
+/// HDR inputs cooked to BC6H stay in floats. `name` only guides the format (TGA has no
+/// signature) and the choice of BC6H. Every failure is this input's typed error; the fuzz
+/// target `cook_decode` runs arbitrary bytes through it.
+pub fn cook_bytes(
+    name: &Path,
+    bytes: &[u8],
+    opts: &CookOptions,
+    max_memory: u64,
+) -> Result<mipflow_cook::EncodedTexture, CookError> {
+    let hdr = name
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| HDR_EXTENSIONS.iter().any(|x| x.eq_ignore_ascii_case(e)))
+        && opts.block_kind() == BlockKind::Bc6h;
+    // From the header alone: an image too large to cook is this input's error, found before a
+    // byte of it is decoded (a 1 MB PNG can decode to 16384²).
+    if let Some((width, height)) = header_dims(bytes) {
+        let needed = u64::from(width) * u64::from(height) * mipflow_cook::COOK_BYTES_PER_PIXEL;
+        if needed > max_memory {
+            return Err(CookError::TooLarge {
+                width,
+                height,
+                needed,
+                limit: max_memory,
+            });
+        }
+    }
+    let img = decode(name, bytes, max_memory)?;
+    let pixels = u64::from(img.width()) * u64::from(img.height());
+    if hdr {
+        probe_alloc(pixels * 12, "the image in floats")?;
+        mipflow_cook::cook_hdr(&img.into_rgb32f(), opts)
+    } else {
+        probe_alloc(pixels * 4, "the image as RGBA8")?;
+        cook_rgba8(img.into_rgba8(), opts, encoder_for_options(opts).as_ref())
+    }
+}
+
 fn cook_job(
     job: &Job,
     opts: &CookOptions,
@@ -412,7 +472,6 @@ fn cook_job(
         hdr_opts.block = Some(BlockKind::Bc6h);
     }
     let opts = &hdr_opts;
-    let hdr = hdr_input && opts.block_kind() == BlockKind::Bc6h;
     let encoder = encoder_for_options(opts);
     let bytes = fs::read(&job.input).map_err(|source| CookError::Read {
         path: job.input.clone(),
@@ -422,31 +481,9 @@ fn cook_job(
     if !force && up_to_date(&job.output, &stamp) {
         return Ok(Outcome::UpToDate);
     }
-    // From the header alone: an image too large to cook is this input's error, found before a
-    // byte of it is decoded (a 1 MB PNG can decode to 16384²).
-    if let Ok((width, height)) = image::ImageReader::new(Cursor::new(&bytes))
-        .with_guessed_format()
-        .map_err(|e| e.to_string())
-        .and_then(|r| r.into_dimensions().map_err(|e| e.to_string()))
-    {
-        let needed = u64::from(width) * u64::from(height) * mipflow_cook::COOK_BYTES_PER_PIXEL;
-        if needed > max_memory {
-            return Err(CookError::TooLarge {
-                width,
-                height,
-                needed,
-                limit: max_memory,
-            });
-        }
-    }
-    let img = decode(&job.input, &bytes)?;
+    let megapixels = header_dims(&bytes).map_or(0.0, |(w, h)| f64::from(w) * f64::from(h) / 1e6);
+    let mut tex = cook_bytes(&job.input, &bytes, opts, max_memory)?;
     drop(bytes);
-    let megapixels = f64::from(img.width()) * f64::from(img.height()) / 1e6;
-    let mut tex = if hdr {
-        mipflow_cook::cook_hdr(&img.into_rgb32f(), opts)?
-    } else {
-        cook_rgba8(img.into_rgba8(), opts, encoder.as_ref())?
-    };
     tex.key_values.push((
         COOK_STAMP_KEY.to_string(),
         [stamp.as_bytes(), b"\0"].concat(),

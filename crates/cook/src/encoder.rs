@@ -306,7 +306,7 @@ pub fn encode_level(
     }
     let (bw, bh) = (w.div_ceil(4), h.div_ceil(4));
     let bb = encoder.block_bytes();
-    let mut out = vec![0u8; bw * bh * bb];
+    let mut out = crate::try_zeroed(bw * bh * bb, "the blocks of a level")?;
     let band_rows = (TEXELS_PER_TASK / (bw * 16)).max(1);
     out.par_chunks_mut(bw * bb * band_rows)
         .enumerate()

@@ -33,19 +33,25 @@ pub fn cook_hdr(img: &image::Rgb32FImage, opts: &CookOptions) -> Result<EncodedT
         width: source_w as usize,
         height: source_h as usize,
         mode,
-        data: img.as_raw().iter().map(|&v| clean(v)).collect(),
+        data: {
+            let mut data = crate::try_zeroed::<f32>(img.as_raw().len(), "the image in floats")?;
+            for (d, &v) in data.iter_mut().zip(img.as_raw()) {
+                *d = clean(v);
+            }
+            data
+        },
     };
     let wrap = opts.wrap == Wrap::Repeat;
     if (width, height) != (source_w, source_h) {
-        plane = downsample(&plane, width as usize, height as usize, opts.filter, wrap);
+        plane = downsample(&plane, width as usize, height as usize, opts.filter, wrap)?;
     }
     let count = full_level_count(width, height) as usize;
     let mut levels = Vec::with_capacity(count);
     for level in 0..count {
-        levels.push(encode_bc6h(&plane, opts.quality));
+        levels.push(encode_bc6h(&plane, opts.quality)?);
         if level + 1 < count {
             let (w, h) = level_dims(width, height, level + 1);
-            plane = downsample(&plane, w as usize, h as usize, opts.filter, wrap);
+            plane = downsample(&plane, w as usize, h as usize, opts.filter, wrap)?;
         }
     }
     Ok(EncodedTexture {
@@ -59,7 +65,7 @@ pub fn cook_hdr(img: &image::Rgb32FImage, opts: &CookOptions) -> Result<EncodedT
 
 /// Encodes one RGB float level (3 channels) into BC6H blocks, edge blocks padded by repeating
 /// the last column and row, bands of block rows in parallel.
-fn encode_bc6h(plane: &Plane, quality: Quality) -> Vec<u8> {
+fn encode_bc6h(plane: &Plane, quality: Quality) -> Result<Vec<u8>, crate::CookError> {
     use intel_tex_2::bc6h::*;
     let (w, h) = (plane.width, plane.height);
     let (bw, bh) = (w.div_ceil(4), h.div_ceil(4));
@@ -68,7 +74,7 @@ fn encode_bc6h(plane: &Plane, quality: Quality) -> Vec<u8> {
         Quality::Default => fast_settings(),
         Quality::Slow => basic_settings(),
     };
-    let mut out = vec![0u8; bw * bh * 16];
+    let mut out = crate::try_zeroed(bw * bh * 16, "the BC6H blocks of a level")?;
     out.par_chunks_mut(bw * 16)
         .enumerate()
         .for_each(|(by, blocks)| {
@@ -95,5 +101,5 @@ fn encode_bc6h(plane: &Plane, quality: Quality) -> Vec<u8> {
             };
             compress_blocks_into(&settings, &surface, blocks);
         });
-    out
+    Ok(out)
 }

@@ -99,6 +99,19 @@ pub enum CookError {
         /// The limit, bytes.
         limit: u64,
     },
+    /// A buffer for this image could not be allocated (the process's memory limit, or the
+    /// machine's): this input fails, the others cook.
+    #[error(
+        "out of memory: {what} needs {} MiB that could not be allocated (lower --max-memory or \
+         --threads, or cook this image alone)",
+        bytes.div_ceil(1 << 20)
+    )]
+    OutOfMemory {
+        /// What the buffer was for.
+        what: &'static str,
+        /// Its size, bytes.
+        bytes: u64,
+    },
     /// The BC7 encoder refused its input (an internal error).
     #[error("BC7 encoding failed: {0}")]
     Encode(String),
@@ -307,6 +320,32 @@ impl CookOptions {
     }
 }
 
+/// A zeroed buffer of `len` values, or [`CookError::OutOfMemory`] when it cannot be allocated:
+/// every large buffer of a cook goes through this, so that an allocation failure is the input's
+/// error, not an abort of the whole batch.
+pub(crate) fn try_zeroed<T: Copy + Default>(
+    len: usize,
+    what: &'static str,
+) -> Result<Vec<T>, CookError> {
+    let mut v = Vec::new();
+    let oom = || CookError::OutOfMemory {
+        what,
+        bytes: (len as u64).saturating_mul(std::mem::size_of::<T>() as u64),
+    };
+    v.try_reserve_exact(len).map_err(|_| oom())?;
+    v.resize(len, T::default());
+    Ok(v)
+}
+
+/// Whether `bytes` more could be allocated now (a probe, freed at once): checked before a
+/// conversion whose allocation this crate does not control (the image crate's).
+pub fn probe_alloc(bytes: u64, what: &'static str) -> Result<(), CookError> {
+    let len = usize::try_from(bytes).map_err(|_| CookError::OutOfMemory { what, bytes })?;
+    let mut v: Vec<u8> = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| CookError::OutOfMemory { what, bytes })
+}
+
 /// Cooks `img` into a block-compressed texture (BC7 unless `opts.block` says otherwise) with a full mip chain down to 1x1, in memory (see the module
 /// documentation for the filter, alpha and memory behaviour). The encoder is [`encoder_for`]
 /// `opts.quality`; `opts.zstd` is not applied here but by [`crate::ktx2::write_ktx2`].
@@ -315,6 +354,10 @@ pub fn cook_image(
     opts: &CookOptions,
 ) -> Result<EncodedTexture, CookError> {
     let encoder = encoder_for_options(opts);
+    probe_alloc(
+        u64::from(img.width()) * u64::from(img.height()) * 4,
+        "the image as RGBA8",
+    )?;
     cook_rgba8(img.to_rgba8(), opts, encoder.as_ref())
 }
 
@@ -369,8 +412,8 @@ pub fn cook_rgba8(
             height as usize,
             opts.filter,
             opts.wrap == Wrap::Repeat,
-        );
-        img = image::RgbaImage::from_raw(width, height, plane.to_rgba8())
+        )?;
+        img = image::RgbaImage::from_raw(width, height, plane.to_rgba8()?)
             .unwrap_or_else(|| unreachable!("a plane of {width}x{height} has that many texels"));
     }
     let count = full_level_count(width, height) as usize;
@@ -390,10 +433,10 @@ pub fn cook_rgba8(
             h1 as usize,
             opts.filter,
             opts.wrap == Wrap::Repeat,
-        );
+        )?;
         drop(img);
         for level in 1..count {
-            let rgba = plane.to_rgba8();
+            let rgba = plane.to_rgba8()?;
             levels.push(encode_level(
                 encoder,
                 &rgba,
@@ -410,7 +453,7 @@ pub fn cook_rgba8(
                     h as usize,
                     opts.filter,
                     opts.wrap == Wrap::Repeat,
-                );
+                )?;
             }
         }
     }

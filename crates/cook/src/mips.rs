@@ -168,13 +168,13 @@ pub(crate) struct Plane {
 
 impl Plane {
     /// This level as RGBA8, ready for the BC7 encoder.
-    pub(crate) fn to_rgba8(&self) -> Vec<u8> {
+    pub(crate) fn to_rgba8(&self) -> Result<Vec<u8>, crate::CookError> {
         let c = self.mode.channels();
-        let mut out = vec![0u8; self.width * self.height * 4];
+        let mut out = crate::try_zeroed(self.width * self.height * 4, "a mip level as RGBA8")?;
         out.par_chunks_mut(self.width * 4)
             .zip(self.data.par_chunks(self.width * c))
             .for_each(|(o, s)| self.mode.encode_rgba8(s, o));
-        out
+        Ok(out)
     }
 }
 
@@ -378,13 +378,13 @@ pub(crate) fn downsample(
     dst_h: usize,
     filter: MipFilter,
     wrap: bool,
-) -> Plane {
+) -> Result<Plane, crate::CookError> {
     let mode = src.mode();
     let c = mode.channels();
     let (sw, sh) = (src.width(), src.height());
     let h_taps = Taps::with_edges(sw, dst_w, filter, wrap);
     let v_taps = Taps::with_edges(sh, dst_h, filter, wrap);
-    let mut data = vec![0f32; dst_w * dst_h * c];
+    let mut data = crate::try_zeroed::<f32>(dst_w * dst_h * c, "a mip level in floats")?;
     data.par_chunks_mut(dst_w * c * BAND_ROWS)
         .enumerate()
         .for_each(|(band, out)| {
@@ -423,12 +423,12 @@ pub(crate) fn downsample(
                 }
             }
         });
-    Plane {
+    Ok(Plane {
         width: dst_w,
         height: dst_h,
         mode,
         data,
-    }
+    })
 }
 
 #[cfg(test)]
@@ -503,14 +503,14 @@ mod tests {
             height: 6,
             mode,
         };
-        let mut plane = downsample(&src, 4, 3, MipFilter::Kaiser, false);
+        let mut plane = downsample(&src, 4, 3, MipFilter::Kaiser, false).unwrap();
         for (w, h) in [(2, 1), (1, 1), (1, 1)] {
-            for p in plane.to_rgba8().chunks_exact(4) {
+            for p in plane.to_rgba8().unwrap().chunks_exact(4) {
                 let v = [0, 1, 2].map(|k| f32::from(p[k]) / 127.5 - 1.0);
                 let len = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
                 assert!((len - 1.0).abs() < 0.012, "{p:?}: {len}");
             }
-            plane = downsample(&plane, w, h, MipFilter::Kaiser, false);
+            plane = downsample(&plane, w, h, MipFilter::Kaiser, false).unwrap();
         }
     }
 
@@ -546,7 +546,10 @@ mod tests {
             mode: MipMode::Opaque { srgb: false },
         };
         let last = |wrap| {
-            let p = downsample(&src, 8, 2, MipFilter::Kaiser, wrap).to_rgba8();
+            let p = downsample(&src, 8, 2, MipFilter::Kaiser, wrap)
+                .unwrap()
+                .to_rgba8()
+                .unwrap();
             p[7 * 4]
         };
         let (clamped, wrapped) = (last(false), last(true));

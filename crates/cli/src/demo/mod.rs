@@ -188,6 +188,7 @@ struct Running {
     started: Instant,
     fly: FlyCamera,
     input: FlyInput,
+    #[cfg(feature = "overlay")]
     history: History,
     fps: Fps,
     overlay_visible: bool,
@@ -332,6 +333,7 @@ impl Running {
             started,
             fly: FlyCamera::looking_at(eye, target),
             input: FlyInput::default(),
+            #[cfg(feature = "overlay")]
             history: History::default(),
             fps: Fps::default(),
             overlay_visible: cfg!(feature = "overlay") && !opts.args.no_overlay,
@@ -586,6 +588,7 @@ impl Running {
             .render(&view, &input)
             .map_err(|e| format!("rendering frame {}: {e}", self.frame + 1))?;
         self.after_render();
+        #[cfg(feature = "overlay")]
         self.history
             .record(self.started.elapsed().as_secs_f64(), &self.stats);
         #[cfg(feature = "overlay")]

@@ -721,6 +721,41 @@ fn resize_stream_makes_every_level_to_the_floor_block_aligned() {
 
 /// Issue 16: an image too large to cook in the memory allowed is that input's error, found from
 /// its header before it is decoded; the others cook.
+/// Issue 16: an allocation that fails deep in the cook (the process's address space limited
+/// below what a 4096² image needs, while `--max-memory` allows it) is that input's typed error;
+/// the other input is cooked and the exit code is 1. Before, the allocation failure aborted the
+/// whole process (signal 6) and nothing after it was cooked.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_allocation_failure_deep_in_the_cook_is_that_inputs_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in");
+    save(&test_image(32, 32, 1), &input.join("small.png"));
+    // 4096x4096 grey, a few KiB as a PNG: about 150 MiB of buffers to cook.
+    image::GrayImage::new(4096, 4096)
+        .save(input.join("big.png"))
+        .unwrap();
+    let out = tmp.path().join("out");
+    // 140 MB of address space: the process starts and cooks the small image in it (it needs
+    // under 100 MB), the big one cannot have its buffers.
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 140000 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_mipflow"))
+        .args(["cook", s(&input), "-o", s(&out), "--max-memory", "16GiB"])
+        .args(["--quality", "fast", "--threads", "1"])
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("run mipflow under ulimit");
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("big.png") && err.contains("out of memory") && err.contains("MiB"),
+        "{err}"
+    );
+    assert_eq!(files_under(&out), ["small.ktx2"]);
+}
+
 #[test]
 fn an_image_too_large_for_the_memory_allowed_is_its_own_error() {
     let tmp = tempfile::tempdir().unwrap();
