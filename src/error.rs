@@ -7,7 +7,7 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum Error {
     /// No adapter matched the request (no GPU, no Vulkan driver, or the backend filter excluded it).
-    #[error("no GPU adapter found for backends {backends:?}: {reason}")]
+    #[error("no GPU adapter found for backends {}: {reason}", backend_names(*backends))]
     NoAdapter {
         /// The backends that were searched.
         backends: wgpu::Backends,
@@ -89,6 +89,27 @@ pub enum Error {
         /// The OS error.
         source: std::io::Error,
     },
+}
+
+/// The backends of a set by the names `WGPU_BACKEND` takes ("vulkan, gl"), for messages.
+fn backend_names(backends: wgpu::Backends) -> String {
+    let names: Vec<&str> = [
+        (wgpu::Backends::VULKAN, "vulkan"),
+        (wgpu::Backends::METAL, "metal"),
+        (wgpu::Backends::DX12, "dx12"),
+        (wgpu::Backends::GL, "gl"),
+        (wgpu::Backends::BROWSER_WEBGPU, "webgpu"),
+        (wgpu::Backends::NOOP, "noop"),
+    ]
+    .into_iter()
+    .filter(|(b, _)| backends.contains(*b))
+    .map(|(_, name)| name)
+    .collect();
+    if names.is_empty() {
+        "(none: WGPU_BACKEND takes vulkan, metal, dx12, gl or webgpu)".to_owned()
+    } else {
+        names.join(", ")
+    }
 }
 
 /// `Result` with [`Error`].

@@ -81,10 +81,9 @@ pub(super) fn parse_dfd(
     let samples = ((size - 24) / 16) as usize;
     let field = |i: usize| u64::from(b.get(i).copied().unwrap_or(0));
     // One sample (BC1, BC4, BC6H, BC7) or two (BC2, BC3: alpha and colour; BC5: red and
-    // green); four at most from any writer.
-    if !(1..=4).contains(&samples) {
-        mismatch("sample count", 1, samples as u64);
-    }
+    // green); four at most from any writer. Reported after the field checks (a range, which
+    // `DfdMismatch`'s one expected value cannot say).
+    let bad_sample_count = !(1..=4).contains(&samples);
     if let Some(format) = format {
         mismatch("colorModel", format.color_model.into(), field(8));
         let expected = if format.is_srgb() {
@@ -103,6 +102,12 @@ pub(super) fn parse_dfd(
     mismatch("texelBlockDimension3", 0, field(15));
     let other_planes = (17..24).map(field).max().unwrap_or(0);
     mismatch("bytesPlane1..7", 0, other_planes);
+    if bad_sample_count {
+        problems.push(Ktx2Error::BadDfd {
+            reason: format!("the Basic block has {samples} samples, expected 1 to 4"),
+        });
+        ok = false;
+    }
     // Each sample lies inside the block.
     let block_bits = format.map_or(128, |f| u64::from(f.block_bytes) * 8);
     for k in 0..samples {
@@ -110,7 +115,14 @@ pub(super) fn parse_dfd(
         let offset = field(at) | (field(at + 1) << 8);
         let length = field(at + 2) + 1;
         if offset + length > block_bits {
-            mismatch("sample bitOffset + bitLength", block_bits, offset + length);
+            problems.push(Ktx2Error::BadDfd {
+                reason: format!(
+                    "sample {k} ends at bit {} (bitOffset + bitLength), past the {block_bits}-bit \
+                     block",
+                    offset + length
+                ),
+            });
+            ok = false;
             break;
         }
     }

@@ -59,7 +59,7 @@ pub enum Ktx2Error {
     #[error("not a KTX 2.0 file (bad identifier)")]
     BadMagic,
     /// The file is larger than [`ReadLimits::max_file_bytes`].
-    #[error("file is {len} bytes, more than the limit of {max}")]
+    #[error("file is {len} bytes, more than the reader's limit of {max} bytes")]
     FileTooLarge {
         /// File length.
         len: u64,
@@ -79,7 +79,10 @@ pub enum Ktx2Error {
         type_size: u32,
     },
     /// Width or height is zero (1D textures are not supported).
-    #[error("zero dimension: {width}x{height}")]
+    #[error(
+        "size is {width}x{height}: pixelWidth and pixelHeight must both be at least 1 (1D textures \
+         are not supported)"
+    )]
     ZeroSize {
         /// pixelWidth.
         width: u32,
@@ -97,19 +100,19 @@ pub enum Ktx2Error {
         max: u32,
     },
     /// `pixelDepth` is not 0 (3D textures are not supported).
-    #[error("pixelDepth is {depth}: 3D textures are not supported")]
+    #[error("pixelDepth is {depth}, must be 0 (3D textures are not supported)")]
     UnsupportedDepth {
         /// The value found.
         depth: u32,
     },
     /// `layerCount` is not 0 (array textures are not supported).
-    #[error("layerCount is {layer_count}: array textures are not supported")]
+    #[error("layerCount is {layer_count}, must be 0 (array textures are not supported)")]
     UnsupportedLayers {
         /// The value found.
         layer_count: u32,
     },
     /// `faceCount` is not 1 (0 is invalid, 6 is a cube map, which is not supported).
-    #[error("faceCount is {face_count}: cube maps are not supported (only 1 face)")]
+    #[error("faceCount is {face_count}, must be 1 (cube maps are not supported)")]
     UnsupportedFaces {
         /// The value found.
         face_count: u32,
@@ -131,7 +134,10 @@ pub enum Ktx2Error {
         scheme: u32,
     },
     /// Supercompression global data is present, but no supported scheme uses it.
-    #[error("unexpected supercompression global data at {offset} ({length} bytes)")]
+    #[error(
+        "unexpected supercompression global data at byte {offset} ({length} bytes): no scheme \
+         mipflow reads has any (sgdByteLength must be 0)"
+    )]
     UnexpectedSgd {
         /// sgdByteOffset.
         offset: u64,
@@ -175,7 +181,10 @@ pub enum Ktx2Error {
         reason: String,
     },
     /// A level's byte range is not inside the file.
-    #[error("level {level}: bytes {offset}..+{length} are outside the file ({file_len} bytes)")]
+    #[error(
+        "level {level}: byteOffset {offset} + byteLength {length} runs past the end of the file \
+         ({file_len} bytes)"
+    )]
     LevelOutOfBounds {
         /// Level index (0 = full size).
         level: usize,
@@ -249,7 +258,7 @@ pub enum Ktx2Error {
         smaller: usize,
     },
     /// [`read_level`] was asked for a level the file does not have.
-    #[error("level {level} requested, the file has {count}")]
+    #[error("level {level} requested, but the file has only {count} levels")]
     NoSuchLevel {
         /// Requested level.
         level: usize,
@@ -265,7 +274,10 @@ pub enum Ktx2Error {
         reason: String,
     },
     /// A level decompressed to a size other than its declared uncompressed size.
-    #[error("level {level}: decompressed to {found} bytes, expected {expected}")]
+    #[error(
+        "level {level}: decompressed to {}{found} bytes, the format at this size needs {expected}",
+        if found > expected { "at least " } else { "" }
+    )]
     DecompressedSize {
         /// Level index.
         level: usize,

@@ -168,9 +168,14 @@ impl TextureSource {
         let count = info.levels.len().min(usize::from(u8::MAX)) as u8;
         let levels = self
             .read_levels(&info, 0..count, &AtomicBool::new(false))
-            .map_err(|reason| crate::Error::InvalidResource {
-                label: self.describe(),
-                reason,
+            .map_err(|reason| {
+                // The reason starts with the source's name, which the label already gives.
+                let label = self.describe();
+                let reason = match reason.strip_prefix(&format!("{label}: ")) {
+                    Some(rest) => rest.to_owned(),
+                    None => reason,
+                };
+                crate::Error::InvalidResource { label, reason }
             })?;
         Ok((info, levels))
     }
@@ -193,7 +198,7 @@ impl TextureSource {
                     }
                     out.push(
                         read_level(&mut f, info, usize::from(l))
-                            .map_err(|e| format!("{}: level {l}: {e}", p.display()))?,
+                            .map_err(|e| format!("{}: {}", p.display(), level_error(l, &e)))?,
                     );
                 }
             }
@@ -205,7 +210,7 @@ impl TextureSource {
                     }
                     out.push(
                         read_level(&mut c, info, usize::from(l))
-                            .map_err(|e| format!("<memory>: level {l}: {e}"))?,
+                            .map_err(|e| format!("<memory>: {}", level_error(l, &e)))?,
                     );
                 }
             }
@@ -222,12 +227,23 @@ impl TextureSource {
                     }
                     out.push(
                         read_level(&mut c, info, usize::from(l))
-                            .map_err(|e| format!("{}: level {l}: {e}", r.describe()))?,
+                            .map_err(|e| format!("{}: {}", r.describe(), level_error(l, &e)))?,
                     );
                 }
             }
         }
         Ok(out)
+    }
+}
+
+/// A level's read error, naming the level once: most [`crate::ktx2::Ktx2Error`]s about a level
+/// already start with "level N".
+fn level_error(level: u8, e: &crate::ktx2::Ktx2Error) -> String {
+    let m = e.to_string();
+    if m.starts_with("level") {
+        m
+    } else {
+        format!("level {level}: {m}")
     }
 }
 

@@ -229,7 +229,8 @@ pub fn report_text(r: &InspectReport) -> String {
     let verdict = if r.valid {
         "valid".to_string()
     } else {
-        format!("INVALID ({} problems)", r.problems.len())
+        let n = r.problems.len();
+        format!("INVALID ({n} problem{})", if n == 1 { "" } else { "s" })
     };
     let _ = writeln!(s, "{}: {verdict}", r.file);
     if let Some(len) = r.file_len {

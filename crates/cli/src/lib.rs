@@ -57,7 +57,10 @@ pub fn check_writable(path: &std::path::Path) -> Result<(), String> {
         _ => std::path::PathBuf::from("."),
     };
     if path.is_dir() {
-        return Err(format!("{}: is a folder", path.display()));
+        return Err(format!(
+            "{}: is a folder, a file name is needed",
+            path.display()
+        ));
     }
     let probe = dir.join(format!(".mipflow-probe-{}", std::process::id()));
     std::fs::write(&probe, b"")

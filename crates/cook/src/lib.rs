@@ -66,7 +66,7 @@ pub enum CookError {
     #[error("cannot decode the image: {0}")]
     Decode(#[source] image::ImageError),
     /// A file given on the command line is not a supported image type.
-    #[error("{path}: not a .png, .jpg, .jpeg, .tga or .bmp file")]
+    #[error("{path}: not a .png, .jpg, .jpeg, .tga, .bmp, .exr or .hdr file")]
     UnsupportedInput {
         /// The input.
         path: PathBuf,
@@ -86,7 +86,7 @@ pub enum CookError {
     #[error(
         "image is {width}x{height}: cooking it needs about {} MiB, over the {} MiB allowed \
          (--max-memory)",
-        needed / (1 << 20),
+        needed.div_ceil(1 << 20),
         limit / (1 << 20)
     )]
     TooLarge {
@@ -112,11 +112,16 @@ pub enum CookError {
         /// Its size, bytes.
         bytes: u64,
     },
-    /// The BC7 encoder refused its input (an internal error).
-    #[error("BC7 encoding failed: {0}")]
+    /// The block encoder refused its input (an internal error), or [`cook_hdr`] was asked for a
+    /// format other than BC6H.
+    #[error("block encoding failed: {0}")]
     Encode(String),
     /// Several inputs would be written to the same output file.
-    #[error("{output}: would be written by several inputs: {inputs:?}")]
+    #[error(
+        "{output} would be written by several inputs ({}): rename one, or cook them into \
+         different --out folders",
+        path_list(inputs)
+    )]
     OutputCollision {
         /// The output file.
         output: PathBuf,
@@ -132,13 +137,30 @@ pub enum CookError {
         source: std::io::Error,
     },
     /// A failure while cooking a given input.
-    #[error("{path}: {source}")]
+    #[error("{}", input_message(path, source))]
     Input {
         /// The input.
         path: PathBuf,
         /// What went wrong.
         source: Box<CookError>,
     },
+}
+
+/// Paths for a message: `a.png, b/a.png`.
+fn path_list(paths: &[PathBuf]) -> String {
+    let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    names.join(", ")
+}
+
+/// [`CookError::Input`]'s message: `<input>: <what went wrong>`, without naming the input twice
+/// when the inner error names it already.
+fn input_message(path: &std::path::Path, source: &CookError) -> String {
+    match source {
+        CookError::Read { path: p, .. } | CookError::UnsupportedInput { path: p } if p == path => {
+            source.to_string()
+        }
+        _ => format!("{}: {source}", path.display()),
+    }
 }
 
 /// BC7 encoder effort (see [`IntelBc7`] for the profiles behind each).

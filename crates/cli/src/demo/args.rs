@@ -163,6 +163,11 @@ impl Options {
                 cache: Some(scenes::cache_dir()),
             },
         };
+        // Checked before the window opens: a run must not end in a screenshot that could
+        // never be written.
+        if let Some(p) = &args.screenshot {
+            crate::check_writable(p).map_err(|e| format!("--screenshot {e}"))?;
+        }
         let frames = match (args.frames, &args.screenshot) {
             (Some(n), _) => Some(n.max(1)),
             (None, Some(_)) => Some(120),

@@ -198,8 +198,14 @@ impl Scenario {
             path: path.to_path_buf(),
             source,
         })?;
-        Self::parse(&text, path.parent().unwrap_or(Path::new(".")))
-            .map_err(|e| Error::Scenario(format!("{}: {e}", path.display())))
+        Self::parse(&text, path.parent().unwrap_or(Path::new("."))).map_err(|e| {
+            // `Error::Scenario` prints "scenario: " itself: not twice.
+            let what = match e {
+                Error::Scenario(m) => m,
+                other => other.to_string(),
+            };
+            Error::Scenario(format!("{}: {what}", path.display()))
+        })
     }
 
     /// Checks values a run cannot work with, or that would be silently coerced: every figure
@@ -243,7 +249,11 @@ impl Scenario {
             }
         }
         if let Some(a) = self.act.iter().find(|a| a.title.len() > 200) {
-            return bad(format!("act at frame {}: title over 200 bytes", a.frame));
+            return bad(format!(
+                "act at frame {}: title is {} bytes, at most 200 allowed",
+                a.frame,
+                a.title.len()
+            ));
         }
         if let Some(m) = self.min_scale
             && !(m.is_finite() && m > 0.0 && m <= 1.0)
@@ -254,7 +264,7 @@ impl Scenario {
         for k in &self.camera {
             if !k.position.iter().chain(&k.look_at).all(|v| v.is_finite()) {
                 return bad(format!(
-                    "camera key at frame {}: positions must be finite",
+                    "camera key at frame {}: position and look_at must be finite numbers",
                     k.frame
                 ));
             }
@@ -276,28 +286,40 @@ impl Scenario {
                     && !v.is_finite()
                 {
                     return bad(format!(
-                        "expect at frame {}: {name} = {v} is not a number",
+                        "expect at frame {}: {name} = {v} must be a finite number",
                         e.frame
                     ));
                 }
             }
         }
         if self.size[0] == 0 || self.size[1] == 0 || self.size[0] > 16384 || self.size[1] > 16384 {
-            return bad(format!("size {:?} must be within 1..=16384", self.size));
+            return bad(format!(
+                "size = [{}, {}]: each side must be within 1..=16384",
+                self.size[0], self.size[1]
+            ));
         }
         for b in &self.budget {
-            b.bytes.bytes()?;
+            if let Err(e) = b.bytes.bytes() {
+                return bad(format!("budget at frame {}: {e}", b.frame));
+            }
         }
         for e in &self.expect {
-            if let Some(m) = &e.max_total_bytes {
-                m.bytes()?;
+            if let Some(Err(err)) = e.max_total_bytes.as_ref().map(SizeValue::bytes) {
+                return bad(format!(
+                    "expect at frame {}: max_total_bytes: {err}",
+                    e.frame
+                ));
             }
         }
         match self.scene.kind.as_str() {
             "demo" | "grid" => {}
             "gallery" if self.scene.textures.is_some() => {}
             "gallery" => return bad("scene kind \"gallery\" needs `textures = \"dir\"`".into()),
-            k => return bad(format!("unknown scene kind {k:?} (demo, gallery, grid)")),
+            k => {
+                return bad(format!(
+                    "unknown scene kind {k:?}: expected \"demo\", \"gallery\" or \"grid\""
+                ));
+            }
         }
         Ok(())
     }

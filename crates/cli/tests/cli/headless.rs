@@ -262,6 +262,20 @@ fn flags_override_the_scenario_and_bad_input_exits_2() {
         t0.elapsed() < std::time::Duration::from_secs(20),
         "refused before rendering"
     );
+    // The demo's screenshot too: refused before a window is asked for (no display here, so
+    // only the path check can answer "cannot write").
+    let out = Command::new(env!("CARGO_BIN_EXE_mipflow"))
+        .args(["demo", "--screenshot", "/nonexistent-dir/shot.png"])
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .output()
+        .expect("run mipflow demo");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--screenshot") && stderr.contains("cannot write"),
+        "{stderr}"
+    );
 }
 
 /// The tour's story (`assets/tour.toml`, what the demo's `--tour` plays): from the report's frame
