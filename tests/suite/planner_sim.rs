@@ -142,6 +142,8 @@ struct Report {
     transitions: u64,
     evictions: u64,
     rescales: u64,
+    /// Re-plans, and textures those went through (the incremental planner skips quiet ones).
+    planned_textures: u64,
 }
 
 /// Bytes the view wants: every floor, and each visible texture down to its wanted level at
@@ -270,6 +272,11 @@ fn simulate(seed: u64) -> Report {
 
     let mut config = PlannerConfig::default();
     config.min_frames_between_changes = HOLD as u32;
+    // The full planner beside the incremental one (the default): every plan must be the same.
+    let mut full = config.clone();
+    full.incremental = false;
+    let mut full_planner = Planner::new(full);
+    let mut full_plan = Plan::default();
     let mut planner = Planner::new(config);
     let mut plan = Plan::default();
     let mut current_bucket = buckets.len() - 1;
@@ -361,6 +368,38 @@ fn simulate(seed: u64) -> Report {
             textures: &textures,
         };
         let status = planner.plan(&inp, &mut plan);
+        let full_status = full_planner.plan(&inp, &mut full_plan);
+        assert_eq!(status, full_status, "{}: status", ctx(frame));
+        assert_eq!(plan.replanned, full_plan.replanned, "{}", ctx(frame));
+        if plan != full_plan {
+            let first = plan
+                .target_level
+                .iter()
+                .zip(&full_plan.target_level)
+                .position(|(a, b)| a != b);
+            if let Some(i) = first {
+                eprintln!(
+                    "texture {i}: {:?}; levels {} vs {}",
+                    textures[i], plan.target_level[i], full_plan.target_level[i]
+                );
+            }
+            panic!(
+                "{}: the incremental plan differs from the full one (first target: {first:?}; \
+                 transitions {} vs {}; bucket {} vs {}; quality {} vs {}; peak {} vs {})",
+                ctx(frame),
+                plan.transitions.len(),
+                full_plan.transitions.len(),
+                plan.bucket,
+                full_plan.bucket,
+                plan.quality_cost,
+                full_plan.quality_cost,
+                plan.peak_bytes,
+                full_plan.peak_bytes
+            );
+        }
+        if plan.replanned {
+            report.planned_textures += planner.last_plan_textures() as u64;
+        }
         let start = exec.total();
         exec.reset_peak();
         assert!(
@@ -616,8 +655,9 @@ fn planner_simulation() {
     eprintln!(
         "{} runs ({} to {} textures) in {:.1} s: {} fill checks, {} at >= 90% (lowest {:.1}%), \
          mean {:.1}%, {} where nothing more fits; {} frames below the floor; {} re-plans of {} \
-         frames; {} transitions, {} evictions, {} rescales; {} changes in steady views; {} stretches \
-         not settled",
+         frames (incremental and full plans identical on every frame; the re-plans went through \
+         {:.1}% of the textures); {} transitions, {} evictions, {} rescales; {} changes in steady \
+         views; {} stretches not settled",
         reports.len(),
         reports.iter().map(|(_, r)| r.textures).min().unwrap_or(0),
         reports.iter().map(|(_, r)| r.textures).max().unwrap_or(0),
@@ -630,6 +670,12 @@ fn planner_simulation() {
         sum(&|r| u64::from(r.too_small_frames)),
         sum(&|r| u64::from(r.replans)),
         reports.len() as u64 * FRAMES,
+        sum(&|r| r.planned_textures) as f64 * 100.0
+            / reports
+                .iter()
+                .map(|(_, r)| u64::from(r.replans) * r.textures as u64)
+                .sum::<u64>()
+                .max(1) as f64,
         sum(&|r| r.transitions),
         sum(&|r| r.evictions),
         sum(&|r| r.rescales),

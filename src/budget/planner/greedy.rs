@@ -20,15 +20,21 @@ impl Planner {
         } else {
             1.0
         };
-        let mut base = self.fixed.saturating_add(self.rt(bucket));
+        // The quiet textures (not in the list) stay at their floors, which are in `quiet_floor`.
+        let quiet = u64::try_from(self.quiet_floor).unwrap_or(u64::MAX);
+        let mut base = self
+            .fixed
+            .saturating_add(self.rt(bucket))
+            .saturating_add(quiet);
         let mut margin = 0u64;
         self.items.clear();
         self.growers.clear();
-        self.targets.clear();
-        self.old.clear();
-        for (i, (t, w)) in tex.iter().zip(self.work.iter_mut()).enumerate() {
-            let i = i as u32;
-            self.old.push(w.resident_bytes);
+        self.targets.resize(tex.len(), 0);
+        self.old.resize(tex.len(), 0);
+        for k in 0..self.list.len() {
+            let i = self.list[k];
+            let (t, w) = (&tex[i as usize], &mut self.work[i as usize]);
+            self.old[i as usize] = w.resident_bytes;
             let mut grower = false;
             match w.mode {
                 Mode::Busy => {
@@ -92,8 +98,7 @@ impl Planner {
                     }
                 }
             }
-            self.targets
-                .push(w.target | if grower { GROWER } else { 0 });
+            self.targets[i as usize] = w.target | if grower { GROWER } else { 0 };
         }
 
         // Bucket sort by bin, best first; stable, so ties go by texture then coarse to fine.
@@ -145,8 +150,8 @@ impl Planner {
                 *target = it.level | (*target & GROWER);
             }
         }
-        for (w, &t) in self.work.iter_mut().zip(&self.targets) {
-            w.target = t & !GROWER;
+        for &i in &self.list {
+            self.work[i as usize].target = self.targets[i as usize] & !GROWER;
         }
         fits
     }
@@ -160,16 +165,16 @@ impl Planner {
     /// Texture blur (priority-weighted) of the current targets at a bucket's mip bias.
     pub(super) fn texture_blur(&self, tex: &[PlanTexture], bucket: usize) -> f64 {
         let mb = self.mip_bias(bucket);
-        self.work
+        self.list
             .iter()
-            .zip(tex)
-            .map(|(w, t)| {
+            .map(|&i| {
+                let w = &self.work[i as usize];
                 let level = if w.mode == Mode::Busy {
                     w.flight
                 } else {
                     w.target
                 };
-                w.blur_at(t, level, mb, true)
+                w.blur_at(&tex[i as usize], level, mb, true)
             })
             .sum()
     }

@@ -90,6 +90,7 @@
 
 mod exec;
 mod greedy;
+mod incremental;
 mod order;
 mod replan;
 mod state;
@@ -153,6 +154,25 @@ pub struct Planner {
     wake: u64,
     fixed: u64,
     output_pixels: u64,
+    /// The incremental state (see [`PlannerConfig::incremental`]). `changed[..n_changed]`: the
+    /// textures whose inputs differ from the previous call (the scan's output).
+    changed: Vec<u32>,
+    n_changed: usize,
+    /// The textures this plan goes through, ascending: every one, or the changed ones and the
+    /// active ones (not quiet) of the previous plan.
+    list: Vec<u32>,
+    /// Textures not quiet after the previous plan, ascending.
+    active: Vec<u32>,
+    /// Quiet textures: at their floor, not busy, no hold running, and no demand (no pixels, or
+    /// not in view). Such a texture adds its floor to the sums, nothing to the blur and no
+    /// item or transition to a plan, so a plan need not go through it until its inputs change.
+    quiet: Vec<bool>,
+    /// The floor bytes each quiet texture adds to `quiet_floor` (0 when not quiet).
+    quiet_bytes: Vec<u64>,
+    /// The sum of `quiet_bytes` (exact: a `u128` cannot overflow here).
+    quiet_floor: u128,
+    /// Every texture's planned level, kept between plans (the quiet ones' are their floors).
+    levels: Vec<u8>,
 }
 
 impl Default for Planner {
@@ -194,7 +214,21 @@ impl Planner {
             wake: NEVER,
             fixed: 0,
             output_pixels: 0,
+            changed: Vec::new(),
+            n_changed: 0,
+            list: Vec::new(),
+            active: Vec::new(),
+            quiet: Vec::new(),
+            quiet_bytes: Vec::new(),
+            quiet_floor: 0,
+            levels: Vec::new(),
         }
+    }
+
+    /// How many textures the last re-plan went through: all of them, or with incremental
+    /// planning only the changed and the active ones (not quiet).
+    pub fn last_plan_textures(&self) -> usize {
+        self.list.len()
     }
 
     /// The tuning this planner was made with.
@@ -215,12 +249,13 @@ impl Planner {
     /// When nothing changed since the previous call (every input equal, no hold expiring), this
     /// costs one scan of the inputs and returns the previous plan with `replanned == false`.
     pub fn plan(&mut self, input: &PlanInput<'_>, out: &mut Plan) -> PlanStatus {
-        if self.unchanged(input) {
+        let scanned = self.scan(input.textures);
+        if scanned && self.unchanged(input) {
             out.clone_from(&self.cache);
             out.replanned = false;
             return self.cache_status;
         }
-        let status = self.replan(input, out);
+        let status = self.replan(input, out, scanned);
         self.cache.clone_from(out);
         self.cache_status = status;
         self.valid = true;
@@ -236,9 +271,11 @@ impl Planner {
         status
     }
 
-    /// Whether the previous plan still answers `input`.
+    /// Whether the previous plan still answers `input`, once [`Planner::scan`] found no texture
+    /// changed.
     fn unchanged(&self, input: &PlanInput<'_>) -> bool {
         self.valid
+            && self.n_changed == 0
             && input.frame >= self.last_frame
             && input.frame < self.wake
             && self.last
@@ -251,21 +288,29 @@ impl Planner {
                     input.textures.len(),
                 )
             && self.same_buckets(input.buckets)
-            && self.same_textures(input.textures)
     }
 
-    /// Whether every texture's inputs are the ones of the previous plan: the steady-view cost of
-    /// a frame, so a branch-free scan; it is bound by reading one cache line per texture.
-    fn same_textures(&self, textures: &[PlanTexture]) -> bool {
+    /// Lists the textures whose inputs differ from the previous plan's in
+    /// `changed[..n_changed]`, ascending; false when the scene's size changed (everything is
+    /// planned then). The steady-view cost of a frame, so a branch-free scan and compaction; it
+    /// is bound by reading one cache line per texture.
+    fn scan(&mut self, textures: &[PlanTexture]) -> bool {
+        self.n_changed = 0;
         if self.seen.len() != textures.len() {
             return false;
         }
-        let mut diff = 0u64;
-        for (s, t) in self.seen.iter().zip(textures) {
+        self.changed.resize(textures.len(), 0);
+        let mut count = 0usize;
+        for (i, (s, t)) in self.seen.iter().zip(textures).enumerate() {
             let k = Seen::of(t);
-            diff |= (s.0[0] ^ k.0[0]) | (s.0[1] ^ k.0[1]) | (s.0[2] ^ k.0[2]) | (s.0[3] ^ k.0[3]);
+            let diff =
+                (s.0[0] ^ k.0[0]) | (s.0[1] ^ k.0[1]) | (s.0[2] ^ k.0[2]) | (s.0[3] ^ k.0[3]);
+            // `count <= i < len`: always in bounds.
+            self.changed[count] = i as u32;
+            count += usize::from(diff != 0);
         }
-        diff == 0
+        self.n_changed = count;
+        true
     }
 
     /// Whether `buckets` are the ones of the previous plan (after the same sanitising).

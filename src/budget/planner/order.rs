@@ -21,7 +21,9 @@ impl Planner {
         self.shrinks.clear();
         self.evicts.clear();
         let mut peak = total;
-        for (i, (t, w)) in tex.iter().zip(self.work.iter_mut()).enumerate() {
+        for k in 0..self.list.len() {
+            let i = self.list[k] as usize;
+            let (t, w) = (&tex[i], &mut self.work[i]);
             w.done = false;
             if matches!(w.mode, Mode::Busy | Mode::Cooling | Mode::Kept) || w.target <= w.resident {
                 continue;
@@ -152,12 +154,13 @@ impl Planner {
         let list = &mut out.transitions;
         list.clear();
         // Cancels first: they free nothing but must precede any other transition of the texture.
-        for (i, w) in self.work.iter().enumerate() {
+        for &i in &self.list {
+            let w = &self.work[i as usize];
             let kept = w.mode == Mode::Busy || w.keeps_flight();
             let cancel = w.busy && !kept;
             if cancel {
                 list.push(Transition {
-                    texture: i as u32,
+                    texture: i,
                     from: w.resident,
                     to: w.resident,
                     kind: TransitionKind::Cancel,
@@ -218,9 +221,15 @@ impl Planner {
 
         // The builds' bound: every build, in any order, stays within the steady total plus the
         // largest old texture alive during a build (busy ones at max(old, new) until they land).
-        let mut bound = input.fixed_bytes.saturating_add(self.rt(bucket));
+        // The quiet textures (not in the list) hold their floors.
+        let quiet = u64::try_from(self.quiet_floor).unwrap_or(u64::MAX);
+        let mut bound = input
+            .fixed_bytes
+            .saturating_add(self.rt(bucket))
+            .saturating_add(quiet);
         let mut steady = bound;
-        for (t, w) in tex.iter().zip(&self.work) {
+        for &i in &self.list {
+            let (t, w) = (&tex[i as usize], &self.work[i as usize]);
             if w.mode == Mode::Busy {
                 bound = bound.saturating_add(w.resident_bytes.max(w.flight_bytes));
                 steady = steady.saturating_add(w.flight_bytes);
@@ -241,7 +250,9 @@ impl Planner {
         out.steady_bytes = steady;
 
         // Remember the inputs of every decision: a hold compares against them.
-        for (i, w) in self.work.iter().enumerate() {
+        for &i in &self.list {
+            let i = i as usize;
+            let w = &self.work[i];
             let decided = match w.mode {
                 Mode::Stale => true,
                 Mode::Busy | Mode::Cooling | Mode::Kept => false,

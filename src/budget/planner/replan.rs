@@ -4,7 +4,12 @@
 use super::*;
 
 impl Planner {
-    pub(super) fn replan(&mut self, input: &PlanInput<'_>, out: &mut Plan) -> PlanStatus {
+    pub(super) fn replan(
+        &mut self,
+        input: &PlanInput<'_>,
+        out: &mut Plan,
+        scanned: bool,
+    ) -> PlanStatus {
         let tex = input.textures;
         let n = tex.len();
         let frame = input.frame;
@@ -24,7 +29,8 @@ impl Planner {
         let cur = input.current_bucket.min(nb - 1);
 
         // A frame counter that went backwards means a new run: forget every hold.
-        if input.frame < self.last_frame {
+        let new_run = input.frame < self.last_frame;
+        if new_run {
             self.history.clear();
             self.epoch_available = None;
             self.last_rescale = NEVER;
@@ -65,76 +71,41 @@ impl Planner {
         }
         let resize = std::mem::take(&mut self.resize);
 
-        // Pass 1: observe changes, sanitise, sizes.
-        let mut sums = Sums::default();
-        let mut floor_sum = 0u64;
-        let mut view_changed = new_epoch;
-        for (i, t) in tex.iter().enumerate() {
-            let seen = Seen::of(t);
-            view_changed |= seen.view_differs(&self.seen[i]);
-            self.seen[i] = seen;
-            let count = t.count();
-            let floor = t.floor();
-            let resident = t.resident();
-            let identity = (t.level_bytes[0], count, floor);
-            let h = &mut self.history[i];
-            if h.identity != identity {
-                *h = History::fresh(t);
-            } else if resize {
-                h.floor_bytes = t.bytes_from(floor);
-                h.resident_bytes = t.bytes_from(resident);
-            }
-            if resident != h.level {
-                h.level = resident;
-                // A step of a grow still in flight is progress towards a target the planner
-                // chose, not a change that starts a hold: were it cancelled here (its last step
-                // no longer fits beside the others' builds), a hold would pin the texture at the
-                // partial level for the whole hold while the budget has room for it to go on.
-                // The hold starts when the grow completes (or for a drop).
-                h.changed_at = if h.exempt || t.busy { NEVER } else { frame };
-                // A grow built in steps (one level at a time) changes the level several times:
-                // an exemption lasts until the last step.
-                if !t.busy {
-                    h.exempt = false;
-                }
-                h.resident_bytes = t.bytes_from(resident);
-            }
-            let w = &mut self.work[i];
-            *w = Work {
-                mode: Mode::Free,
-                count,
-                floor,
-                resident,
-                flight: if t.busy { t.in_flight() } else { resident },
-                target: resident,
-                done: false,
-                busy: t.busy,
-                hist: t.histogram,
-                wanted: if t.histogram {
-                    histogram_mean(t)
-                } else if t.wanted_level.is_nan() {
-                    f32::INFINITY
-                } else {
-                    t.wanted_level
-                },
-                pixels: sanitize_weight(t.screen_pixels),
-                priority: sanitize_weight(t.priority),
-                floor_bytes: h.floor_bytes,
-                resident_bytes: h.resident_bytes,
-                flight_bytes: if t.busy {
-                    t.bytes_from(t.in_flight())
-                } else {
-                    h.resident_bytes
-                },
-            };
-            floor_sum = floor_sum.saturating_add(w.floor_bytes);
-            sums.resident = sums.resident.saturating_add(w.resident_bytes);
-        }
+        // Which textures this plan goes through: all of them, or the changed and the active
+        // ones (the quiet ones only add their floors, kept in `quiet_floor`).
+        let full = !scanned
+            || !self.config.incremental
+            || resize
+            || new_run
+            || self.quiet.len() != n
+            || self.levels.len() != n;
+        self.select(n, full);
 
-        let floor_bytes = input
+        // Pass 1: observe changes, sanitise, sizes.
+        let (mut floor_sum, resident_sum, mut view_changed) = self.observe(tex, frame, resize);
+        view_changed |= new_epoch;
+        let quiet = u64::try_from(self.quiet_floor).unwrap_or(u64::MAX);
+        floor_sum = floor_sum.saturating_add(quiet);
+        let mut sums = Sums {
+            resident: resident_sum.saturating_add(quiet),
+            ..Sums::default()
+        };
+
+        let mut floor_bytes = input
             .fixed_bytes
             .saturating_add(self.rt(0))
             .saturating_add(floor_sum);
+        if floor_bytes > input.budget && !full {
+            // The floors compete when they do not all fit: every texture takes part.
+            self.select(n, true);
+            let (sum, resident_sum, _) = self.observe(tex, frame, false);
+            floor_sum = sum;
+            sums.resident = resident_sum;
+            floor_bytes = input
+                .fixed_bytes
+                .saturating_add(self.rt(0))
+                .saturating_add(floor_sum);
+        }
         let too_small = floor_bytes > input.budget;
         // Floors first: when they need part of the headroom they get it, as the headroom only
         // speeds streaming up while a missing floor leaves a texture with nothing to draw.
@@ -151,7 +122,11 @@ impl Planner {
         // Pass 2: modes (holds), and the sums that size the mandatory bytes.
         let hold = u64::from(self.config.min_frames_between_changes);
         let mut wake = NEVER;
-        for (i, t) in tex.iter().enumerate() {
+        // The quiet textures are free, at their floors (none when the floors compete).
+        sums.free_floor = u64::try_from(self.quiet_floor).unwrap_or(u64::MAX);
+        for k in 0..self.list.len() {
+            let i = self.list[k] as usize;
+            let t = &tex[i];
             let w = &mut self.work[i];
             let h = &mut self.history[i];
             let now = (w.wanted, w.pixels, w.priority);
@@ -232,7 +207,8 @@ impl Planner {
             }
         }
         if release > 0 {
-            for w in &mut self.work {
+            for k in 0..self.list.len() {
+                let w = &mut self.work[self.list[k] as usize];
                 match w.mode {
                     Mode::Cooling => w.mode = Mode::Free,
                     Mode::Busy | Mode::Stale if release >= 2 => w.mode = Mode::Released,
@@ -312,19 +288,23 @@ impl Planner {
             out,
         );
 
-        // Outputs.
+        // Outputs (a quiet texture's level is its floor, its blur 0).
         let mb = self.mip_bias(bucket);
         let mut quality = self.scale_blur(bucket) * input.output_pixels as f64;
-        out.target_level.clear();
-        for (w, t) in self.work.iter().zip(tex) {
+        for k in 0..self.list.len() {
+            let i = self.list[k] as usize;
+            let w = &self.work[i];
             let level = if w.mode == Mode::Busy {
                 w.flight
             } else {
                 w.target
             };
-            out.target_level.push(level);
-            quality += w.blur_at(t, level, mb, false);
+            self.levels[i] = level;
+            quality += w.blur_at(&tex[i], level, mb, false);
         }
+        out.target_level.clear();
+        out.target_level.extend_from_slice(&self.levels);
+        self.settle(tex, frame, !too_small);
         out.bucket = bucket;
         out.limit = limit;
         out.floor_bytes = floor_bytes;

@@ -288,6 +288,13 @@ pub struct PlannerConfig {
     /// that counts as a new budget and lifts every hold (default 1/64). Why: a callback budget or
     /// the fixed bytes jitter a little every frame, which must not undo the hysteresis.
     pub budget_tolerance: f32,
+    /// Plan incrementally (default true): a plan goes only through the textures whose inputs
+    /// changed since the previous call and those that are not quiet. A quiet texture is at its
+    /// floor, not busy, past its hold, and has no demand (no pixels, or not in view): it adds
+    /// its floor to the sums and nothing else to any plan, so skipping it gives exactly the
+    /// plans of a full pass (the simulation test runs both side by side on every frame). In an
+    /// open world most textures are quiet; with `false` every plan goes through every texture.
+    pub incremental: bool,
 }
 
 impl Default for PlannerConfig {
@@ -300,6 +307,7 @@ impl Default for PlannerConfig {
             rescale_margin: 0.25,
             min_frames_between_rescales: 60,
             budget_tolerance: 1.0 / 64.0,
+            incremental: true,
         }
     }
 }

@@ -1,0 +1,180 @@
+//! The incremental part of a plan: which textures it goes through, and the quiet ones it can
+//! skip (see [`PlannerConfig::incremental`]).
+//!
+//! Why skipping a quiet texture gives exactly the plan of a full pass: it is at its floor, not
+//! busy and past its hold, so its mode is `Free` and its target its floor; it has no demand (no
+//! pixels, or not in view: NaN and infinity count as not in view), so every mip step it could
+//! take gains exactly 0 at any mip bias and the greedy makes no item of it; its blur is exactly
+//! 0, so float sums are unchanged bit for bit; and it adds its floor bytes to the integer sums,
+//! which are kept exact in a `u128` (the saturating sums of non-negative terms do not depend on
+//! their order). When the floors do not all fit, they compete like any step, so such a frame
+//! goes through every texture. A quiet texture whose inputs change is planned again.
+
+use super::*;
+
+impl Planner {
+    /// Fills `self.list` with the textures this plan goes through: every one (`full`, which
+    /// also forgets every quiet mark), or the union of the changed and the active ones; a
+    /// changed texture loses its quiet mark (it is judged again after the plan).
+    pub(super) fn select(&mut self, n: usize, full: bool) {
+        self.list.clear();
+        self.levels.resize(n, 0);
+        if full {
+            self.quiet.clear();
+            self.quiet.resize(n, false);
+            self.quiet_bytes.clear();
+            self.quiet_bytes.resize(n, 0);
+            self.quiet_floor = 0;
+            self.list.extend(0..n as u32);
+            return;
+        }
+        let changed = &self.changed[..self.n_changed];
+        for &i in changed {
+            let i = i as usize;
+            if self.quiet[i] {
+                self.quiet[i] = false;
+                self.quiet_floor -= u128::from(self.quiet_bytes[i]);
+                self.quiet_bytes[i] = 0;
+            }
+        }
+        // Merge two ascending lists.
+        let (a, c) = (&self.active, changed);
+        let (mut x, mut y) = (0, 0);
+        while x < a.len() || y < c.len() {
+            let next = match (a.get(x), c.get(y)) {
+                (Some(&p), Some(&q)) if p == q => {
+                    x += 1;
+                    y += 1;
+                    p
+                }
+                (Some(&p), Some(&q)) if p < q => {
+                    x += 1;
+                    p
+                }
+                (Some(&p), None) => {
+                    x += 1;
+                    p
+                }
+                (_, Some(&q)) => {
+                    y += 1;
+                    q
+                }
+                (None, None) => break,
+            };
+            self.list.push(next);
+        }
+    }
+
+    /// Pass 1 over `self.list`: observes each texture's changes (its history: identity, level
+    /// changes and holds), sanitises its inputs into its [`Work`], and returns the sums of their
+    /// floor and resident bytes and whether a view changed. Running it twice in a frame changes
+    /// nothing the second time (but reports no view change).
+    pub(super) fn observe(
+        &mut self,
+        tex: &[PlanTexture],
+        frame: u64,
+        resize: bool,
+    ) -> (u64, u64, bool) {
+        let (mut floor_sum, mut resident_sum, mut view_changed) = (0u64, 0u64, false);
+        for k in 0..self.list.len() {
+            let i = self.list[k] as usize;
+            let t = &tex[i];
+            let seen = Seen::of(t);
+            view_changed |= seen.view_differs(&self.seen[i]);
+            self.seen[i] = seen;
+            let count = t.count();
+            let floor = t.floor();
+            let resident = t.resident();
+            let identity = (t.level_bytes[0], count, floor);
+            let h = &mut self.history[i];
+            if h.identity != identity {
+                *h = History::fresh(t);
+            } else if resize {
+                h.floor_bytes = t.bytes_from(floor);
+                h.resident_bytes = t.bytes_from(resident);
+            }
+            if resident != h.level {
+                h.level = resident;
+                // A step of a grow still in flight is progress towards a target the planner
+                // chose, not a change that starts a hold: were it cancelled here (its last step
+                // no longer fits beside the others' builds), a hold would pin the texture at the
+                // partial level for the whole hold while the budget has room for it to go on.
+                // The hold starts when the grow completes (or for a drop).
+                h.changed_at = if h.exempt || t.busy { NEVER } else { frame };
+                // A grow built in steps (one level at a time) changes the level several times:
+                // an exemption lasts until the last step.
+                if !t.busy {
+                    h.exempt = false;
+                }
+                h.resident_bytes = t.bytes_from(resident);
+            }
+            let w = &mut self.work[i];
+            *w = Work {
+                mode: Mode::Free,
+                count,
+                floor,
+                resident,
+                flight: if t.busy { t.in_flight() } else { resident },
+                target: resident,
+                done: false,
+                busy: t.busy,
+                hist: t.histogram,
+                wanted: if t.histogram {
+                    histogram_mean(t)
+                } else if t.wanted_level.is_nan() {
+                    f32::INFINITY
+                } else {
+                    t.wanted_level
+                },
+                pixels: sanitize_weight(t.screen_pixels),
+                priority: sanitize_weight(t.priority),
+                floor_bytes: h.floor_bytes,
+                resident_bytes: h.resident_bytes,
+                flight_bytes: if t.busy {
+                    t.bytes_from(t.in_flight())
+                } else {
+                    h.resident_bytes
+                },
+            };
+            floor_sum = floor_sum.saturating_add(w.floor_bytes);
+            resident_sum = resident_sum.saturating_add(w.resident_bytes);
+        }
+        (floor_sum, resident_sum, view_changed)
+    }
+
+    /// After a plan: judges every texture it went through (quiet or active), keeps the quiet
+    /// ones' floors in `quiet_floor` and lists the others in `self.active`. `allowed`: whether
+    /// textures may be quiet at all (not while the floors compete, nor when incremental
+    /// planning is off).
+    pub(super) fn settle(&mut self, tex: &[PlanTexture], frame: u64, allowed: bool) {
+        let hold = u64::from(self.config.min_frames_between_changes);
+        let allowed = allowed && self.config.incremental;
+        self.active.clear();
+        for k in 0..self.list.len() {
+            let i = self.list[k] as usize;
+            let (w, h) = (&self.work[i], &self.history[i]);
+            let quiet = allowed
+                && !w.busy
+                && w.resident == w.floor
+                && (h.changed_at == NEVER || frame >= h.changed_at.saturating_add(hold))
+                && no_demand(w, &tex[i]);
+            if quiet {
+                self.quiet[i] = true;
+                self.quiet_bytes[i] = w.floor_bytes;
+                self.quiet_floor += u128::from(w.floor_bytes);
+            } else {
+                self.active.push(i as u32);
+            }
+        }
+    }
+}
+
+/// Whether no mip step of the texture can gain anything at any mip bias, and its blur is 0:
+/// no pixels (or no priority), or not in view.
+fn no_demand(w: &Work, t: &PlanTexture) -> bool {
+    if w.hist {
+        w.priority == 0.0 || !t.level_pixels.iter().any(|&p| p > 0.0)
+    } else {
+        w.weight() == 0.0 || w.wanted == f32::INFINITY
+    }
+}
