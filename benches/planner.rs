@@ -1,38 +1,50 @@
-//! Planner time per frame at 1k and 10k textures (issue 4; goal: at most 50 µs at 10k in a
-//! steady view).
+//! Planner time per frame, incremental (the default) against a full pass over every texture
+//! (`PlannerConfig::incremental = false`, the planner before issue 18) in the same run.
 //!
 //! The scene (`mipflow::testing::planner_fixture`, shared with `mipflow bench`) is random BC7
-//! textures of 16² to 8192², about half of them in view, a budget of
-//! about half the demand and nine render-scale buckets. It is first run to convergence (plans
-//! executed through `SimExecutor`, grows built at once) and past every hold. Then:
+//! textures of 16² to 8192², a share of them in view (half; or 5%, an open world that has
+//! registered far more than it sees), a budget of about half the demand and nine render-scale
+//! buckets. It is first run to convergence (plans executed through `SimExecutor`, grows built
+//! at once) and past every hold. Then:
 //! - `steady`: the view does not change; each frame costs the change check of every texture.
 //! - `moving`: every visible texture's wanted level moves by 0.01 each frame (a slow dolly), so
-//!   every frame is planned again from scratch.
+//!   every frame is planned again.
 //!
-//! `cargo bench --bench planner`
+//! Goals (issue 18): moving, at most 100 µs at 10k textures and 1 ms at 100k; steady, at most
+//! 20 µs at 10k. `cargo bench --bench planner`
+//! (`cargo bench --bench planner -- incremental/moving/10000` for one line).
 
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use mipflow::budget::planner::PlannerConfig;
 use mipflow::testing::planner_fixture::BenchScene;
 
 fn planner(c: &mut Criterion) {
     let mut group = c.benchmark_group("planner");
-    for n in [1_000, 10_000] {
-        let mut scene = BenchScene::new(n);
-        scene.converge(20_000).expect("the scene converges");
-        assert!(!scene.plan_frame(), "converged scene re-planned");
-        group.bench_function(BenchmarkId::new("steady", n), |b| {
-            b.iter(|| black_box(scene.plan_frame()))
-        });
-        let mut sign = 1.0;
-        group.bench_function(BenchmarkId::new("moving", n), |b| {
-            b.iter(|| {
-                sign = -sign;
-                scene.move_view(0.01 * sign);
-                black_box(scene.plan_frame())
-            })
-        });
+    group.sample_size(30);
+    for (n, visible) in [(1_000, 0.5), (10_000, 0.5), (100_000, 0.5), (100_000, 0.05)] {
+        for incremental in [true, false] {
+            let mut config = PlannerConfig::default();
+            config.incremental = incremental;
+            let mut scene = BenchScene::with(n, visible, config);
+            scene.converge(20_000).expect("the scene converges");
+            assert!(!scene.plan_frame(), "converged scene re-planned");
+            let name = |what: &str| {
+                let mode = if incremental { "incremental" } else { "full" };
+                let seen = if visible < 0.5 { "-5%-visible" } else { "" };
+                BenchmarkId::new(format!("{mode}/{what}{seen}"), n)
+            };
+            group.bench_function(name("steady"), |b| b.iter(|| black_box(scene.plan_frame())));
+            let mut sign = 1.0;
+            group.bench_function(name("moving"), |b| {
+                b.iter(|| {
+                    sign = -sign;
+                    scene.move_view(0.01 * sign);
+                    black_box(scene.plan_frame())
+                })
+            });
+        }
     }
     group.finish();
 }

@@ -3,7 +3,9 @@
 //! in view, a budget of about half the demand, nine render-scale buckets at 1080p.
 
 use super::SplitMix64 as Rng;
-use crate::budget::planner::{Plan, PlanInput, PlanTexture, Planner, ScaleBucket, SimExecutor};
+use crate::budget::planner::{
+    Plan, PlanInput, PlanTexture, Planner, PlannerConfig, ScaleBucket, SimExecutor,
+};
 
 /// Output pixels of the scene (1080p).
 pub const OUTPUT_PIXELS: u64 = 1920 * 1080;
@@ -46,15 +48,22 @@ pub struct BenchScene {
 }
 
 impl BenchScene {
-    /// The scene with `n` textures (seeded by `n`), not yet converged.
+    /// The scene with `n` textures (seeded by `n`), about half of them in view, not yet
+    /// converged, planned by the default planner.
     pub fn new(n: usize) -> Self {
+        Self::with(n, 0.5, PlannerConfig::default())
+    }
+
+    /// The scene with `n` textures (seeded by `n`), a share `visible` of them in view (an open
+    /// world sees a few percent of what it has registered), planned with `config`.
+    pub fn with(n: usize, visible: f64, config: PlannerConfig) -> Self {
         let mut rng = Rng(n as u64);
         let mut textures = Vec::with_capacity(n);
         let mut demand = 0u64;
         for _ in 0..n {
             let side = 1u32 << (4 + rng.next() % 10);
             let mut t = bc7_chain(side);
-            if rng.unit() < 0.5 {
+            if f64::from(rng.unit()) < visible {
                 let extent = 4.0 * 512f32.powf(rng.unit());
                 t.wanted_level = (side as f32 / extent).log2();
                 t.screen_pixels = extent * extent * 0.5;
@@ -80,7 +89,7 @@ impl BenchScene {
             buckets,
             budget: demand / 2 + OUTPUT_PIXELS * 16,
             frame: 0,
-            planner: Planner::default(),
+            planner: Planner::new(config),
             plan: Plan::default(),
         }
     }

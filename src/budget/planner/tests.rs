@@ -640,3 +640,57 @@ fn a_histogram_prices_levels_by_the_pixels_that_want_them() {
         "a new histogram with the same summary is a new view"
     );
 }
+
+/// Incremental planning: in a scene of 1000 textures of which 10 are in view, once settled, a
+/// moving view re-plans only the textures in view (the others are quiet: at their floors,
+/// nothing wanted), and every plan equals a full planner's, including the frame a quiet
+/// texture comes into view and the frame it leaves.
+#[test]
+fn a_moving_view_replans_only_the_textures_in_view() {
+    let mut textures: Vec<PlanTexture> = (0..1000).map(|_| tex(2, f32::INFINITY, 0.0)).collect();
+    for t in textures.iter_mut().take(10) {
+        t.wanted_level = 0.5;
+        t.screen_pixels = 5000.0;
+    }
+    let full_config = PlannerConfig {
+        incremental: false,
+        ..PlannerConfig::default()
+    };
+    let (mut inc, mut full) = (Planner::default(), Planner::new(full_config));
+    let budget = 1000 * 20 + 10 * 340;
+    let mut frame = 0;
+    let mut step = |textures: &mut Vec<PlanTexture>, frame: u64| -> usize {
+        let snapshot = textures.clone();
+        let inp = input(frame, budget, &snapshot);
+        let mut b = Plan::default();
+        let _ = full.plan(&inp, &mut b);
+        let a = run(&mut inc, frame, budget, textures);
+        assert_eq!(a.transitions, b.transitions, "frame {frame}");
+        assert_eq!(a.target_level, b.target_level, "frame {frame}");
+        assert_eq!(a.quality_cost, b.quality_cost, "frame {frame}");
+        inc.last_plan_textures()
+    };
+    // Settle past the holds.
+    while frame < 250 {
+        step(&mut textures, frame);
+        frame += 1;
+    }
+    assert_eq!(
+        textures[0].resident_level, 0,
+        "the textures in view are sharp"
+    );
+    for k in 0..20 {
+        for t in textures.iter_mut().take(10) {
+            t.wanted_level = 0.5 + 0.01 * (k % 2) as f32;
+        }
+        let planned = step(&mut textures, frame);
+        assert_eq!(planned, 10, "frame {frame}: only the 10 in view");
+        frame += 1;
+    }
+    // One comes into view and one leaves: both are planned, and the plans still agree.
+    textures[500].wanted_level = 0.0;
+    textures[500].screen_pixels = 2000.0;
+    textures[3].wanted_level = f32::INFINITY;
+    textures[3].screen_pixels = 0.0;
+    assert_eq!(step(&mut textures, frame), 11);
+}

@@ -5,9 +5,10 @@ use super::*;
 /// One texture as the planner sees it. The streaming code keeps a `Vec` of these (the index is
 /// the texture's id in [`Transition::texture`]) and updates the fields every frame.
 ///
-/// `#[repr(C, align(32))]`: the per-frame fields come first, next to `level_bytes[0]`, and a
-/// texture's first 32 bytes never straddle a cache line, so the planner's change check (every
-/// texture, every frame) reads one cache line per texture.
+/// `#[repr(C, align(32))]`: the per-frame fields come first, with `base_levels` and next to
+/// `level_bytes[0]`, and a texture's first 32 bytes never straddle a cache line, so the
+/// planner's change check (every texture, every frame) reads one cache line per texture, and a
+/// plan reads the same line for a texture's allowed bases.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C, align(32))]
 pub struct PlanTexture {
@@ -36,10 +37,6 @@ pub struct PlanTexture {
     /// `screen_pixels` are only its summary (the finest level with pixels, the total), for
     /// reports; the planner prices every level by the pixels that want finer.
     pub histogram: bool,
-    /// Bytes of each level, index 0 = full size; entries from `level_count` on are ignored.
-    /// Expected to grow with the level's size (coarser levels never larger), as real chains do;
-    /// otherwise plans stay within the budget but are less good.
-    pub level_bytes: [u64; MAX_LEVELS],
     /// Bit `l` set: level `l` may be the finest resident level (the base of the GPU texture).
     /// All set by default. Why a mask: a block-compressed texture can only start at a level
     /// whose size is a multiple of the block (wgpu refuses a 480x270 BC7 base), so a 960x540
@@ -47,6 +44,10 @@ pub struct PlanTexture {
     /// allowed level to the next finer one as a single step (its bytes and gain summed). The
     /// floor level is expected to be allowed; it is the caller's choice either way.
     pub base_levels: u16,
+    /// Bytes of each level, index 0 = full size; entries from `level_count` on are ignored.
+    /// Expected to grow with the level's size (coarser levels never larger), as real chains do;
+    /// otherwise plans stay within the budget but are less good.
+    pub level_bytes: [u64; MAX_LEVELS],
     /// With [`PlanTexture::histogram`]: output pixels whose wanted level (at native
     /// resolution) is `l` for bin `l` (a fractional level `l + f` counts in bin `l`). Keeping
     /// level `r` costs `sum over l of pixels[l] x max(0, r - l - mip bias)` pixel-octaves, so a
@@ -413,3 +414,7 @@ impl Clone for Plan {
         self.replanned = source.replanned;
     }
 }
+
+// The change check's and the greedy's fields share a texture's first 32 bytes.
+const _: () = assert!(std::mem::offset_of!(PlanTexture, base_levels) < 24);
+const _: () = assert!(std::mem::offset_of!(PlanTexture, level_bytes) == 24);

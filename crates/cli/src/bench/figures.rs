@@ -18,15 +18,28 @@ pub fn planner_bench(n: usize, frames: u64) -> PlannerFigures {
         black_box(scene.plan_frame());
         steady.push(t0.elapsed().as_secs_f64() * 1e6);
     }
-    let mut moving = Vec::with_capacity(frames as usize);
-    let mut sign = 1.0;
-    for _ in 0..frames {
-        sign = -sign;
-        scene.move_view(0.01 * sign);
-        let t0 = Instant::now();
-        black_box(scene.plan_frame());
-        moving.push(t0.elapsed().as_secs_f64() * 1e6);
-    }
+    let moving = |scene: &mut mipflow::testing::planner_fixture::BenchScene| {
+        let mut times = Vec::with_capacity(frames as usize);
+        let mut sign = 1.0;
+        for _ in 0..frames {
+            sign = -sign;
+            scene.move_view(0.01 * sign);
+            let t0 = Instant::now();
+            black_box(scene.plan_frame());
+            times.push(t0.elapsed().as_secs_f64() * 1e6);
+        }
+        Percentiles::of(&times).mean
+    };
+    let moving_us_mean = moving(&mut scene);
+    // The same scene through a full pass over every texture (the planner before incremental
+    // planning), in the same run.
+    let mut config = mipflow::budget::planner::PlannerConfig::default();
+    config.incremental = false;
+    let mut full = mipflow::testing::planner_fixture::BenchScene::with(n, 0.5, config);
+    let moving_full_us_mean = match full.converge(20_000) {
+        Ok(_) => moving(&mut full),
+        Err(_) => 0.0,
+    };
     let s = Percentiles::of(&steady);
     PlannerFigures {
         textures: n,
@@ -35,7 +48,8 @@ pub fn planner_bench(n: usize, frames: u64) -> PlannerFigures {
         steady_us_mean: s.mean,
         steady_us_p99: s.p99,
         steady_us_p50: s.p50,
-        moving_us_mean: Percentiles::of(&moving).mean,
+        moving_us_mean,
+        moving_full_us_mean,
         note,
     }
 }

@@ -427,6 +427,10 @@ pub struct PlannerFigures {
     pub steady_us_p50: f64,
     /// Every visible texture's wanted level moving each frame (re-planned every frame): mean µs.
     pub moving_us_mean: f64,
+    /// The same with a full pass over every texture (`PlannerConfig::incremental = false`,
+    /// the planner before incremental planning), same scene, same run: mean µs.
+    #[serde(default)]
+    pub moving_full_us_mean: f64,
     /// Why the figures are missing or partial, if they are.
     pub note: Option<String>,
 }
