@@ -41,6 +41,18 @@ impl Streamer {
         let Some(f) = s.inflight.as_mut() else {
             return true;
         };
+        // The CPU side of the read: it waits while the data already held would pass the limit
+        // (one read is always allowed; this grow's own earlier read, if retargeted, is not
+        // counted against it).
+        let bytes = (first..end)
+            .map(|l| s.info.level_size(usize::from(l)))
+            .fold(0u64, u64::saturating_add);
+        let own = f.reserved.as_ref().map_or(0, |r| r.bytes);
+        let held = self.io_held.load(Ordering::Relaxed).saturating_sub(own);
+        if held > 0 && held.saturating_add(bytes) > self.config.cpu_io_limit {
+            self.frame_stats.io_deferred += 1;
+            return true;
+        }
         let req = IoRequest {
             slot: i as u32,
             generation: s.generation,
@@ -53,6 +65,7 @@ impl Streamer {
         match self.io.try_request(req) {
             Ok(()) => {
                 f.queued = true;
+                f.reserved = Some(IoReservation::new(bytes, &self.io_held));
                 self.outstanding += 1;
                 self.frame_stats.io_requests += 1;
                 true

@@ -126,6 +126,13 @@ pub struct StreamConfig {
     /// budget came back) takes them from there instead of reading the file again. Oldest go
     /// first; counted in [`StreamFrameStats::reused_reads`].
     pub reuse_cache_bytes: u64,
+    /// CPU memory for level data requested from the IO workers and not yet built (default 256
+    /// MiB): a read that would take the bytes held past it waits (counted in
+    /// [`StreamFrameStats::io_deferred`]) until earlier grows are built; one read is always
+    /// allowed, so a grow larger than the limit still streams, alone. Why: the planner keeps
+    /// the GPU within the budget, this keeps the CPU side of the same reads bounded too (a
+    /// camera cut in a large world asks for many grows at once).
+    pub cpu_io_limit: u64,
 }
 
 impl StreamConfig {
@@ -150,6 +157,7 @@ impl Default for StreamConfig {
             oom_probe_frames: 1800,
             reuse_cache_bytes: 16 << 20,
             cpu_floor_limit: 512 << 20,
+            cpu_io_limit: 256 << 20,
         }
     }
 }
@@ -181,6 +189,9 @@ pub struct StreamFrameStats {
     /// Grows whose levels came from the levels an earlier cancelled grow had read (no IO;
     /// see [`StreamConfig::reuse_cache_bytes`]).
     pub reused_reads: u32,
+    /// Reads that waited this frame because the level data held on the CPU would have passed
+    /// [`StreamConfig::cpu_io_limit`].
+    pub io_deferred: u32,
     /// In-flight grows retargeted to a finer level this frame (what they had read or built
     /// was kept).
     pub retargets: u32,
@@ -251,6 +262,32 @@ struct InFlight {
     data: Option<Vec<Vec<u8>>>,
     /// The frame of the plan that started the grow (its latency is measured from there).
     issued: u64,
+    /// Its read's bytes, held against [`StreamConfig::cpu_io_limit`] until the grow ends.
+    reserved: Option<IoReservation>,
+}
+
+/// Bytes of a read held against [`StreamConfig::cpu_io_limit`], given back when dropped (a grow
+/// built, cancelled, retargeted or removed: whichever way it ends).
+#[derive(Debug)]
+struct IoReservation {
+    bytes: u64,
+    held: Arc<AtomicU64>,
+}
+
+impl IoReservation {
+    fn new(bytes: u64, held: &Arc<AtomicU64>) -> Self {
+        held.fetch_add(bytes, Ordering::Relaxed);
+        Self {
+            bytes,
+            held: held.clone(),
+        }
+    }
+}
+
+impl Drop for IoReservation {
+    fn drop(&mut self) {
+        self.held.fetch_sub(self.bytes, Ordering::Relaxed);
+    }
 }
 
 impl InFlight {
@@ -325,6 +362,9 @@ pub struct Streamer {
     /// The ledger's total at the out-of-memory errors not yet taken by the budget's owner (the
     /// least of them): builds stay under it until the owner has lowered the budget.
     oom_at: Option<u64>,
+    /// Bytes of the reads in flight and of the level data waiting to be built (the
+    /// [`IoReservation`]s alive), against [`StreamConfig::cpu_io_limit`].
+    io_held: Arc<AtomicU64>,
     io: IoPool,
     /// Slots whose grow data arrived, oldest first.
     ready: Vec<u32>,
@@ -425,6 +465,7 @@ impl Streamer {
             io: IoPool::new(config.io_threads, config.io_queue),
             changed: false,
             oom_at: None,
+            io_held: Arc::new(AtomicU64::new(0)),
             config,
             slots: Vec::new(),
             ids: Vec::new(),

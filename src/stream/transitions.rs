@@ -208,6 +208,7 @@ impl Streamer {
                         None
                     },
                     issued: self.frame,
+                    reserved: None,
                 });
                 if t.to >= read_end {
                     self.ready.push(i as u32);
@@ -273,6 +274,12 @@ impl Streamer {
                 .take(usize::from(end - first))
                 .collect(),
         )
+    }
+
+    /// Bytes of level data requested from the IO workers and not yet built, held against
+    /// [`StreamConfig::cpu_io_limit`].
+    pub fn io_held_bytes(&self) -> u64 {
+        self.io_held.load(Ordering::Relaxed)
     }
 
     /// Bytes of levels kept from cancelled grows (see [`StreamConfig::reuse_cache_bytes`]).

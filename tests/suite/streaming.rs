@@ -976,3 +976,51 @@ fn a_cancelled_grows_levels_are_reused_without_reading_again() {
     h.assert_whole_and_intact(&files, &handles);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 16: the level data read and not yet built is limited on the CPU side too
+/// (`StreamConfig::cpu_io_limit`). Six 256² textures all wanted whole at once, with a limit of
+/// one texture's levels above its floor: at most one read is held at a time (the others wait,
+/// counted in `io_deferred`), the bytes held never pass the limit, and every texture still ends
+/// whole and intact. With the default limit all six reads go out in the first frame.
+#[test]
+fn the_level_data_held_on_the_cpu_stays_within_its_limit() {
+    let Some(ctx) = common::gpu() else { return };
+    let dir = std::env::temp_dir().join(format!("mipflow-iolimit-{}", std::process::id()));
+    let files = write_gallery(&dir, 6, 256, 2);
+    let mut config = StreamConfig::default().with_deterministic(true);
+    // BC7 256², levels 0..3 above the 32² floor: 65536 + 16384 + 4096 bytes.
+    let one = 65536 + 16384 + 4096;
+    config.cpu_io_limit = one;
+    let mut h = Harness::new(ctx, config);
+    let handles: Vec<_> = files
+        .iter()
+        .map(|f| h.add(f.clone(), TextureOptions::default(), 64 * MIB))
+        .collect();
+    let (mut frames, mut deferred, mut max_held) = (0, 0, 0);
+    while !h.all_at(0) && frames < 100 {
+        let _ = h.frame(64 * MIB, 0.0);
+        let st = *h.m.streamer().frame_stats();
+        assert!(st.io_requests <= 1, "frame {frames}: {st:?}");
+        deferred += st.io_deferred;
+        max_held = max_held.max(h.m.streamer().io_held_bytes());
+        frames += 1;
+    }
+    assert!(h.all_at(0), "not whole after {frames} frames");
+    assert!(max_held > 0 && max_held <= one, "held {max_held}");
+    assert!(deferred >= 5, "{deferred} reads waited");
+    assert_eq!(
+        h.m.streamer().io_held_bytes(),
+        0,
+        "every reservation given back"
+    );
+    h.assert_whole_and_intact(&files, &handles);
+
+    let Some(ctx) = common::gpu() else { return };
+    let mut h = Harness::new(ctx, StreamConfig::default().with_deterministic(true));
+    for f in &files {
+        h.add(f.clone(), TextureOptions::default(), 64 * MIB);
+    }
+    let _ = h.frame(64 * MIB, 0.0);
+    assert_eq!(h.m.streamer().frame_stats().io_requests, 6);
+    let _ = std::fs::remove_dir_all(&dir);
+}

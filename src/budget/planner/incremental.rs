@@ -63,8 +63,8 @@ impl Planner {
             };
             self.list.push(next);
         }
-        // Most textures to go through anyway: one sequential pass over all of them reads
-        // memory faster than gathering the listed ones, with the same plan.
+        // Most textures to go through anyway: one sequential pass over all of them reads memory
+        // faster than gathering the listed ones, with the same plan.
         if self.list.len() * 2 > n {
             self.select(n, true);
         }
