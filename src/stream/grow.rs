@@ -17,7 +17,8 @@ impl Streamer {
     }
 
     /// Queues the read of texture `i`'s grow if it waits for data. Returns false when the IO
-    /// queue is full (nothing queued; retried next frame).
+    /// queue is full or the read must wait for [`StreamConfig::cpu_io_limit`] (nothing queued;
+    /// retried next frame, before any later read).
     pub(super) fn issue_read(&mut self, i: usize) -> bool {
         let s = &mut self.slots[i];
         let Some(f) = s.inflight.as_mut() else {
@@ -29,9 +30,13 @@ impl Streamer {
         let (first, end) = (f.to, f.from.min(self.plan_tex[i].floor_level));
         if let Some(levels) = self.take_read(i, first, end) {
             // Read before for a grow that was cancelled: no IO.
+            // Held on the CPU until built like a read's data (no limit check: the bytes are
+            // already in memory, and waiting would only keep them longer).
+            let bytes = levels.iter().map(|l| l.len() as u64).sum();
             if let Some(f) = self.slots[i].inflight.as_mut() {
                 f.queued = true;
                 f.data = Some(levels);
+                f.reserved = Some(IoReservation::new(bytes, &self.io_held));
             }
             self.ready.push(i as u32);
             self.frame_stats.reused_reads += 1;
@@ -50,8 +55,10 @@ impl Streamer {
         let own = f.reserved.as_ref().map_or(0, |r| r.bytes);
         let held = self.io_held.load(Ordering::Relaxed).saturating_sub(own);
         if held > 0 && held.saturating_add(bytes) > self.config.cpu_io_limit {
+            // No later (smaller) read goes before it this frame: a large read would otherwise
+            // wait for ever behind a stream of small ones.
             self.frame_stats.io_deferred += 1;
-            return true;
+            return false;
         }
         let req = IoRequest {
             slot: i as u32,
@@ -414,6 +421,8 @@ impl Streamer {
                 f.to = target;
                 f.from = st.to;
                 f.queued = false;
+                // The levels read are built: their bytes are no longer held.
+                f.reserved = None;
                 f.data = from_cpu.then(Vec::new);
             }
             if !from_cpu {

@@ -311,6 +311,8 @@ impl Streamer {
             f.cancel.store(true, Ordering::Release);
             f.cancel = Arc::new(AtomicBool::new(false));
             f.queued = false;
+            // Its answer will be dropped: its bytes are no longer held.
+            f.reserved = None;
             f.to = to;
         }
         self.frame_stats.retargets += 1;

@@ -280,29 +280,32 @@ fn up_to_date(output: &Path, stamp: &str) -> bool {
 }
 
 /// An image's size from its header, without decoding it (`None` when the header cannot tell).
-fn header_dims(bytes: &[u8]) -> Option<(u32, u32)> {
-    image::ImageReader::new(Cursor::new(bytes))
-        .with_guessed_format()
-        .ok()?
-        .into_dimensions()
-        .ok()
+fn header_dims(path: &Path, bytes: &[u8]) -> Option<(u32, u32)> {
+    image_reader(path, bytes).ok()?.into_dimensions().ok()
+}
+
+/// An image reader over `bytes`, its format guessed from the signature or, for TGA (which has
+/// none), from `path`'s extension.
+fn image_reader<'a>(
+    path: &Path,
+    bytes: &'a [u8],
+) -> std::io::Result<image::ImageReader<Cursor<&'a [u8]>>> {
+    let mut reader = image::ImageReader::new(Cursor::new(bytes)).with_guessed_format()?;
+    if reader.format().is_none()
+        && let Ok(format) = image::ImageFormat::from_path(path)
+    {
+        reader.set_format(format);
+    }
+    Ok(reader)
 }
 
 /// Decodes `bytes` with limits: each side at most [`MAX_COOK_DIMENSION`], and no allocation
 /// above twice `max_memory` (a float decode takes 16 bytes a pixel; nor above 3 GiB): a decoder's allocation failure is this input's error.
 fn decode(path: &Path, bytes: &[u8], max_memory: u64) -> Result<image::DynamicImage, CookError> {
-    let mut reader = image::ImageReader::new(Cursor::new(bytes))
-        .with_guessed_format()
-        .map_err(|e| CookError::Decode(image::ImageError::IoError(e)))?;
-    if reader.format().is_none() {
-        // TGA has no signature: fall back to the extension.
-        if let Ok(format) = image::ImageFormat::from_path(path) {
-            reader.set_format(format);
-        }
-    }
+    let mut reader =
+        image_reader(path, bytes).map_err(|e| CookError::Decode(image::ImageError::IoError(e)))?;
     // The decoder's own buffer cannot fail softly: whether it could be had is asked first.
-    let decoded = image::ImageReader::new(Cursor::new(bytes))
-        .with_guessed_format()
+    let decoded = image_reader(path, bytes)
         .ok()
         .and_then(|r| r.into_decoder().ok())
         .map(|d| image::ImageDecoder::total_bytes(&d));
@@ -415,6 +418,16 @@ fn default_max_memory(workers: usize) -> u64 {
     }
 }
 
+/// `opts` for an input: an HDR input with no `--format` cooks to BC6H (8-bit formats would
+/// clip its range).
+fn hdr_default(opts: &CookOptions, hdr_input: bool) -> CookOptions {
+    let mut o = *opts;
+    if hdr_input && opts.block.is_none() && !opts.normal_map {
+        o.block = Some(BlockKind::Bc6h);
+    }
+    o
+}
+
 /// One input's bytes cooked in memory, as `cook` does for each file: the size read from the
 /// header is checked against `max_memory` before a byte is decoded, the decode has limits, and
 /// HDR inputs cooked to BC6H stay in floats. `name` only guides the format (TGA has no
@@ -426,14 +439,15 @@ pub fn cook_bytes(
     opts: &CookOptions,
     max_memory: u64,
 ) -> Result<mipflow_cook::EncodedTexture, CookError> {
-    let hdr = name
+    let hdr_input = name
         .extension()
         .and_then(|e| e.to_str())
-        .is_some_and(|e| HDR_EXTENSIONS.iter().any(|x| x.eq_ignore_ascii_case(e)))
-        && opts.block_kind() == BlockKind::Bc6h;
+        .is_some_and(|e| HDR_EXTENSIONS.iter().any(|x| x.eq_ignore_ascii_case(e)));
+    let opts = &hdr_default(opts, hdr_input);
+    let hdr = hdr_input && opts.block_kind() == BlockKind::Bc6h;
     // From the header alone: an image too large to cook is this input's error, found before a
     // byte of it is decoded (a 1 MB PNG can decode to 16384²).
-    if let Some((width, height)) = header_dims(bytes) {
+    if let Some((width, height)) = header_dims(name, bytes) {
         let needed = u64::from(width) * u64::from(height) * mipflow_cook::COOK_BYTES_PER_PIXEL;
         if needed > max_memory {
             return Err(CookError::TooLarge {
@@ -455,6 +469,27 @@ pub fn cook_bytes(
     }
 }
 
+/// An input file's bytes, its buffer allocated fallibly (a huge file is this input's error).
+fn read_input(path: &Path) -> Result<Vec<u8>, CookError> {
+    use std::io::Read;
+    let read = |source| CookError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = fs::File::open(path).map_err(read)?;
+    let len = file.metadata().map_err(read)?.len();
+    let mut bytes = Vec::new();
+    usize::try_from(len)
+        .ok()
+        .and_then(|n| bytes.try_reserve_exact(n).ok())
+        .ok_or(CookError::OutOfMemory {
+            what: "the input file",
+            bytes: len,
+        })?;
+    file.read_to_end(&mut bytes).map_err(read)?;
+    Ok(bytes)
+}
+
 fn cook_job(
     job: &Job,
     opts: &CookOptions,
@@ -466,22 +501,15 @@ fn cook_job(
         .extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| HDR_EXTENSIONS.iter().any(|x| x.eq_ignore_ascii_case(e)));
-    // An HDR input with no --format: BC6H (8-bit formats would clip its range).
-    let mut hdr_opts = *opts;
-    if hdr_input && opts.block.is_none() && !opts.normal_map {
-        hdr_opts.block = Some(BlockKind::Bc6h);
-    }
-    let opts = &hdr_opts;
+    let opts = &hdr_default(opts, hdr_input);
     let encoder = encoder_for_options(opts);
-    let bytes = fs::read(&job.input).map_err(|source| CookError::Read {
-        path: job.input.clone(),
-        source,
-    })?;
+    let bytes = read_input(&job.input)?;
     let stamp = stamp(opts, &encoder.name(), &bytes);
     if !force && up_to_date(&job.output, &stamp) {
         return Ok(Outcome::UpToDate);
     }
-    let megapixels = header_dims(&bytes).map_or(0.0, |(w, h)| f64::from(w) * f64::from(h) / 1e6);
+    let megapixels =
+        header_dims(&job.input, &bytes).map_or(0.0, |(w, h)| f64::from(w) * f64::from(h) / 1e6);
     let mut tex = cook_bytes(&job.input, &bytes, opts, max_memory)?;
     drop(bytes);
     tex.key_values.push((

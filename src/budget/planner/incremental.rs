@@ -174,12 +174,13 @@ impl Planner {
     }
 }
 
-/// Whether no mip step of the texture can gain anything at any mip bias, and its blur is 0:
-/// no pixels (or no priority), or not in view.
+/// Whether no mip step of the texture can gain anything at any mip bias, and its blur, weighted
+/// or not, is 0: no pixels, or not in view. (No priority is not enough: the plan's
+/// `quality_cost` counts the blur of every pixel, whatever its priority.)
 fn no_demand(w: &Work, t: &PlanTexture) -> bool {
     if w.hist {
-        w.priority == 0.0 || !t.level_pixels.iter().any(|&p| p > 0.0)
+        !t.level_pixels.iter().any(|&p| p > 0.0)
     } else {
-        w.weight() == 0.0 || w.wanted == f32::INFINITY
+        w.pixels == 0.0 || w.wanted == f32::INFINITY
     }
 }

@@ -694,3 +694,34 @@ fn a_moving_view_replans_only_the_textures_in_view() {
     textures[3].screen_pixels = 0.0;
     assert_eq!(step(&mut textures, frame), 11);
 }
+
+/// A texture in view with priority 0 gains nothing from any mip, but its pixels' blur still
+/// counts in `quality_cost`: it is not quiet, and the incremental plans keep equal to the full
+/// planner's on every frame, past its hold.
+#[test]
+fn a_texture_with_no_priority_still_counts_its_blur() {
+    let mut textures: Vec<PlanTexture> = (0..100).map(|_| tex(2, f32::INFINITY, 0.0)).collect();
+    textures[0] = tex(2, 0.0, 1000.0);
+    textures[0].priority = 0.0;
+    textures[1] = tex(2, 0.5, 5000.0);
+    let full_config = PlannerConfig {
+        incremental: false,
+        ..PlannerConfig::default()
+    };
+    let (mut inc, mut full) = (Planner::default(), Planner::new(full_config));
+    let budget = 100 * 20 + 340;
+    for frame in 0..300 {
+        textures[1].wanted_level = 0.5 + 0.01 * (frame % 2) as f32;
+        let snapshot = textures.clone();
+        let inp = input(frame, budget, &snapshot);
+        let mut b = Plan::default();
+        let _ = full.plan(&inp, &mut b);
+        let a = run(&mut inc, frame, budget, &mut textures);
+        assert_eq!(a.quality_cost, b.quality_cost, "frame {frame}");
+        assert_eq!(a.transitions, b.transitions, "frame {frame}");
+    }
+    assert_eq!(
+        textures[0].resident_level, 2,
+        "no priority: kept at its floor"
+    );
+}

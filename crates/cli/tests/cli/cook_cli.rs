@@ -719,8 +719,17 @@ fn resize_stream_makes_every_level_to_the_floor_block_aligned() {
     assert_eq!((info.width, info.height), (451, 300));
 }
 
-/// Issue 16: an image too large to cook in the memory allowed is that input's error, found from
-/// its header before it is decoded; the others cook.
+/// A folder with `small.png` (32²) and `big.png` (4096² grey, a few KiB as a PNG: about 150 MiB
+/// of buffers to cook), and the output folder to cook it into.
+fn small_and_big(tmp: &Path) -> (PathBuf, PathBuf) {
+    let input = tmp.join("in");
+    save(&test_image(32, 32, 1), &input.join("small.png"));
+    image::GrayImage::new(4096, 4096)
+        .save(input.join("big.png"))
+        .unwrap();
+    (input, tmp.join("out"))
+}
+
 /// Issue 16: an allocation that fails deep in the cook (the process's address space limited
 /// below what a 4096² image needs, while `--max-memory` allows it) is that input's typed error;
 /// the other input is cooked and the exit code is 1. Before, the allocation failure aborted the
@@ -729,13 +738,7 @@ fn resize_stream_makes_every_level_to_the_floor_block_aligned() {
 #[test]
 fn an_allocation_failure_deep_in_the_cook_is_that_inputs_error() {
     let tmp = tempfile::tempdir().unwrap();
-    let input = tmp.path().join("in");
-    save(&test_image(32, 32, 1), &input.join("small.png"));
-    // 4096x4096 grey, a few KiB as a PNG: about 150 MiB of buffers to cook.
-    image::GrayImage::new(4096, 4096)
-        .save(input.join("big.png"))
-        .unwrap();
-    let out = tmp.path().join("out");
+    let (input, out) = small_and_big(tmp.path());
     // 140 MB of address space: the process starts and cooks the small image in it (it needs
     // under 100 MB), the big one cannot have its buffers.
     let o = Command::new("sh")
@@ -756,16 +759,13 @@ fn an_allocation_failure_deep_in_the_cook_is_that_inputs_error() {
     assert_eq!(files_under(&out), ["small.ktx2"]);
 }
 
+/// Issue 16: an image too large to cook in the memory allowed is that input's error, found from
+/// its header before it is decoded; the others cook.
 #[test]
 fn an_image_too_large_for_the_memory_allowed_is_its_own_error() {
     let tmp = tempfile::tempdir().unwrap();
-    let input = tmp.path().join("in");
-    save(&test_image(32, 32, 1), &input.join("small.png"));
-    // 4096x4096, a few KiB as a PNG: 160 MiB to cook at 10 bytes a pixel.
-    image::GrayImage::new(4096, 4096)
-        .save(input.join("big.png"))
-        .unwrap();
-    let out = tmp.path().join("out");
+    // big.png: 160 MiB to cook at 10 bytes a pixel.
+    let (input, out) = small_and_big(tmp.path());
     let o = mipflow(
         &[
             "cook",
