@@ -66,6 +66,21 @@ fn kvd_section(entries: &mut [(String, Vec<u8>)]) -> io::Result<Vec<u8>> {
     Ok(out)
 }
 
+/// One level as a Zstandard frame, its buffer (the compression bound) allocated fallibly: a
+/// level too large for the memory left is an `OutOfMemory` error, not an abort.
+fn compress_level(index: usize, data: &[u8], level: i32) -> io::Result<Vec<u8>> {
+    let bound = zstd::zstd_safe::compress_bound(data.len());
+    let mut out = Vec::new();
+    out.try_reserve_exact(bound).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::OutOfMemory,
+            format!("out of memory: compressing level {index} needs {bound} bytes"),
+        )
+    })?;
+    zstd::bulk::Compressor::new(level)?.compress_to_buffer(data, &mut out)?;
+    Ok(out)
+}
+
 /// Writes `tex` as a KTX 2.0 file to `w` (see the module documentation for the layout).
 ///
 /// `zstd_level`: `None` stores the raw blocks; `Some(level)` compresses each level as one Zstandard
@@ -117,7 +132,8 @@ pub fn write_ktx2(
             tex.levels
                 .par_iter()
                 .with_max_len(1)
-                .map(|data| zstd::bulk::compress(data, level))
+                .enumerate()
+                .map(|(i, data)| compress_level(i, data, level))
                 .collect::<io::Result<_>>()?,
         ),
         None => None,

@@ -300,7 +300,8 @@ fn image_reader<'a>(
 }
 
 /// Decodes `bytes` with limits: each side at most [`MAX_COOK_DIMENSION`], and no allocation
-/// above twice `max_memory` (a float decode takes 16 bytes a pixel; nor above 3 GiB): a decoder's allocation failure is this input's error.
+/// above twice `max_memory` (a float decode takes 16 bytes a pixel; nor above 3 GiB): a
+/// decoder's allocation failure is this input's error.
 fn decode(path: &Path, bytes: &[u8], max_memory: u64) -> Result<image::DynamicImage, CookError> {
     let mut reader =
         image_reader(path, bytes).map_err(|e| CookError::Decode(image::ImageError::IoError(e)))?;

@@ -129,8 +129,9 @@ pub(super) fn histogram_mean(t: &PlanTexture) -> f32 {
 /// What the change check compares, per texture, packed in four words so that the check is a
 /// few XORs per texture: the view (wanted level and pixels), the priority and the levels, the
 /// identity (`level_bytes[0]`), and a hash of the histogram (0 without one; only histogram
-/// textures read theirs). `in_flight_level` only matters while busy, so it is stored
-/// as 255 when idle and at most 254 when busy (the planner clamps it to the level count anyway).
+/// textures read theirs) mixed with the allowed bases (`base_levels`). `in_flight_level` only
+/// matters while busy, so it is stored as 255 when idle and at most 254 when busy (the planner
+/// clamps it to the level count anyway).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) struct Seen(pub(super) [u64; 4]);
 
@@ -150,11 +151,12 @@ impl Seen {
                 | u64::from(t.resident_level) << 48
                 | u64::from(flight) << 56,
             t.level_bytes[0],
-            if t.histogram {
+            // The allowed bases ride with the histogram's hash (0 without one).
+            (if t.histogram {
                 histogram_hash(&t.level_pixels)
             } else {
                 0
-            },
+            }) ^ (u64::from(t.base_levels) << 1),
         ])
     }
 

@@ -725,3 +725,18 @@ fn a_texture_with_no_priority_still_counts_its_blur() {
         "no priority: kept at its floor"
     );
 }
+
+/// A change of the allowed bases alone is a change of the inputs: the next plan is made again,
+/// not taken from the cache.
+#[test]
+fn a_change_of_the_allowed_bases_is_planned() {
+    let mut textures = [tex(2, 0.0, 1000.0)];
+    textures[0].base_levels = 1 << 2; // only the floor may be the base: no grow possible
+    let mut planner = Planner::default();
+    let first = run(&mut planner, 0, 10_000, &mut textures);
+    assert!(first.transitions.is_empty(), "{:?}", first.transitions);
+    textures[0].base_levels = u16::MAX;
+    let second = run(&mut planner, 1, 10_000, &mut textures);
+    assert!(second.replanned);
+    assert_eq!(second.transitions, [tr(0, 2, 0, TransitionKind::Grow)]);
+}
