@@ -22,8 +22,6 @@ impl Planner {
         if full {
             self.quiet.clear();
             self.quiet.resize(n, false);
-            self.quiet_bytes.clear();
-            self.quiet_bytes.resize(n, 0);
             self.quiet_floor = 0;
             self.list.extend(0..n as u32);
             return;
@@ -33,8 +31,9 @@ impl Planner {
             let i = i as usize;
             if self.quiet[i] {
                 self.quiet[i] = false;
-                self.quiet_floor -= u128::from(self.quiet_bytes[i]);
-                self.quiet_bytes[i] = 0;
+                // Its work is the one it was judged quiet with (a quiet texture is not
+                // observed again until it changes): the floor it added.
+                self.quiet_floor -= u128::from(self.work[i].floor_bytes);
             }
         }
         // Merge two ascending lists.
@@ -165,7 +164,6 @@ impl Planner {
                 && no_demand(w, &tex[i]);
             if quiet {
                 self.quiet[i] = true;
-                self.quiet_bytes[i] = w.floor_bytes;
                 self.quiet_floor += u128::from(w.floor_bytes);
             } else {
                 self.active.push(i as u32);

@@ -167,9 +167,7 @@ pub struct Planner {
     /// not in view). Such a texture adds its floor to the sums, nothing to the blur and no
     /// item or transition to a plan, so a plan need not go through it until its inputs change.
     quiet: Vec<bool>,
-    /// The floor bytes each quiet texture adds to `quiet_floor` (0 when not quiet).
-    quiet_bytes: Vec<u64>,
-    /// The sum of `quiet_bytes` (exact: a `u128` cannot overflow here).
+    /// The sum of the quiet textures' floor bytes (exact: a `u128` cannot overflow here).
     quiet_floor: u128,
     /// Every texture's planned level, kept between plans (the quiet ones' are their floors).
     levels: Vec<u8>,
@@ -219,7 +217,6 @@ impl Planner {
             list: Vec::new(),
             active: Vec::new(),
             quiet: Vec::new(),
-            quiet_bytes: Vec::new(),
             quiet_floor: 0,
             levels: Vec::new(),
         }
