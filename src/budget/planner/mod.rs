@@ -297,13 +297,15 @@ impl Planner {
             return false;
         }
         self.changed.resize(textures.len(), 0);
+        // Local slices: the loop then keeps its pointers in registers.
+        let (seen, changed) = (&self.seen[..], &mut self.changed[..]);
         let mut count = 0usize;
-        for (i, (s, t)) in self.seen.iter().zip(textures).enumerate() {
+        for (i, (s, t)) in seen.iter().zip(textures).enumerate() {
             let k = Seen::of(t);
             let diff =
                 (s.0[0] ^ k.0[0]) | (s.0[1] ^ k.0[1]) | (s.0[2] ^ k.0[2]) | (s.0[3] ^ k.0[3]);
             // `count <= i < len`: always in bounds.
-            self.changed[count] = i as u32;
+            changed[count] = i as u32;
             count += usize::from(diff != 0);
         }
         self.n_changed = count;

@@ -136,7 +136,9 @@ pub(super) fn histogram_mean(t: &PlanTexture) -> f32 {
 pub(super) struct Seen(pub(super) [u64; 4]);
 
 impl Seen {
-    #[inline]
+    /// Always inlined: the change check calls it for every texture, every frame, and a call
+    /// returns the four words through memory.
+    #[inline(always)]
     pub(super) fn of(t: &PlanTexture) -> Self {
         let flight = if t.busy {
             t.in_flight_level.min(254)
@@ -168,7 +170,9 @@ impl Seen {
     }
 }
 
-/// A hash of a histogram's bits, never 0 (0 means "no histogram").
+/// A hash of a histogram's bits, never 0 (0 means "no histogram"). Out of line: most textures
+/// have none, and the change check's loop stays small.
+#[inline(never)]
 fn histogram_hash(pixels: &[f32; MAX_LEVELS]) -> u64 {
     let mut h = 0x9E37_79B9_7F4A_7C15u64;
     for &p in pixels {
