@@ -297,16 +297,25 @@ impl Planner {
             return false;
         }
         self.changed.resize(textures.len(), 0);
-        // Local slices: the loop then keeps its pointers in registers.
-        let (seen, changed) = (&self.seen[..], &mut self.changed[..]);
+        // In blocks of 64 textures: a mask of the ones that differ (no dependency from one
+        // texture to the next, so the loads of several textures overlap), then the set bits
+        // appended to the list (almost never any in a steady view).
+        let changed = &mut self.changed[..];
         let mut count = 0usize;
-        for (i, (s, t)) in seen.iter().zip(textures).enumerate() {
-            let k = Seen::of(t);
-            let diff =
-                (s.0[0] ^ k.0[0]) | (s.0[1] ^ k.0[1]) | (s.0[2] ^ k.0[2]) | (s.0[3] ^ k.0[3]);
-            // `count <= i < len`: always in bounds.
-            changed[count] = i as u32;
-            count += usize::from(diff != 0);
+        for (block, (seen, tex)) in self.seen.chunks(64).zip(textures.chunks(64)).enumerate() {
+            let mut mask = 0u64;
+            for (j, (s, t)) in seen.iter().zip(tex).enumerate() {
+                let k = Seen::of(t);
+                let diff =
+                    (s.0[0] ^ k.0[0]) | (s.0[1] ^ k.0[1]) | (s.0[2] ^ k.0[2]) | (s.0[3] ^ k.0[3]);
+                mask |= u64::from(diff != 0) << j;
+            }
+            while mask != 0 {
+                // `count <= index < len`: always in bounds.
+                changed[count] = (block * 64) as u32 + mask.trailing_zeros();
+                count += 1;
+                mask &= mask - 1;
+            }
         }
         self.n_changed = count;
         true
