@@ -265,6 +265,15 @@ pub enum Ktx2Error {
         /// Levels in the file.
         count: usize,
     },
+    /// The memory for a level's bytes could not be had (the process is at its limit): the
+    /// read fails, and may succeed later; nothing aborts.
+    #[error("level {level}: out of memory for its {bytes} bytes")]
+    OutOfMemory {
+        /// Level index.
+        level: usize,
+        /// The bytes that could not be allocated.
+        bytes: u64,
+    },
     /// Zstandard decoding of a level failed.
     #[error("level {level}: Zstandard decoding failed: {reason}")]
     Decompress {

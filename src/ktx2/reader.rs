@@ -613,7 +613,7 @@ pub fn read_level(
         });
     };
     file.seek(SeekFrom::Start(l.offset))?;
-    let mut data = Vec::with_capacity(l.byte_length as usize);
+    let mut data = level_buffer(level, l.byte_length)?;
     file.take(l.byte_length).read_to_end(&mut data)?;
     if (data.len() as u64) < l.byte_length {
         return Err(Ktx2Error::Truncated {
@@ -628,6 +628,18 @@ pub fn read_level(
     }
 }
 
+/// An empty buffer with room for a level's `bytes`, reserved fallibly: an IO worker that meets
+/// the process's memory limit fails that read (the streamer retries it after a back-off)
+/// instead of aborting the process.
+fn level_buffer(level: usize, bytes: u64) -> Result<Vec<u8>, Ktx2Error> {
+    let mut v = Vec::new();
+    usize::try_from(bytes)
+        .ok()
+        .and_then(|n| v.try_reserve_exact(n).ok())
+        .ok_or(Ktx2Error::OutOfMemory { level, bytes })?;
+    Ok(v)
+}
+
 fn decompress_level(data: &[u8], level: usize, expected: u64) -> Result<Vec<u8>, Ktx2Error> {
     let fail = |reason: String| Ktx2Error::Decompress { level, reason };
     // The frame header states the decompressed size: check it before allocating for it.
@@ -638,8 +650,10 @@ fn decompress_level(data: &[u8], level: usize, expected: u64) -> Result<Vec<u8>,
             found: n,
         }),
         Ok(Some(_)) => {
-            let out =
-                zstd::bulk::decompress(data, expected as usize).map_err(|e| fail(e.to_string()))?;
+            let mut out = level_buffer(level, expected)?;
+            zstd::bulk::Decompressor::new()
+                .and_then(|mut d| d.decompress_to_buffer(data, &mut out))
+                .map_err(|e| fail(e.to_string()))?;
             if out.len() as u64 != expected {
                 return Err(Ktx2Error::DecompressedSize {
                     level,
@@ -653,7 +667,9 @@ fn decompress_level(data: &[u8], level: usize, expected: u64) -> Result<Vec<u8>,
             // Size not in the frame header: stream, and stop one byte past the expected size.
             let mut decoder =
                 zstd::stream::read::Decoder::with_buffer(data).map_err(|e| fail(e.to_string()))?;
-            let mut out = Vec::new();
+            // One byte more than expected: a level that decodes too long is found without
+            // growing the buffer.
+            let mut out = level_buffer(level, expected.saturating_add(1))?;
             (&mut decoder)
                 .take(expected + 1)
                 .read_to_end(&mut out)
@@ -668,5 +684,31 @@ fn decompress_level(data: &[u8], level: usize, expected: u64) -> Result<Vec<u8>,
             Ok(out)
         }
         Err(e) => Err(fail(e.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Memory that cannot be had is that level's typed error, never an abort (an IO worker
+    /// reading under the process's memory limit fails the read, and the streamer retries).
+    #[test]
+    fn a_level_buffer_that_cannot_be_had_is_an_error() {
+        for bytes in [u64::MAX, 1 << 62] {
+            match level_buffer(3, bytes) {
+                Err(Ktx2Error::OutOfMemory { level: 3, bytes: b }) => assert_eq!(b, bytes),
+                other => panic!("{bytes}: {other:?}"),
+            }
+        }
+        assert!(level_buffer(0, 4096).unwrap().capacity() >= 4096);
+        let e = Ktx2Error::OutOfMemory {
+            level: 2,
+            bytes: 1 << 40,
+        };
+        assert_eq!(
+            e.to_string(),
+            "level 2: out of memory for its 1099511627776 bytes"
+        );
     }
 }

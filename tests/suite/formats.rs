@@ -71,6 +71,8 @@ fn every_block_format_streams_with_its_own_sizes() {
     let dir = tempfile::tempdir().unwrap();
     let mut mc = ManagerConfig::default();
     mc.render_targets = false;
+    // Each frame waits for its reads: the frame bound below counts steps, not time.
+    mc.stream = mc.stream.with_deterministic(true);
     let mut m = BudgetManager::with_context(ctx, mc);
     m.set_budget(Budget::bytes(256 * MIB));
     let mut files: Vec<(PathBuf, TextureHandle, &BlockFormat)> = Vec::new();

@@ -783,6 +783,6 @@ fn a_fifo_or_a_folder_is_refused_without_blocking() {
             .unwrap_err()
             .to_string();
         assert!(e.contains("not a regular file"), "{e}");
-        assert!(t0.elapsed() < std::time::Duration::from_secs(5));
+        assert!(t0.elapsed() < std::time::Duration::from_secs(60));
     }
 }

@@ -21,8 +21,8 @@ const MATERIALS: usize = 16;
 const TEXTURE_SIZE: u32 = 2048;
 const OUTPUT: (u32, u32) = (640, 360);
 const FRAMES: u64 = 300;
-/// Frames the last view may be held still after the tour for the last reads to land.
-const SETTLE: u32 = 16;
+/// How long the last view may be held still after the tour for the last reads to land.
+const SETTLE: std::time::Duration = std::time::Duration::from_secs(60);
 const FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8UnormSrgb;
 
 fn camera(f: u64) -> mipflow::Camera {
@@ -55,18 +55,23 @@ fn a_game_renderer_streams_under_a_budget_that_falls_and_rises() {
     // The tour, then its last view held still until every wanted level is resident: the GPU
     // feedback's demand moves with the camera and with the pixels it samples each frame, so a
     // read asked for in the tour's last frame may still be in flight when it ends.
+    // The IO threads are not waited for (the game streams as a game does), so the hold is
+    // bounded in time, not frames: a loaded machine's reads may take a few frames more.
     let mut settle_frames = 0;
+    let mut settle_start = None;
     for f in 0.. {
         if f >= FRAMES && r.all_wanted_resident() {
             break;
         }
         if f >= FRAMES {
             settle_frames += 1;
+            let start = *settle_start.get_or_insert_with(std::time::Instant::now);
             assert!(
-                settle_frames <= SETTLE,
-                "not every wanted level resident {SETTLE} frames after the tour"
+                start.elapsed() < SETTLE,
+                "not every wanted level resident {SETTLE:?} ({settle_frames} frames) after the tour"
             );
             ctx.wait_idle().unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(5));
         }
         let budget: u64 = if (100..200).contains(&f) { 24 } else { 256 } << 20;
         if r.manager().budget().current_bytes() != budget {

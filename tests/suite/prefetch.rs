@@ -67,8 +67,9 @@ fn prefetch_stops_when_the_budget_is_full() {
         .unwrap();
     assert!(!p.complete, "{p:?}");
     assert!(p.resident_mip_bytes < p.wanted_mip_bytes, "{p:?}");
-    // It gave up because nothing more could come in, long before the timeout.
-    assert!(p.ms < 20_000.0 && p.frames < 500, "{p:?}");
+    // It gave up because nothing more could come in, long before the timeout (the frames it
+    // took depend on how fast the reads come back, so they are not bounded here).
+    assert!(p.ms < 20_000.0, "{p:?}");
     let snap = r.context().ledger().snapshot();
     assert!(snap.total_bytes <= 3 << 20, "{snap:?}");
 }

@@ -45,27 +45,58 @@ pub fn command(program: &Path, runtime_dir: &Path) -> Command {
 }
 
 /// Runs `cmd` to completion, killing it after `limit`. Panics (with what it printed) on timeout.
+/// Its output is drained while it runs: a child that prints more than a pipe holds (64 KiB, a
+/// few minutes of `--monitor` lines) would otherwise block on its next write and time out.
 pub fn run(mut cmd: Command, limit: Duration) -> Output {
+    use std::io::Read;
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("spawn");
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
     let start = Instant::now();
-    loop {
+    let (status, timed_out) = loop {
         match child.try_wait() {
-            Ok(Some(_)) => break,
+            Ok(Some(status)) => break (status, false),
             Ok(None) if start.elapsed() > limit => {
                 let _ = child.kill();
-                let out = child.wait_with_output().expect("wait");
-                panic!(
-                    "timed out after {limit:?}\nstdout:\n{}\nstderr:\n{}",
-                    String::from_utf8_lossy(&out.stdout),
-                    String::from_utf8_lossy(&out.stderr)
-                );
+                break (child.wait().expect("wait"), true);
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(100)),
             Err(e) => panic!("waiting for the child: {e}"),
         }
+    };
+    let out = Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    };
+    if timed_out {
+        panic!(
+            "timed out after {limit:?}\nstdout:\n{}\nstderr:\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
-    child.wait_with_output().expect("output")
+    out
 }
 
 /// The path of example `name`, built for the profile this test was built with (`cargo test`
