@@ -305,16 +305,20 @@ impl Planner {
         for (block, (seen, tex)) in self.seen.chunks(64).zip(textures.chunks(64)).enumerate() {
             let mut mask = 0u64;
             for (j, (s, t)) in seen.iter().zip(tex).enumerate() {
-                let k = Seen::of(t);
+                let k = Seen::cheap(t);
                 let diff =
                     (s.0[0] ^ k.0[0]) | (s.0[1] ^ k.0[1]) | (s.0[2] ^ k.0[2]) | (s.0[3] ^ k.0[3]);
                 mask |= u64::from(diff != 0) << j;
             }
             while mask != 0 {
-                // `count <= index < len`: always in bounds.
-                changed[count] = (block * 64) as u32 + mask.trailing_zeros();
-                count += 1;
+                let i = block * 64 + mask.trailing_zeros() as usize;
                 mask &= mask - 1;
+                // The exact words (a histogram's hash included) decide.
+                if seen[i - block * 64] != Seen::of(&tex[i - block * 64]) {
+                    // `count <= i < len`: always in bounds.
+                    changed[count] = i as u32;
+                    count += 1;
+                }
             }
         }
         self.n_changed = count;

@@ -127,38 +127,44 @@ pub(super) fn histogram_mean(t: &PlanTexture) -> f32 {
 }
 
 /// What the change check compares, per texture, packed in four words so that the check is a
-/// few XORs per texture: the view (wanted level and pixels), the priority and the levels, the
-/// identity (`level_bytes[0]`), and a hash of the histogram (0 without one; only histogram
-/// textures read theirs) mixed with the allowed bases (`base_levels`). `in_flight_level` only
-/// matters while busy, so it is stored as 255 when idle and at most 254 when busy (the planner
-/// clamps it to the level count anyway).
+/// few XORs per texture. Each word is a run of [`PlanTexture`]'s fields in memory order (one
+/// load each): the view (wanted level and pixels); the priority and the levels (the in-flight
+/// level too, which matters only while busy: a change of it while idle costs one needless
+/// re-plan, never a different plan); the identity (`level_bytes[0]`); `busy`, `histogram` and
+/// the allowed bases, with a 32-bit hash of the histogram in the high half (only histogram
+/// textures read theirs). A change of a histogram that leaves its total (`screen_pixels`, in the
+/// first word) bit-identical and its hash equal would be missed: about one change in 2^32 of
+/// those rare ones, and only until the texture's next change.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) struct Seen(pub(super) [u64; 4]);
 
 impl Seen {
-    /// Always inlined: the change check calls it for every texture, every frame, and a call
-    /// returns the four words through memory.
-    #[inline(always)]
+    /// The four words of `t`.
+    #[inline]
     pub(super) fn of(t: &PlanTexture) -> Self {
-        let flight = if t.busy {
-            t.in_flight_level.min(254)
-        } else {
-            255
-        };
+        let mut k = Self::cheap(t);
+        if t.histogram {
+            k.0[3] |= histogram_hash(&t.level_pixels) << 32;
+        }
+        k
+    }
+
+    /// The words without the histogram's hash: equal to [`Seen::of`] for a texture without a
+    /// histogram; for one with a histogram its last word differs from the stored one (the
+    /// hash is never 0), so it never compares equal and gets the exact check. Always inlined
+    /// and with no call inside: the change check runs it for every texture, every frame. The
+    /// fields are taken in their memory order, so that each word is one load.
+    #[inline(always)]
+    pub(super) fn cheap(t: &PlanTexture) -> Self {
         Self([
             u64::from(t.wanted_level.to_bits()) | u64::from(t.screen_pixels.to_bits()) << 32,
             u64::from(t.priority.to_bits())
                 | u64::from(t.level_count) << 32
                 | u64::from(t.floor_level) << 40
                 | u64::from(t.resident_level) << 48
-                | u64::from(flight) << 56,
+                | u64::from(t.in_flight_level) << 56,
             t.level_bytes[0],
-            // The allowed bases ride with the histogram's hash (0 without one).
-            (if t.histogram {
-                histogram_hash(&t.level_pixels)
-            } else {
-                0
-            }) ^ (u64::from(t.base_levels) << 1),
+            u64::from(t.busy) | u64::from(t.histogram) << 8 | u64::from(t.base_levels) << 16,
         ])
     }
 
@@ -166,19 +172,19 @@ impl Seen {
     pub(super) fn view_differs(&self, other: &Seen) -> bool {
         self.0[0] != other.0[0]
             || (self.0[1] ^ other.0[1]) & 0xFFFF_FFFF != 0
-            || self.0[3] != other.0[3]
+            || (self.0[3] ^ other.0[3]) & !0xFF != 0
     }
 }
 
-/// A hash of a histogram's bits, never 0 (0 means "no histogram"). Out of line: most textures
-/// have none, and the change check's loop stays small.
+/// A 32-bit hash of a histogram's bits, never 0 (0 means "no histogram"). Out of line: most
+/// textures have none, and the change check's loop stays small.
 #[inline(never)]
 fn histogram_hash(pixels: &[f32; MAX_LEVELS]) -> u64 {
     let mut h = 0x9E37_79B9_7F4A_7C15u64;
     for &p in pixels {
         h = (h ^ u64::from(p.to_bits())).wrapping_mul(0x0000_0100_0000_01B3);
     }
-    h | 1
+    (h >> 32) | 1
 }
 
 /// Per-texture memory across frames: the hysteresis state.

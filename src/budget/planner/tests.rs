@@ -431,6 +431,25 @@ fn unchanged_inputs_return_the_cached_plan() {
     textures[1].wanted_level = 1.4;
     let _ = planner.plan(&input(2, 1000, &textures), &mut second);
     assert!(second.replanned);
+    // Every field the change check packs is seen alone, each in turn (and then settles).
+    let edits: [fn(&mut PlanTexture); 8] = [
+        |t| t.screen_pixels += 1.0,
+        |t| t.priority = 2.0,
+        |t| t.floor_level = 3,
+        |t| t.resident_level = 3,
+        |t| t.busy = true,
+        |t| t.in_flight_level = 1,
+        |t| t.base_levels = 0b1101,
+        |t| t.level_bytes[0] += 16,
+    ];
+    for (k, edit) in edits.iter().enumerate() {
+        let f = 3 + 2 * k as u64;
+        edit(&mut textures[1]);
+        let _ = planner.plan(&input(f, 1000, &textures), &mut second);
+        assert!(second.replanned, "edit {k}");
+        let _ = planner.plan(&input(f + 1, 1000, &textures), &mut second);
+        assert!(!second.replanned, "edit {k}, then nothing");
+    }
 }
 
 #[test]
