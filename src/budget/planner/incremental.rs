@@ -81,6 +81,16 @@ impl Planner {
     ) -> (u64, u64, bool) {
         let (mut floor_sum, mut resident_sum, mut view_changed) = (0u64, 0u64, false);
         for k in 0..self.list.len() {
+            // A list of a few of many textures jumps through memory: ask for a later texture's
+            // lines now, so that they arrive while this one is worked on.
+            if let Some(&ahead) = self.list.get(k + PREFETCH_AHEAD) {
+                let j = ahead as usize;
+                prefetch(tex.get(j));
+                prefetch(tex.get(j).map(|t| &t.level_bytes[8]));
+                prefetch(self.history.get(j));
+                prefetch(self.work.get(j));
+                prefetch(self.seen.get(j));
+            }
             let i = self.list[k] as usize;
             let t = &tex[i];
             let seen = Seen::of(t);
@@ -181,4 +191,24 @@ fn no_demand(w: &Work, t: &PlanTexture) -> bool {
     } else {
         w.pixels == 0.0 || w.wanted == f32::INFINITY
     }
+}
+
+/// How many listed textures ahead [`Planner::observe`] asks for the memory it will read.
+const PREFETCH_AHEAD: usize = 12;
+
+/// Asks the CPU to bring `x`'s cache line in (a hint: no effect on what the program computes).
+#[inline(always)]
+fn prefetch<T>(x: Option<&T>) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(x) = x {
+        // SAFETY: a prefetch reads nothing the program sees and cannot fault; the intrinsic
+        // is `unsafe` only for its target feature (SSE, always present on x86_64).
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                std::ptr::from_ref(x).cast(),
+            );
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
 }
