@@ -292,6 +292,9 @@ impl Planner {
     /// planned then). The steady-view cost of a frame, so a branch-free scan and compaction; it
     /// is bound by reading one cache line per texture.
     fn scan(&mut self, textures: &[PlanTexture]) -> bool {
+        // Few changes last time (fewer than one a block of 64: a steady view): each block is
+        // first checked as a whole.
+        let steady = self.n_changed * 64 <= textures.len();
         self.n_changed = 0;
         if self.seen.len() != textures.len() {
             return false;
@@ -302,13 +305,26 @@ impl Planner {
         // appended to the list (almost never any in a steady view).
         let changed = &mut self.changed[..];
         let mut count = 0usize;
+        let differs = |s: &Seen, t: &PlanTexture| {
+            let k = Seen::cheap(t);
+            (s.0[0] ^ k.0[0]) | (s.0[1] ^ k.0[1]) | (s.0[2] ^ k.0[2]) | (s.0[3] ^ k.0[3])
+        };
         for (block, (seen, tex)) in self.seen.chunks(64).zip(textures.chunks(64)).enumerate() {
+            // In a steady view, a block as a whole first (nothing but loads and XORs); only a
+            // block with a change (or a histogram) is gone through again for which textures.
+            // In a moving view most blocks have one, so they are gone through once.
+            if steady
+                && seen
+                    .iter()
+                    .zip(tex)
+                    .fold(0, |any, (s, t)| any | differs(s, t))
+                    == 0
+            {
+                continue;
+            }
             let mut mask = 0u64;
             for (j, (s, t)) in seen.iter().zip(tex).enumerate() {
-                let k = Seen::cheap(t);
-                let diff =
-                    (s.0[0] ^ k.0[0]) | (s.0[1] ^ k.0[1]) | (s.0[2] ^ k.0[2]) | (s.0[3] ^ k.0[3]);
-                mask |= u64::from(diff != 0) << j;
+                mask |= u64::from(differs(s, t) != 0) << j;
             }
             while mask != 0 {
                 let i = block * 64 + mask.trailing_zeros() as usize;
