@@ -94,8 +94,10 @@ impl Planner {
             let i = self.list[k] as usize;
             let t = &tex[i];
             let seen = Seen::of(t);
-            view_changed |= seen.view_differs(&self.seen[i]);
+            let hash = histogram_hash(t);
+            view_changed |= seen.view_differs(&self.seen[i]) || hash != self.hashes[i];
             self.seen[i] = seen;
+            self.hashes[i] = hash;
             let count = t.count();
             let floor = t.floor();
             let resident = t.resident();

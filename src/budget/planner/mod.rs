@@ -124,6 +124,9 @@ pub(crate) const BINS: usize = 1 << 12;
 pub struct Planner {
     config: PlannerConfig,
     seen: Vec<Seen>,
+    /// Each texture's 64-bit histogram hash when last seen (0 without a histogram): [`Seen`]
+    /// only marks that a texture has one, the exact check compares this.
+    hashes: Vec<u64>,
     history: Vec<History>,
     work: Vec<Work>,
     items: Vec<Item>,
@@ -185,6 +188,7 @@ impl Planner {
         Self {
             config,
             seen: Vec::new(),
+            hashes: Vec::new(),
             history: Vec::new(),
             work: Vec::new(),
             items: Vec::new(),
@@ -296,7 +300,7 @@ impl Planner {
         // first checked as a whole.
         let steady = self.n_changed * 64 <= textures.len();
         self.n_changed = 0;
-        if self.seen.len() != textures.len() {
+        if self.seen.len() != textures.len() || self.hashes.len() != textures.len() {
             return false;
         }
         self.changed.resize(textures.len(), 0);
@@ -329,8 +333,9 @@ impl Planner {
             while mask != 0 {
                 let i = block * 64 + mask.trailing_zeros() as usize;
                 mask &= mask - 1;
-                // The exact words (a histogram's hash included) decide.
-                if seen[i - block * 64] != Seen::of(&tex[i - block * 64]) {
+                // The exact words and a histogram's hash decide.
+                let t = &tex[i - block * 64];
+                if seen[i - block * 64] != Seen::of(t) || self.hashes[i] != histogram_hash(t) {
                     // `count <= i < len`: always in bounds.
                     changed[count] = i as u32;
                     count += 1;

@@ -62,6 +62,7 @@ impl Planner {
             self.scale_dirty = true;
         }
         self.seen.resize(n, Seen::default());
+        self.hashes.resize(n, 0);
         self.work.resize(n, Work::default());
         if self.history.len() < n {
             // An identity no texture has (level counts are at most 16): reset on first sight.

@@ -131,10 +131,8 @@ pub(super) fn histogram_mean(t: &PlanTexture) -> f32 {
 /// load each): the view (wanted level and pixels); the priority and the levels (the in-flight
 /// level too, which matters only while busy: a change of it while idle costs one needless
 /// re-plan, never a different plan); the identity (`level_bytes[0]`); `busy`, `histogram` and
-/// the allowed bases, with a 32-bit hash of the histogram in the high half (only histogram
-/// textures read theirs). A change of a histogram that leaves its total (`screen_pixels`, in the
-/// first word) bit-identical and its hash equal would be missed: about one change in 2^32 of
-/// those rare ones, and only until the texture's next change.
+/// the allowed bases, with [`HISTOGRAM_MARK`] for a texture with a histogram, whose 64-bit hash
+/// the planner keeps beside these words (only histogram textures read theirs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) struct Seen(pub(super) [u64; 4]);
 
@@ -144,14 +142,13 @@ impl Seen {
     pub(super) fn of(t: &PlanTexture) -> Self {
         let mut k = Self::cheap(t);
         if t.histogram {
-            k.0[3] |= histogram_hash(&t.level_pixels) << 32;
+            k.0[3] |= HISTOGRAM_MARK;
         }
         k
     }
 
-    /// The words without the histogram's hash: equal to [`Seen::of`] for a texture without a
-    /// histogram; for one with a histogram its last word differs from the stored one (the
-    /// hash is never 0), so it never compares equal and gets the exact check. Always inlined
+    /// The words without [`HISTOGRAM_MARK`]: equal to [`Seen::of`] for a texture without a
+    /// histogram; one with a histogram never compares equal, so it gets the exact check. Always inlined
     /// and with no call inside: the change check runs it for every texture, every frame. The
     /// fields are taken in their memory order, so that each word is one load.
     #[inline(always)]
@@ -176,15 +173,28 @@ impl Seen {
     }
 }
 
-/// A 32-bit hash of a histogram's bits, never 0 (0 means "no histogram"). Out of line: most
-/// textures have none, and the change check's loop stays small.
+/// Set in [`Seen`]'s last word for a texture with a histogram: [`Seen::cheap`] leaves it out, so
+/// such a texture always gets the exact check (its histogram's hash, kept beside the words).
+const HISTOGRAM_MARK: u64 = 1 << 32;
+
+/// A 64-bit hash of a texture's histogram's bits, 0 without one (never 0 with one).
+#[inline(always)]
+pub(super) fn histogram_hash(t: &PlanTexture) -> u64 {
+    if t.histogram {
+        hash_bins(&t.level_pixels)
+    } else {
+        0
+    }
+}
+
+/// Out of line: most textures have no histogram.
 #[inline(never)]
-fn histogram_hash(pixels: &[f32; MAX_LEVELS]) -> u64 {
+fn hash_bins(pixels: &[f32; MAX_LEVELS]) -> u64 {
     let mut h = 0x9E37_79B9_7F4A_7C15u64;
     for &p in pixels {
         h = (h ^ u64::from(p.to_bits())).wrapping_mul(0x0000_0100_0000_01B3);
     }
-    (h >> 32) | 1
+    h | 1
 }
 
 /// Per-texture memory across frames: the hysteresis state.
