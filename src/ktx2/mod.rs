@@ -487,6 +487,14 @@ pub struct Orientation {
     pub flip_y: bool,
 }
 
+/// An empty byte buffer with room for `bytes`, reserved fallibly (`None` when the memory cannot
+/// be had): a level too large for the memory left is the caller's typed error, not an abort.
+pub(crate) fn try_buffer(bytes: u64) -> Option<Vec<u8>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(usize::try_from(bytes).ok()?).ok()?;
+    Some(v)
+}
+
 /// How many bytes of the file's start hold the header, level index, DFD and key/value data, computed
 /// from the first 80 bytes. Fails if the header is unusable or declares sections beyond `limits`, so
 /// that the caller can read exactly this many bytes with a bounded allocation.

@@ -632,12 +632,7 @@ pub fn read_level(
 /// the process's memory limit fails that read (the streamer retries it after a back-off)
 /// instead of aborting the process.
 fn level_buffer(level: usize, bytes: u64) -> Result<Vec<u8>, Ktx2Error> {
-    let mut v = Vec::new();
-    usize::try_from(bytes)
-        .ok()
-        .and_then(|n| v.try_reserve_exact(n).ok())
-        .ok_or(Ktx2Error::OutOfMemory { level, bytes })?;
-    Ok(v)
+    super::try_buffer(bytes).ok_or(Ktx2Error::OutOfMemory { level, bytes })
 }
 
 fn decompress_level(data: &[u8], level: usize, expected: u64) -> Result<Vec<u8>, Ktx2Error> {

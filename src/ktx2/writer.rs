@@ -70,8 +70,7 @@ fn kvd_section(entries: &mut [(String, Vec<u8>)]) -> io::Result<Vec<u8>> {
 /// level too large for the memory left is an `OutOfMemory` error, not an abort.
 fn compress_level(index: usize, data: &[u8], level: i32) -> io::Result<Vec<u8>> {
     let bound = zstd::zstd_safe::compress_bound(data.len());
-    let mut out = Vec::new();
-    out.try_reserve_exact(bound).map_err(|_| {
+    let mut out = super::try_buffer(bound as u64).ok_or_else(|| {
         io::Error::new(
             io::ErrorKind::OutOfMemory,
             format!("out of memory: compressing level {index} needs {bound} bytes"),

@@ -331,11 +331,11 @@ impl Planner {
                 mask |= u64::from(differs(s, t) != 0) << j;
             }
             while mask != 0 {
-                let i = block * 64 + mask.trailing_zeros() as usize;
+                let j = mask.trailing_zeros() as usize;
                 mask &= mask - 1;
+                let i = block * 64 + j;
                 // The exact words and a histogram's hash decide.
-                let t = &tex[i - block * 64];
-                if seen[i - block * 64] != Seen::of(t) || self.hashes[i] != histogram_hash(t) {
+                if seen[j] != Seen::of(&tex[j]) || self.hashes[i] != histogram_hash(&tex[j]) {
                     // `count <= i < len`: always in bounds.
                     changed[count] = i as u32;
                     count += 1;

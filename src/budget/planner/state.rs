@@ -148,9 +148,9 @@ impl Seen {
     }
 
     /// The words without [`HISTOGRAM_MARK`]: equal to [`Seen::of`] for a texture without a
-    /// histogram; one with a histogram never compares equal, so it gets the exact check. Always inlined
-    /// and with no call inside: the change check runs it for every texture, every frame. The
-    /// fields are taken in their memory order, so that each word is one load.
+    /// histogram; one with a histogram never compares equal, so it gets the exact check.
+    /// Always inlined and with no call inside: the change check runs it for every texture,
+    /// every frame. The fields are taken in their memory order, so that each word is one load.
     #[inline(always)]
     pub(super) fn cheap(t: &PlanTexture) -> Self {
         Self([
