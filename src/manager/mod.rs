@@ -540,7 +540,7 @@ impl BudgetManager {
             },
             target_frame_ms: self.config.target_frame_ms,
         });
-        let bucket = bucket.min(mem_bucket);
+        let bucket = self.within_memory_bucket(bucket.min(mem_bucket));
         let bucket = if self.config.render_targets {
             self.set_targets_within_memory(output, bucket)?
         } else {
@@ -632,6 +632,25 @@ impl BudgetManager {
             self.buckets_for = output;
             self.mem_index = self.mem_index.min(self.buckets.len().saturating_sub(1));
         }
+    }
+
+    /// `bucket` (at most the planner's memory bucket), or when its targets cost more than the
+    /// memory bucket's (a lower scale can cost more than native: an upscaler's intermediate is
+    /// only made below native scale), the largest lower bucket that costs no more.
+    fn within_memory_bucket(&self, bucket: Bucket) -> Bucket {
+        let price = |b: Bucket| self.buckets.get(self.range.index_of(b)).map(|s| s.bytes);
+        let Some(allowed) = price(self.range.at(self.mem_index)) else {
+            return bucket;
+        };
+        if price(bucket).is_none_or(|p| p <= allowed) {
+            return bucket;
+        }
+        self.range
+            .iter()
+            .rev()
+            .filter(|&b| b < bucket)
+            .find(|&b| price(b).is_some_and(|p| p <= allowed))
+            .unwrap_or(self.range.min())
     }
 
     fn set_targets(&mut self, output: (u32, u32), bucket: Bucket) -> Result<()> {

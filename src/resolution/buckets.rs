@@ -194,8 +194,9 @@ pub fn scaled_size(output: (u32, u32), scale: f32) -> (u32, u32) {
 /// Exact bytes of every render target at `scale` for an `output` size, as the ledger will charge
 /// them: the HDR colour (Rgba16Float) and depth (Depth32Float) at the scaled size, plus the
 /// upscaler's intermediate at the output size when `upscaler` needs one
-/// ([`Upscaler::EasuRcas`]: an Rgba8Unorm image between its two passes). The descriptors are the
-/// ones [`super::RenderTargets::ensure`] allocates, so the two cannot drift apart.
+/// ([`Upscaler::EasuRcas`] below native scale: an Rgba8Unorm image between its two passes). The
+/// descriptors are the ones [`super::RenderTargets::ensure`] allocates, so the two cannot drift
+/// apart. With an intermediate, native scale costs less than the buckets just below it.
 ///
 /// An empty output (a minimised window) costs 0: no targets are made for it (the pool keeps the
 /// previous ones; see [`super::RenderTargets::ensure`]).
@@ -210,8 +211,8 @@ pub fn target_bytes(output: (u32, u32), scale: f32, upscaler: Upscaler) -> u64 {
         crate::budget::size::level_bytes(f, w, h).unwrap_or(0)
     };
     let intermediate = match upscaler {
-        Upscaler::Bilinear => 0,
-        Upscaler::EasuRcas => bytes(target_set::INTERMEDIATE_FORMAT, output),
+        Upscaler::EasuRcas if size != output => bytes(target_set::INTERMEDIATE_FORMAT, output),
+        Upscaler::Bilinear | Upscaler::EasuRcas => 0,
     };
     bytes(target_set::HDR_FORMAT, size) + bytes(target_set::DEPTH_FORMAT, size) + intermediate
 }
@@ -320,6 +321,20 @@ mod tests {
             target_bytes(out, 0.5, Upscaler::EasuRcas),
             160 * 120 * 12 + 320 * 240 * 4
         );
+        // ... only below native scale: at 1.0 the sharpening reads the scene colour directly,
+        // so native scale costs less than 15/16 and 14/16.
+        assert_eq!(target_bytes(out, 1.0, Upscaler::EasuRcas), 320 * 240 * 12);
+        assert_eq!(
+            target_bytes(out, 0.9375, Upscaler::EasuRcas),
+            300 * 225 * 12 + 320 * 240 * 4
+        );
+        let easu = scale_buckets(out, BucketRange::default(), Upscaler::EasuRcas);
+        let dearer: Vec<f32> = easu
+            .iter()
+            .filter(|b| b.bytes > easu[8].bytes)
+            .map(|b| b.scale)
+            .collect();
+        assert_eq!(dearer, [0.875, 0.9375]);
         assert_eq!(target_bytes((0, 240), 1.0, Upscaler::EasuRcas), 0);
         let b = scale_buckets(out, BucketRange::default(), Upscaler::Bilinear);
         assert_eq!(b.len(), 9);

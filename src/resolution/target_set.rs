@@ -8,9 +8,10 @@ pub enum Upscaler {
     /// Bilinear filtering: one pass, no intermediate.
     #[default]
     Bilinear,
-    /// Edge-adaptive upsampling then contrast-adaptive sharpening (FSR 1 class). Needs an
-    /// Rgba8Unorm intermediate at the output size (4 bytes per output pixel, charged to the
-    /// render targets).
+    /// Edge-adaptive upsampling then contrast-adaptive sharpening (FSR 1 class). Below native
+    /// scale it needs an Rgba8Unorm intermediate at the output size (4 bytes per output pixel,
+    /// charged to the render targets); at native scale there is nothing to upsample, the
+    /// sharpening reads the scene colour directly, and the intermediate is not made.
     EasuRcas,
 }
 
@@ -31,6 +32,12 @@ pub enum TargetSize {
     Scaled,
     /// The output size, whatever the scale: an upscaler's output, a UI layer.
     Output,
+    /// The output size, and only while the scaled size is smaller than the output (below
+    /// native scale): an upscaler's intermediate, not needed when there is nothing to upscale.
+    /// At native scale the target is not made ([`super::Targets::view`] is `None`) and costs
+    /// nothing, so native scale can cost less than the buckets just below it; the planner and
+    /// the controller take that into account.
+    OutputWhenScaled,
 }
 
 /// One render target of a [`TargetSet`].
@@ -74,6 +81,14 @@ impl TargetSpec {
         }
     }
 
+    /// Like [`TargetSpec::output`], made only below native scale ([`TargetSize::OutputWhenScaled`]).
+    pub fn output_when_scaled(label: &'static str, format: wgpu::TextureFormat) -> Self {
+        Self {
+            size: TargetSize::OutputWhenScaled,
+            ..Self::scaled(label, format)
+        }
+    }
+
     /// With these usages (`RENDER_ATTACHMENT` is added).
     pub fn with_usage(mut self, usage: wgpu::TextureUsages) -> Self {
         self.usage = usage | wgpu::TextureUsages::RENDER_ATTACHMENT;
@@ -86,18 +101,22 @@ impl TargetSpec {
         self
     }
 
-    /// The descriptor at an output size and a scaled size.
-    pub(crate) fn at(&self, output: (u32, u32), scaled: (u32, u32)) -> TargetDesc {
-        TargetDesc {
+    /// The descriptor at an output size and a scaled size, or `None` when the target is not
+    /// made at that size ([`TargetSize::OutputWhenScaled`] at native scale).
+    pub(crate) fn at(&self, output: (u32, u32), scaled: (u32, u32)) -> Option<TargetDesc> {
+        let size = match self.size {
+            TargetSize::Scaled => scaled,
+            TargetSize::Output => output,
+            TargetSize::OutputWhenScaled if scaled == output => return None,
+            TargetSize::OutputWhenScaled => output,
+        };
+        Some(TargetDesc {
             label: self.label,
-            size: match self.size {
-                TargetSize::Scaled => scaled,
-                TargetSize::Output => output,
-            },
+            size,
             format: self.format,
             usage: self.usage | wgpu::TextureUsages::RENDER_ATTACHMENT,
             sample_count: self.sample_count.max(1),
-        }
+        })
     }
 }
 
@@ -140,7 +159,7 @@ impl TargetSet {
 
     /// The [`crate::Renderer`]'s own set for an upscaler: HDR colour (index 0) and depth (1) at
     /// the scaled size, and the upscaler's intermediate (2) at the output size for
-    /// [`Upscaler::EasuRcas`].
+    /// [`Upscaler::EasuRcas`], made only below native scale.
     pub fn renderer(upscaler: Upscaler) -> Self {
         let attach = wgpu::TextureUsages::RENDER_ATTACHMENT;
         let mut set = Self::new()
@@ -157,7 +176,7 @@ impl TargetSet {
             );
         if upscaler == Upscaler::EasuRcas {
             set.intermediate = Some(set.len());
-            set = set.with(TargetSpec::output(
+            set = set.with(TargetSpec::output_when_scaled(
                 "upscale intermediate",
                 INTERMEDIATE_FORMAT,
             ));
@@ -179,7 +198,8 @@ impl TargetSet {
         let scaled = super::buckets::scaled_size(output, scale);
         self.specs
             .iter()
-            .map(|s| crate::budget::size::texture_bytes(&s.at(output, scaled).desc()).unwrap_or(0))
+            .filter_map(|s| s.at(output, scaled))
+            .map(|d| crate::budget::size::texture_bytes(&d.desc()).unwrap_or(0))
             .sum()
     }
 }

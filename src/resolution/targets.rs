@@ -28,10 +28,11 @@ struct Slot {
 static NEXT_GENERATION: AtomicU64 = AtomicU64::new(1);
 
 /// The render targets of one frame, as [`RenderTargets::ensure`] returns them: one per
-/// [`TargetSet`] entry, in its order.
+/// [`TargetSet`] entry, in its order (an entry not made at this scale, such as an upscaler's
+/// intermediate at native scale, has no texture).
 #[derive(Debug)]
 pub struct Targets {
-    slots: Vec<Slot>,
+    slots: Vec<Option<Slot>>,
     output: (u32, u32),
     size: (u32, u32),
     bucket: Bucket,
@@ -41,17 +42,21 @@ pub struct Targets {
 }
 
 impl Targets {
-    /// Target `i` of the set (declaration order), if there is one.
+    /// Target `i` of the set (declaration order), if there is one and it is made at this scale.
     pub fn texture(&self, i: usize) -> Option<&TrackedTexture> {
-        self.slots.get(i).map(|s| &s.texture)
+        self.slot(i).map(|s| &s.texture)
     }
 
-    /// A view of target `i` of the set, if there is one.
+    /// A view of target `i` of the set, if there is one and it is made at this scale.
     pub fn view(&self, i: usize) -> Option<&wgpu::TextureView> {
-        self.slots.get(i).map(|s| &s.view)
+        self.slot(i).map(|s| &s.view)
     }
 
-    /// How many targets there are.
+    fn slot(&self, i: usize) -> Option<&Slot> {
+        self.slots.get(i).and_then(Option::as_ref)
+    }
+
+    /// How many targets the set declares (made at this scale or not).
     pub fn len(&self) -> usize {
         self.slots.len()
     }
@@ -61,41 +66,50 @@ impl Targets {
         self.slots.is_empty()
     }
 
+    /// Target `i`, which the accessors below require.
+    fn required(&self, i: usize) -> &Slot {
+        match self.slot(i) {
+            Some(s) => s,
+            None => panic!("render target {i} is not in the set or not made at this scale"),
+        }
+    }
+
     /// The Renderer's HDR scene colour (target 0 of [`TargetSet::renderer`]; Rgba16Float,
     /// scaled size): the scene pass renders here. Target 0 of any set.
     ///
     /// # Panics
-    /// On an empty set.
+    /// On an empty set, or when target 0 is not made at this scale.
     pub fn hdr(&self) -> &TrackedTexture {
-        &self.slots[0].texture
+        &self.required(0).texture
     }
 
     /// A view of [`Targets::hdr`].
     ///
     /// # Panics
-    /// On an empty set.
+    /// On an empty set, or when target 0 is not made at this scale.
     pub fn hdr_view(&self) -> &wgpu::TextureView {
-        &self.slots[0].view
+        &self.required(0).view
     }
 
     /// The Renderer's scene depth (target 1 of [`TargetSet::renderer`]; Depth32Float, scaled
     /// size). Target 1 of any set.
     ///
     /// # Panics
-    /// On a set of fewer than two targets.
+    /// On a set of fewer than two targets, or when target 1 is not made at this scale.
     pub fn depth(&self) -> &TrackedTexture {
-        &self.slots[1].texture
+        &self.required(1).texture
     }
 
     /// A view of [`Targets::depth`].
     ///
     /// # Panics
-    /// On a set of fewer than two targets.
+    /// On a set of fewer than two targets, or when target 1 is not made at this scale.
     pub fn depth_view(&self) -> &wgpu::TextureView {
-        &self.slots[1].view
+        &self.required(1).view
     }
 
-    /// The upscaler's intermediate (output size), when the upscaler has one.
+    /// The upscaler's intermediate (output size), when the upscaler has one at this scale
+    /// ([`Upscaler::EasuRcas`] below native scale).
     pub fn intermediate_view(&self) -> Option<&wgpu::TextureView> {
         self.intermediate.and_then(|i| self.view(i))
     }
@@ -128,7 +142,7 @@ impl Targets {
 
     /// Bytes of all targets, as charged to the ledger.
     pub fn bytes(&self) -> u64 {
-        self.slots.iter().map(|s| s.texture.bytes()).sum()
+        self.slots.iter().flatten().map(|s| s.texture.bytes()).sum()
     }
 }
 
@@ -219,7 +233,7 @@ impl RenderTargets {
                 && t.slots
                     .iter()
                     .zip(self.set.specs())
-                    .all(|(have, spec)| have.key == spec.at(output, size))
+                    .all(|(have, spec)| have.as_ref().map(|s| s.key) == spec.at(output, size))
         });
         if !unchanged {
             self.reallocate(ctx, output, size, bucket)?;
@@ -234,30 +248,30 @@ impl RenderTargets {
         size: (u32, u32),
         bucket: Bucket,
     ) -> Result<()> {
-        let old: Vec<Slot> = self.targets.take().map(|t| t.slots).unwrap_or_default();
+        let mut old: Vec<Option<Slot>> = self.targets.take().map(|t| t.slots).unwrap_or_default();
         // Keep the targets whose descriptor is unchanged; free every other one first (drop =
         // destroy + ledger release), then create.
         let mut kept: Vec<Option<Slot>> = Vec::with_capacity(self.set.len());
-        let mut old: Vec<Option<Slot>> = old.into_iter().map(Some).collect();
         for spec in self.set.specs() {
-            let key = spec.at(output, size);
-            let found = old
-                .iter_mut()
-                .find(|s| s.as_ref().is_some_and(|s| s.key == key))
-                .and_then(Option::take);
+            let found = spec.at(output, size).and_then(|key| {
+                old.iter_mut()
+                    .find(|s| s.as_ref().is_some_and(|s| s.key == key))
+                    .and_then(Option::take)
+            });
             kept.push(found);
         }
         drop(old);
         let mut slots = Vec::with_capacity(self.set.len());
         for (spec, have) in self.set.specs().iter().zip(kept) {
-            let slot = match have {
-                Some(s) => s,
-                None => {
-                    let key = spec.at(output, size);
+            let slot = match (have, spec.at(output, size)) {
+                (Some(s), _) => Some(s),
+                // Not made at this scale.
+                (None, None) => None,
+                (None, Some(key)) => {
                     // On error `slots` drops with whatever it holds: everything is released.
                     let texture = ctx.create_texture(&key.desc(), Category::RenderTargets)?;
                     let view = texture.create_view();
-                    Slot { key, texture, view }
+                    Some(Slot { key, texture, view })
                 }
             };
             slots.push(slot);

@@ -6,7 +6,10 @@
 //! - [`Upscaler::EasuRcas`](super::Upscaler::EasuRcas): two passes, FSR 1-class, written for mipflow: an edge-adaptive
 //!   upsampling (`shaders/fsr_easu.wgsl`, a 12-tap Lanczos-like kernel stretched along the local
 //!   edge found by a structure tensor) into an Rgba8Unorm intermediate at the output size, then a
-//!   contrast-adaptive sharpening (`shaders/fsr_rcas.wgsl`) into the output view.
+//!   contrast-adaptive sharpening (`shaders/fsr_rcas.wgsl`) into the output view. At native
+//!   scale (the scaled size is the output size) there is nothing to upsample: one pass sharpens
+//!   the scene colour directly (`fs_rcas_native`, EASU's display transform applied to each tap),
+//!   and the targets have no intermediate, so native scale costs 4 bytes an output pixel less.
 //!
 //! **Display transform**: [`ToneMap::Clamp`] by default: the HDR colour times
 //! [`UpscaleSettings::exposure`] is clamped to [0, 1]. Why clamp and not a curve: mipflow's
@@ -90,6 +93,8 @@ pub struct UpscalePass {
     bilinear: wgpu::RenderPipeline,
     easu: wgpu::RenderPipeline,
     rcas: wgpu::RenderPipeline,
+    /// RCAS from the scene colour, at native scale.
+    rcas_native: wgpu::RenderPipeline,
     sampler: wgpu::Sampler,
     uniforms: TrackedBuffer,
     written: Option<Params>,
@@ -201,6 +206,13 @@ impl UpscalePass {
             &rcas_layout,
             output_format,
         );
+        let rcas_native = pipeline(
+            "fsr_rcas.wgsl",
+            shaders::FSR_RCAS,
+            "fs_rcas_native",
+            &rcas_layout,
+            output_format,
+        );
         let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
             label: Some("upscale bilinear"),
             address_mode_u: wgpu::AddressMode::ClampToEdge,
@@ -232,6 +244,7 @@ impl UpscalePass {
             bilinear,
             easu,
             rcas,
+            rcas_native,
             sampler,
             uniforms,
             written: None,
@@ -321,7 +334,16 @@ impl UpscalePass {
         };
 
         let (first_ts, last_ts) = split_timestamps(timestamps);
+        let native = targets.size() == targets.output_size();
         match (targets.intermediate_view(), bound.rcas.as_ref()) {
+            (None, Some(rcas_group)) if native => {
+                // EASU + RCAS at native scale: the sharpening alone, from the scene colour.
+                let both = merge(first_ts, last_ts);
+                let mut rp = begin(encoder, "upscale rcas native", output, both);
+                rp.set_pipeline(&self.rcas_native);
+                rp.set_bind_group(0, rcas_group, &[]);
+                rp.draw(0..3, 0..1);
+            }
             (Some(mid), Some(rcas_group)) => {
                 let mut rp = begin(encoder, "upscale easu", mid, first_ts);
                 rp.set_pipeline(&self.easu);
@@ -364,7 +386,14 @@ impl UpscalePass {
                 },
             ],
         });
-        let rcas = targets.intermediate_view().map(|mid| {
+        // RCAS reads the intermediate, or at native scale the scene colour.
+        let rcas_source = match targets.upscaler() {
+            super::Upscaler::EasuRcas => targets
+                .intermediate_view()
+                .or((targets.size() == targets.output_size()).then(|| targets.hdr_view())),
+            super::Upscaler::Bilinear => None,
+        };
+        let rcas = rcas_source.map(|mid| {
             device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("upscale rcas"),
                 layout: &self.rcas_layout,

@@ -363,6 +363,23 @@ impl Planner {
         self.buckets[bucket].bytes
     }
 
+    /// The bucket whose render targets cost least (the highest scale among equals). Normally
+    /// bucket 0, but a set with a target made only below native scale (an upscaler's
+    /// intermediate) can cost less at native scale than lower ones.
+    fn cheapest(&self) -> usize {
+        (0..self.buckets.len())
+            .rev()
+            .min_by_key(|&b| self.rt(b))
+            .unwrap_or(0)
+    }
+
+    /// Whether a higher bucket costs no more than `bucket`: then `bucket` (more blur, no fewer
+    /// bytes) is never worth planning.
+    fn dominated(&self, bucket: usize) -> bool {
+        let bytes = self.rt(bucket);
+        self.buckets[bucket + 1..].iter().any(|b| b.bytes <= bytes)
+    }
+
     /// Mip bias of a bucket: `log2(1/scale)`.
     fn mip_bias(&self, bucket: usize) -> f32 {
         let s = self.buckets[bucket].scale;

@@ -94,7 +94,7 @@ impl Planner {
 
         let mut floor_bytes = input
             .fixed_bytes
-            .saturating_add(self.rt(0))
+            .saturating_add(self.rt(self.cheapest()))
             .saturating_add(floor_sum);
         if floor_bytes > input.budget && !full {
             // The floors compete when they do not all fit: every texture takes part.
@@ -104,7 +104,7 @@ impl Planner {
             sums.resident = resident_sum;
             floor_bytes = input
                 .fixed_bytes
-                .saturating_add(self.rt(0))
+                .saturating_add(self.rt(self.cheapest()))
                 .saturating_add(floor_sum);
         }
         let too_small = floor_bytes > input.budget;
@@ -196,13 +196,14 @@ impl Planner {
                 .saturating_add(margin)
         };
         // When floors do not fit, the smallest render targets leave the most for them.
-        let mut bucket = if too_small { 0 } else { cur };
+        let mut bucket = if too_small { self.cheapest() } else { cur };
         let mut release = 0u8;
         while mandatory(self, bucket, release) > limit {
             if release < 2 {
                 release += 1;
-            } else if bucket > 0 {
-                bucket -= 1;
+            } else if let Some(lower) = (0..bucket).rev().find(|&b| !self.dominated(b)) {
+                // Down to the next bucket that costs less than every higher one.
+                bucket = lower;
             } else {
                 break;
             }
@@ -242,14 +243,17 @@ impl Planner {
                         break;
                     }
                     loop {
+                        // The neighbour, skipping buckets that a higher one dominates (no
+                        // cheaper, and blurrier): they are never worth planning.
                         let next = if up {
-                            bucket + 1
-                        } else if bucket > 0 {
-                            bucket - 1
+                            (bucket + 1..nb).find(|&b| !self.dominated(b))
                         } else {
+                            (0..bucket).rev().find(|&b| !self.dominated(b))
+                        };
+                        let Some(next) = next else {
                             break;
                         };
-                        if next >= nb || mandatory(self, next, release) > limit {
+                        if mandatory(self, next, release) > limit {
                             break;
                         }
                         self.greedy(tex, next, limit, false);

@@ -417,6 +417,75 @@ fn render_scale_trades_with_mips() {
 }
 
 #[test]
+fn a_bucket_dearer_than_a_higher_one_is_never_planned() {
+    // An upscaler's intermediate is made only below native scale, so 0.875 (450 bytes) costs
+    // more than 1.0 (400): it is blurrier and dearer, never worth planning, and the scale walk
+    // must look past it. Output 1000 px, all of it the texture, which wants level 0 at 1.0.
+    let buckets = [
+        ScaleBucket {
+            scale: 0.5,
+            bytes: 100,
+        },
+        ScaleBucket {
+            scale: 0.75,
+            bytes: 200,
+        },
+        ScaleBucket {
+            scale: 0.875,
+            bytes: 450,
+        },
+        ScaleBucket {
+            scale: 1.0,
+            bytes: 400,
+        },
+    ];
+    let mut textures = [tex(2, 0.0, 1000.0)];
+    let before = textures;
+    let inp = PlanInput {
+        buckets: &buckets,
+        current_bucket: 3,
+        ..input(0, 480, &before)
+    };
+    let mut plan = Plan::default();
+    let _ = Planner::default().plan(&inp, &mut plan);
+    // At 1.0 only the floor fits (400 + 84 + 20 > 480): 2000 pixel-octaves; at 0.875 no better
+    // (450 + 20, floor only: 193 + 1807); at 0.75 level 1 fits (200 + 84 + 20), which the
+    // texture wants at 0.415 there: 415 + 585 = 1000. A walk that stopped at 0.875 stayed at 1.0.
+    assert_eq!((plan.bucket, plan.target_level[0]), (1, 1));
+    assert!((plan.quality_cost - 1000.0).abs() < 1.0, "{}", plan.quality_cost);
+    let mut exec = SimExecutor::new(&inp);
+    exec.apply(&plan, inp.buckets, &mut textures).unwrap();
+    exec.build(0, &mut textures).unwrap();
+    assert!(exec.peak() <= 480);
+
+    // When even the floors do not fit, the cheapest bucket is taken, here native scale.
+    let buckets = [
+        ScaleBucket {
+            scale: 0.5,
+            bytes: 300,
+        },
+        ScaleBucket {
+            scale: 1.0,
+            bytes: 100,
+        },
+    ];
+    let textures = [tex(2, 0.0, 1000.0), tex(2, 0.0, 10.0)];
+    let inp = PlanInput {
+        buckets: &buckets,
+        current_bucket: 1,
+        ..input(0, 125, &textures)
+    };
+    let mut plan = Plan::default();
+    assert!(matches!(
+        Planner::default().plan(&inp, &mut plan),
+        PlanStatus::BudgetTooSmall { .. }
+    ));
+    // 100 + one floor (20) fits; 300 would leave none.
+    assert_eq!(plan.bucket, 1);
+    assert_eq!(plan.target_level[..], [2, 4]);
+}
+
+#[test]
 fn unchanged_inputs_return_the_cached_plan() {
     let mut textures = [tex(2, 0.0, 1000.0), tex(2, 1.5, 10.0)];
     let mut planner = Planner::default();
