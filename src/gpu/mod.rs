@@ -201,11 +201,14 @@ impl GpuContext {
                  (a CPU BC7-decode fallback is planned, not yet built)"
             );
         }
-        // Optional features: BC textures (the product) and timestamps (GPU frame time for the
-        // resolution controller). Request what exists; never fail for their absence.
+        // Optional features: BC textures (the product), timestamps (GPU frame time for the
+        // resolution controller) and a renderable packed-float HDR colour (half the bytes of
+        // Rgba16Float: see `resolution::hdr_format`). Request what exists; never fail for their
+        // absence.
         let wanted = wgpu::Features::TEXTURE_COMPRESSION_BC
             | wgpu::Features::TIMESTAMP_QUERY
-            | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS;
+            | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS
+            | wgpu::Features::RG11B10UFLOAT_RENDERABLE;
         let (device, queue) =
             pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
                 label: Some("mipflow device"),

@@ -237,7 +237,10 @@ impl BudgetManager {
             plan: Plan::default(),
             targets: match &config.target_set {
                 Some(set) => RenderTargets::with_set(set.clone()),
-                None => RenderTargets::new(config.upscaler),
+                None => RenderTargets::with_hdr(
+                    config.upscaler,
+                    crate::resolution::hdr_format(ctx.device().features()),
+                ),
             },
             controller: ResolutionController::new(config.controller.clone()),
             mem_index: range.len().saturating_sub(1),

@@ -185,8 +185,11 @@ impl Renderer {
 
     /// A renderer on a context mipflow made (headless, or for a window).
     pub fn with_context(ctx: GpuContext, config: RendererConfig) -> Result<Self> {
-        let mut pass =
-            TexturedPass::new(&ctx, wgpu::TextureFormat::Rgba16Float, config.anisotropy)?;
+        let mut pass = TexturedPass::new(
+            &ctx,
+            crate::resolution::hdr_format(ctx.device().features()),
+            config.anisotropy,
+        )?;
         let mut feedback = config.feedback.clone();
         feedback.max_anisotropy = u32::from(config.anisotropy.clamp(1, 16));
         pass.feedback_mut().set_config(feedback);

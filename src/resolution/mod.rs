@@ -35,7 +35,8 @@ pub use controller::{
     TimeSource, lerp_baseline,
 };
 pub use target_set::{
-    DEPTH_FORMAT, HDR_FORMAT, INTERMEDIATE_FORMAT, TargetSet, TargetSize, TargetSpec, Upscaler,
+    DEPTH_FORMAT, HDR_FORMAT, HDR_PACKED_FORMAT, INTERMEDIATE_FORMAT, TargetSet, TargetSize,
+    TargetSpec, Upscaler, hdr_format,
 };
 pub use targets::{RenderTargets, Targets};
 pub use timer::GpuTimer;

@@ -15,8 +15,26 @@ pub enum Upscaler {
     EasuRcas,
 }
 
-/// Format of the HDR scene colour.
+/// Format of the HDR scene colour on any device: 8 bytes a pixel. [`TargetSet::renderer`] and
+/// [`super::RenderTargets::new`] use it; the [`crate::Renderer`] uses [`hdr_format`].
 pub const HDR_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba16Float;
+
+/// Format of the HDR scene colour where the device can render to it
+/// (`Features::RG11B10UFLOAT_RENDERABLE`, which mipflow's own contexts request): packed
+/// unsigned floats, 4 bytes a pixel, half of [`HDR_FORMAT`]. Why it is enough: the scene is lit
+/// in [0, 1] with no negative values, no pass reads alpha, and its 6-bit (red, green) and 5-bit
+/// (blue) mantissas err by at most about a third of an 8-bit step once displayed.
+pub const HDR_PACKED_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rg11b10Ufloat;
+
+/// The HDR scene colour format for a device with `features`: [`HDR_PACKED_FORMAT`] where it is
+/// renderable, else [`HDR_FORMAT`].
+pub fn hdr_format(features: wgpu::Features) -> wgpu::TextureFormat {
+    if features.contains(wgpu::Features::RG11B10UFLOAT_RENDERABLE) {
+        HDR_PACKED_FORMAT
+    } else {
+        HDR_FORMAT
+    }
+}
 /// Format of the scene depth (what [`crate::render::TexturedPass`] expects).
 pub const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
 /// Format of the EASU output that RCAS reads. 8 bits suffice because it holds display-referred,
@@ -157,18 +175,22 @@ impl TargetSet {
         self.specs.is_empty()
     }
 
-    /// The [`crate::Renderer`]'s own set for an upscaler: HDR colour (index 0) and depth (1) at
-    /// the scaled size, and the upscaler's intermediate (2) at the output size for
-    /// [`Upscaler::EasuRcas`], made only below native scale.
+    /// The [`crate::Renderer`]'s own set for an upscaler: HDR colour (index 0, [`HDR_FORMAT`])
+    /// and depth (1) at the scaled size, and the upscaler's intermediate (2) at the output size
+    /// for [`Upscaler::EasuRcas`], made only below native scale.
     pub fn renderer(upscaler: Upscaler) -> Self {
+        Self::renderer_with_hdr(upscaler, HDR_FORMAT)
+    }
+
+    /// [`TargetSet::renderer`] with the HDR colour in `hdr` (what [`hdr_format`] gives for the
+    /// device: the Renderer's choice).
+    pub fn renderer_with_hdr(upscaler: Upscaler, hdr: wgpu::TextureFormat) -> Self {
         let attach = wgpu::TextureUsages::RENDER_ATTACHMENT;
         let mut set = Self::new()
             // COPY_SRC: screenshots and debug views of the pre-upscale image.
-            .with(
-                TargetSpec::scaled("scene hdr colour", HDR_FORMAT).with_usage(
-                    attach | wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_SRC,
-                ),
-            )
+            .with(TargetSpec::scaled("scene hdr colour", hdr).with_usage(
+                attach | wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_SRC,
+            ))
             .with(
                 // TEXTURE_BINDING: the feedback record reads the depth pre-pass's depth.
                 TargetSpec::scaled("scene depth", DEPTH_FORMAT)

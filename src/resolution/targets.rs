@@ -74,8 +74,8 @@ impl Targets {
         }
     }
 
-    /// The Renderer's HDR scene colour (target 0 of [`TargetSet::renderer`]; Rgba16Float,
-    /// scaled size): the scene pass renders here. Target 0 of any set.
+    /// The Renderer's HDR scene colour (target 0 of [`TargetSet::renderer`]; scaled size,
+    /// [`super::hdr_format`] in the Renderer): the scene pass renders here. Target 0 of any set.
     ///
     /// # Panics
     /// On an empty set, or when target 0 is not made at this scale.
@@ -150,6 +150,8 @@ impl Targets {
 #[derive(Debug)]
 pub struct RenderTargets {
     upscaler: Upscaler,
+    /// The HDR colour format of the Renderer's set.
+    hdr: wgpu::TextureFormat,
     set: TargetSet,
     /// The set is the Renderer's for `upscaler` (and follows [`RenderTargets::set_upscaler`]).
     own_set: bool,
@@ -162,9 +164,16 @@ impl RenderTargets {
     /// An empty pool whose targets will be the Renderer's set for `upscaler` (HDR colour, depth,
     /// and the upscaler's intermediate).
     pub fn new(upscaler: Upscaler) -> Self {
+        Self::with_hdr(upscaler, super::HDR_FORMAT)
+    }
+
+    /// [`RenderTargets::new`] with the HDR colour in `hdr` (the Renderer's choice is
+    /// [`super::hdr_format`] of the device).
+    pub fn with_hdr(upscaler: Upscaler, hdr: wgpu::TextureFormat) -> Self {
         Self {
             upscaler,
-            set: TargetSet::renderer(upscaler),
+            hdr,
+            set: TargetSet::renderer_with_hdr(upscaler, hdr),
             own_set: true,
             targets: None,
             reallocations: 0,
@@ -175,6 +184,7 @@ impl RenderTargets {
     pub fn with_set(set: TargetSet) -> Self {
         Self {
             upscaler: Upscaler::Bilinear,
+            hdr: super::HDR_FORMAT,
             set,
             own_set: false,
             targets: None,
@@ -197,7 +207,7 @@ impl RenderTargets {
     pub fn set_upscaler(&mut self, upscaler: Upscaler) {
         self.upscaler = upscaler;
         if self.own_set {
-            self.set = TargetSet::renderer(upscaler);
+            self.set = TargetSet::renderer_with_hdr(upscaler, self.hdr);
         }
     }
 

@@ -23,7 +23,7 @@
 
 use bytemuck::{Pod, Zeroable};
 
-use super::target_set::{HDR_FORMAT, INTERMEDIATE_FORMAT};
+use super::target_set::INTERMEDIATE_FORMAT;
 use super::targets::Targets;
 use crate::budget::Category;
 use crate::gpu::{GpuContext, TrackedBuffer};
@@ -236,7 +236,6 @@ impl UpscalePass {
             },
             Category::Buffers,
         )?;
-        debug_assert_eq!(HDR_FORMAT, wgpu::TextureFormat::Rgba16Float);
         Ok(Self {
             output_format,
             source_layout,

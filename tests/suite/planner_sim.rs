@@ -511,13 +511,33 @@ fn simulate(seed: u64) -> Report {
             if frame > last_input_change {
                 report.steady_changes += 1;
             }
-            if frame > last_input_change && last_change[i] > last_input_change {
+            // A texture that no view wants is not held: it may give up more levels (never gain
+            // any) within the hold.
+            let t = &textures[i];
+            let wanted = if t.histogram {
+                t.level_pixels.iter().any(|&p| p > 0.0)
+            } else {
+                t.screen_pixels > 0.0 && t.wanted_level.is_finite()
+            };
+            let before = snapshot
+                .iter()
+                .find(|&&(j, _)| j as usize == i)
+                .map(|&(_, r)| r);
+            let gave_up = before.is_some_and(|r| t.resident_level > r);
+            if frame > last_input_change
+                && last_change[i] > last_input_change
+                && (wanted || !gave_up)
+            {
                 assert!(
                     frame - last_change[i] >= HOLD,
-                    "{}: texture {i} changed at frames {} and {frame} of a steady view since {}",
+                    "{}: texture {i} changed at frames {} and {frame} of a steady view since {} \
+                     (from level {before:?} to {}, wanted {}, {} pixels)",
                     ctx(frame),
                     last_change[i],
-                    last_input_change
+                    last_input_change,
+                    t.resident_level,
+                    t.wanted_level,
+                    t.screen_pixels
                 );
             }
             last_change[i] = frame;

@@ -335,6 +335,28 @@ fn compare(ctx: &GpuContext, scene: &Scene, name: &str) -> (f64, f64) {
         worst <= 1,
         "{name}: scale 1 differs from native by {worst} levels"
     );
+    // EASU + RCAS at scale 1: no intermediate (the sharpening reads the scene colour), so the
+    // targets are the HDR colour and depth alone; the picture is the native render sharpened:
+    // close to it, and not the bilinear copy (the sharpening really ran).
+    let sharpened = scene.render(ctx, &mut easu, &mut up, Bucket::FULL, &settings);
+    let t = easu.current().unwrap();
+    assert!(t.intermediate_view().is_none());
+    assert_eq!(
+        easu.bytes(),
+        u64::from(OUT.0 * OUT.1) * 12,
+        "{name}: Rgba16Float + Depth32Float, nothing else"
+    );
+    let moved = sharpened
+        .iter()
+        .zip(&through_pass)
+        .filter(|(a, b)| a.abs_diff(**b) >= 2)
+        .count();
+    let p1 = psnr_rgb(&sharpened, &native);
+    save(&format!("{name}_native_rcas"), &sharpened);
+    assert!(
+        moved > 0 && p1 >= 30.0,
+        "{name}: RCAS at scale 1 moved {moved} values, {p1:.2} dB against native"
+    );
     let b075 = Bucket::from_sixteenths(12);
     let from_bilinear = scene.render(ctx, &mut bilinear, &mut up, b075, &settings);
     let from_easu = scene.render(ctx, &mut easu, &mut up, b075, &settings);

@@ -188,7 +188,7 @@ impl Planner {
 /// Whether no mip step of the texture can gain anything at any mip bias, and its blur, weighted
 /// or not, is 0: no pixels, or not in view. (No priority is not enough: the plan's
 /// `quality_cost` counts the blur of every pixel, whatever its priority.)
-fn no_demand(w: &Work, t: &PlanTexture) -> bool {
+pub(super) fn no_demand(w: &Work, t: &PlanTexture) -> bool {
     if w.hist {
         !t.level_pixels.iter().any(|&p| p > 0.0)
     } else {

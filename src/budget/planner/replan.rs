@@ -148,7 +148,12 @@ impl Planner {
                 && h.changed_at > self.epoch_frame
                 && frame < h.changed_at.saturating_add(hold)
                 && same_view
-                && (too_small || w.resident <= w.floor)
+                // Above its floor, a texture that no view wants is not held: its levels gain
+                // nothing, and pinning them for the hold would starve a texture in view (a level
+                // kept when the camera passed a texture used to stay for the whole hold). It
+                // keeps them while they fit, as any step without gain.
+                && (too_small
+                    || (w.resident <= w.floor && !super::incremental::no_demand(w, t)))
             {
                 wake = wake.min(h.changed_at.saturating_add(hold));
                 Mode::Cooling

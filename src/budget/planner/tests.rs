@@ -243,6 +243,29 @@ fn busy_grows_are_held_and_cancelled_when_their_view_moves() {
 }
 
 #[test]
+fn a_texture_no_view_wants_is_not_held_above_its_floor() {
+    // Frame 0: A (level 0, 340 bytes) is wanted by no view, B (at its floor) wants level 0. At
+    // 470, B takes level 0 and A keeps what still fits, level 1 (84): A shrinks, B grows.
+    let mut textures = [
+        tex(0, f32::INFINITY, 0.0),
+        tex(2, 0.0, 1000.0),
+        tex(2, f32::INFINITY, 0.0),
+    ];
+    let mut planner = Planner::default();
+    let plan = run(&mut planner, 0, 470, &mut textures);
+    assert_eq!(plan.target_level[..], [1, 0, 2]);
+    // Frame 1: C comes into view and wants level 1. A's view has not changed since its shrink,
+    // but a texture no view wants is not held: it gives level 1 up (down to its floor) so that
+    // C can grow (20 + 340 + 20, then C's 84 next to its old 20: 464).
+    textures[2].wanted_level = 1.0;
+    textures[2].screen_pixels = 1000.0;
+    let plan = run(&mut planner, 1, 470, &mut textures);
+    assert_eq!(plan.target_level[..], [2, 0, 1]);
+    // B, wanted, is held: its view is the same as when it grew.
+    assert!(!plan.transitions.iter().any(|t| t.texture == 1));
+}
+
+#[test]
 fn a_busy_grow_whose_view_wants_more_is_retargeted_not_cancelled() {
     let mut textures = [tex(2, 1.0, 1000.0)];
     let mut planner = Planner::default();
@@ -452,7 +475,11 @@ fn a_bucket_dearer_than_a_higher_one_is_never_planned() {
     // (450 + 20, floor only: 193 + 1807); at 0.75 level 1 fits (200 + 84 + 20), which the
     // texture wants at 0.415 there: 415 + 585 = 1000. A walk that stopped at 0.875 stayed at 1.0.
     assert_eq!((plan.bucket, plan.target_level[0]), (1, 1));
-    assert!((plan.quality_cost - 1000.0).abs() < 1.0, "{}", plan.quality_cost);
+    assert!(
+        (plan.quality_cost - 1000.0).abs() < 1.0,
+        "{}",
+        plan.quality_cost
+    );
     let mut exec = SimExecutor::new(&inp);
     exec.apply(&plan, inp.buckets, &mut textures).unwrap();
     exec.build(0, &mut textures).unwrap();
