@@ -738,7 +738,7 @@ fn a_grow_whose_view_wants_more_is_retargeted_and_nothing_is_uploaded_twice() {
 /// Render targets the driver has no memory for: the frame is made at a lower scale instead of
 /// failing, the effective budget is capped at what the driver gave, and the next frames keep
 /// within it. Real out-of-memory, as above: a child process limits its address space once set
-/// up, then asks for 3840x2160 targets that do not fit in what is left.
+/// up, then asks for 7680x4320 targets that do not fit in what is left.
 #[cfg(target_os = "linux")]
 #[test]
 fn render_targets_out_of_memory_lower_the_scale_not_the_frame() {
@@ -751,7 +751,7 @@ fn render_targets_out_of_memory_lower_the_scale_not_the_frame() {
 fn render_targets_oom_child() {
     use glam::{Mat4, Vec3};
     use mipflow::budget::Budget;
-    use mipflow::resolution::target_bytes;
+    use mipflow::resolution::{TargetSet, hdr_format};
     use mipflow::{Camera, FrameInput, Renderer, RendererConfig};
 
     let Some(ctx) = oom_child_gpu() else { return };
@@ -759,6 +759,9 @@ fn render_targets_oom_child() {
     let mut cfg = RendererConfig::default();
     cfg.budget = Budget::bytes(GIB);
     cfg.stream = cfg.stream.with_deterministic(true);
+    // Bilinear: no output-sized intermediate, so the targets' bytes follow the scale (with
+    // EASU + RCAS and the packed HDR colour, 3/4 would cost more than full scale).
+    cfg.upscaler = mipflow::resolution::Upscaler::Bilinear;
     let upscaler = cfg.upscaler;
     let mut r = Renderer::with_context(ctx, cfg).unwrap();
     let (pv, pi) = mipflow::render::panel(1.0, 1.0);
@@ -772,7 +775,7 @@ fn render_targets_oom_child() {
         .unwrap();
     let large = r
         .context()
-        .create_offscreen_target("large", 3840, 2160)
+        .create_offscreen_target("large", 7680, 4320)
         .unwrap();
     let (small, large) = (small.create_view(), large.create_view());
     // Warm up at a small size: pipelines built, shaders compiled, the texture streamed.
@@ -780,10 +783,12 @@ fn render_targets_oom_child() {
         r.render(&small, &input).unwrap();
     }
     r.context().wait_idle().unwrap();
-    // Room for 3840x2160 targets at 3/4 scale, not at full scale. The heap's free space counts
-    // too (the allocator serves from it without mapping more), so it goes back first.
-    let full = target_bytes((3840, 2160), 1.0, upscaler);
-    let room = target_bytes((3840, 2160), 0.75, upscaler);
+    // Room for 7680x4320 targets at 3/4 scale, not at full scale (the Renderer's own set, HDR
+    // colour in the device's format). The heap's free space counts too (the allocator serves
+    // from it without mapping more), so it goes back first.
+    let set = TargetSet::renderer_with_hdr(upscaler, hdr_format(r.context().device().features()));
+    let full = set.bytes((7680, 4320), 1.0);
+    let room = set.bytes((7680, 4320), 0.75);
     // SAFETY: malloc_trim only returns free heap memory to the system.
     unsafe { libc::malloc_trim(0) };
     assert!(room < full);
