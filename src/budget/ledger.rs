@@ -228,6 +228,14 @@ impl Ledger {
         self.inner.window_peak.swap(now, Ordering::AcqRel).max(now)
     }
 
+    /// The highest total seen in the current window, without starting a new one.
+    pub fn window_peak(&self) -> u64 {
+        self.inner
+            .window_peak
+            .load(Ordering::Acquire)
+            .max(self.total_bytes())
+    }
+
     /// Starts a new window at the current total without reporting the old one. The renderer calls
     /// it when a lowered budget has just been reached by freeing (evictions, lower scale): the
     /// usage from before the budget changed must not count against the new budget, since nothing

@@ -470,6 +470,7 @@ impl BudgetManager {
         let headroom = (effective / 16)
             .max(256 << 10)
             .min(self.config.stream.upload_bytes_per_frame);
+        let fell = effective < self.streamer.plan_budget();
         self.streamer.prepare_plan(frame, effective, headroom);
         let t0 = Instant::now();
         let input = PlanInput {
@@ -493,6 +494,12 @@ impl BudgetManager {
         // below the usage, the frame's window starts once the drops have brought the total under
         // it (see `Ledger::restart_window`).
         let mut within = ledger.total_bytes() <= effective;
+        if within && fell && ledger.window_peak() > effective {
+            // The budget fell this frame and the staging ring, sized for the new headroom in
+            // `prepare_plan`, already brought the total under it: what the window saw before
+            // belongs to the old budget, as when the drops below bring it under.
+            ledger.restart_window();
+        }
         for i in 0..self.plan.transitions.len() {
             let t = self.plan.transitions[i];
             if t.kind == TransitionKind::Rescale && !self.config.render_targets {

@@ -92,6 +92,11 @@ impl Streamer {
         }
     }
 
+    /// The effective budget of the last plan (`u64::MAX` before the first).
+    pub(crate) fn plan_budget(&self) -> u64 {
+        self.plan_budget
+    }
+
     /// Counts the planner's time in this frame's figures.
     pub(crate) fn note_planner_time(&mut self, us: f32) {
         self.frame_stats.planner_us = us;

@@ -144,7 +144,7 @@ fn budget_drop_lowers_scale_at_once_and_recovers() {
     let r = run.report.unwrap();
     check_consistent(&r);
     assert_eq!(r.violations, 0);
-    let low = 1100 * 1024;
+    let low = 800 * 1024;
     for f in &r.frames[40..100] {
         assert_eq!(f.budget_bytes, low);
         assert!(f.total_bytes <= low, "frame {}: {}", f.frame, f.total_bytes);
@@ -155,6 +155,27 @@ fn budget_drop_lowers_scale_at_once_and_recovers() {
         "the scale drops in the frame the budget does"
     );
     assert_eq!(r.frames[159].render_scale, 1.0, "and comes back");
+}
+
+/// A budget drop that the native targets still fit: no lower scale, and no frame over the new
+/// budget, including the frame it falls in, where the staging ring shrinking to the new headroom
+/// alone brings the total under it.
+#[test]
+fn budget_drop_met_without_a_lower_scale_stays_within_it() {
+    let scenario = scenario("budget_drop_no_rescale");
+    let Some(run) = run("budget_drop_no_rescale", &["--scenario", &scenario]) else {
+        return;
+    };
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let r = run.report.unwrap();
+    check_consistent(&r);
+    assert_eq!(r.violations, 0);
+    let low = 1100 * 1024;
+    for f in &r.frames[40..100] {
+        assert_eq!(f.budget_bytes, low);
+        assert!(f.total_bytes <= low, "frame {}: {}", f.frame, f.total_bytes);
+    }
+    assert!(r.frames.iter().all(|f| f.render_scale == 1.0));
 }
 
 #[test]
