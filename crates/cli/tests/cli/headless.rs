@@ -135,20 +135,26 @@ fn steady_passes_and_is_deterministic() {
     assert_eq!(ra, rb);
 }
 
-#[test]
-fn budget_drop_lowers_scale_at_once_and_recovers() {
-    let Some(run) = run("budget_drop", &["--scenario", &scenario("budget_drop")]) else {
-        return;
-    };
+/// Runs a `budget_drop` scenario (the budget is `low` bytes over frames 40..100) and checks that
+/// it passed and that every frame of the drop, the first included, stayed within `low`.
+fn budget_drop_run(name: &str, low: u64) -> Option<Report> {
+    let run = run(name, &["--scenario", &scenario(name)])?;
     assert_eq!(run.code, 0, "{}", run.stderr);
     let r = run.report.unwrap();
     check_consistent(&r);
     assert_eq!(r.violations, 0);
-    let low = 800 * 1024;
     for f in &r.frames[40..100] {
         assert_eq!(f.budget_bytes, low);
         assert!(f.total_bytes <= low, "frame {}: {}", f.frame, f.total_bytes);
     }
+    Some(r)
+}
+
+#[test]
+fn budget_drop_lowers_scale_at_once_and_recovers() {
+    let Some(r) = budget_drop_run("budget_drop", 800 * 1024) else {
+        return;
+    };
     assert_eq!(r.frames[39].render_scale, 1.0);
     assert!(
         r.frames[40].render_scale < 1.0,
@@ -162,19 +168,9 @@ fn budget_drop_lowers_scale_at_once_and_recovers() {
 /// alone brings the total under it.
 #[test]
 fn budget_drop_met_without_a_lower_scale_stays_within_it() {
-    let scenario = scenario("budget_drop_no_rescale");
-    let Some(run) = run("budget_drop_no_rescale", &["--scenario", &scenario]) else {
+    let Some(r) = budget_drop_run("budget_drop_no_rescale", 1100 * 1024) else {
         return;
     };
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let r = run.report.unwrap();
-    check_consistent(&r);
-    assert_eq!(r.violations, 0);
-    let low = 1100 * 1024;
-    for f in &r.frames[40..100] {
-        assert_eq!(f.budget_bytes, low);
-        assert!(f.total_bytes <= low, "frame {}: {}", f.frame, f.total_bytes);
-    }
     assert!(r.frames.iter().all(|f| f.render_scale == 1.0));
 }
 
