@@ -7,6 +7,12 @@
 //! unmapped and copied to the texture by the frame's upload submit, mapped again once the GPU has
 //! finished that frame, and reused. Chunks are charged to [`Category::Staging`] for as long as they
 //! exist; idle chunks are freed after a while, so a settled scene holds no staging.
+//!
+//! A chunk can also be lent ([`StagingRing::lend`]) to an IO worker, which reads a texture's
+//! levels straight into it ([`StagingLease`]): the bytes are then copied once on the CPU (from
+//! the file, or from the decoder) instead of twice (into the worker's buffer, then into the ring
+//! on the render thread). The render thread later records the copies into the texture from the
+//! chunk ([`StagingRing::copy_staged`]), with no CPU copy at all.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -29,15 +35,47 @@ const MAPPED: u8 = 0;
 const IN_FLIGHT: u8 = 1;
 const MAPPING: u8 = 2;
 const FAILED: u8 = 3;
+/// Mapped and lent to IO workers: its `used` bytes are leases' levels (written, or being written).
+const LENT: u8 = 4;
+/// Unmapped for the copies out of it; its levels are still held ([`StagedLevel`]).
+const HELD: u8 = 5;
 
 struct Chunk {
-    buf: TrackedBuffer,
-    /// Bytes used this frame (while mapped).
+    /// Shared with the leases and staged levels of a lent chunk: the buffer is destroyed (and
+    /// uncharged) only when the last of them is gone, never under a worker that still writes.
+    buf: Arc<TrackedBuffer>,
+    /// Bytes used this frame (while mapped), or lent.
     used: u64,
-    /// MAPPED, IN_FLIGHT (submitted in `frame`), MAPPING (map requested), FAILED.
+    /// MAPPED, IN_FLIGHT (submitted in `frame`), MAPPING (map requested), FAILED, LENT, HELD.
     state: Arc<AtomicU8>,
     frame: u64,
     idle: u32,
+    /// One more holder per lease whose worker may still write into the mapping: a lent chunk
+    /// is unmapped only when this is the ring's alone.
+    writers: Arc<()>,
+    /// A lent chunk that takes no more leases (a copy out of it is waiting for its unmap).
+    sealed: bool,
+    /// Copies out of a held chunk were recorded since the last submit.
+    copied: bool,
+}
+
+impl Chunk {
+    fn new(buf: TrackedBuffer, state: u8) -> Self {
+        Self {
+            buf: Arc::new(buf),
+            used: 0,
+            state: Arc::new(AtomicU8::new(state)),
+            frame: 0,
+            idle: 0,
+            writers: Arc::new(()),
+            sealed: false,
+            copied: false,
+        }
+    }
+
+    fn state(&self) -> u8 {
+        self.state.load(Ordering::Acquire)
+    }
 }
 
 /// The ring. Not `Sync`: the streamer owns it on the render thread.
@@ -245,6 +283,11 @@ impl StagingRing {
         if found.is_some() {
             return Ok(found);
         }
+        self.new_chunk(ctx, room)
+    }
+
+    /// A new mapped chunk, when the ring may grow within `room`.
+    fn new_chunk(&mut self, ctx: &GpuContext, room: u64) -> Result<Option<usize>> {
         if self.chunks.len() >= self.max_chunks || self.chunk_bytes > room {
             return Ok(None);
         }
@@ -257,13 +300,7 @@ impl StagingRing {
             },
             Category::Staging,
         )?;
-        self.chunks.push(Chunk {
-            buf,
-            used: 0,
-            state: Arc::new(AtomicU8::new(MAPPED)),
-            frame: 0,
-            idle: 0,
-        });
+        self.chunks.push(Chunk::new(buf, MAPPED));
         Ok(Some(self.chunks.len() - 1))
     }
 
@@ -285,11 +322,20 @@ impl StagingRing {
             return;
         };
         for c in &mut self.chunks {
-            if c.used > 0 && c.state.load(Ordering::Acquire) == MAPPED {
-                c.buf.buffer().unmap();
-                c.state.store(IN_FLIGHT, Ordering::Release);
-                c.frame = frame;
-                c.used = 0;
+            match c.state() {
+                MAPPED if c.used > 0 => {
+                    c.buf.buffer().unmap();
+                    c.state.store(IN_FLIGHT, Ordering::Release);
+                    c.frame = frame;
+                    c.used = 0;
+                }
+                // A held chunk goes back (in `recycle`) once its levels are gone and the GPU has
+                // finished the last frame that copied out of it.
+                HELD if c.copied => {
+                    c.frame = frame;
+                    c.copied = false;
+                }
+                _ => {}
             }
         }
         ctx.queue().submit([encoder.finish()]);
@@ -301,6 +347,24 @@ impl StagingRing {
     /// device poll).
     pub fn recycle(&mut self, completed: u64) {
         for c in &mut self.chunks {
+            // A lent chunk whose leases and levels are all gone comes back: still mapped (nothing
+            // was copied out of it), or once the GPU has finished its copies.
+            if Arc::strong_count(&c.buf) == 1 && Arc::strong_count(&c.writers) == 1 {
+                match c.state() {
+                    LENT => {
+                        c.state.store(MAPPED, Ordering::Release);
+                        c.used = 0;
+                        c.sealed = false;
+                        c.idle = 0;
+                    }
+                    HELD if !c.copied => {
+                        c.state.store(IN_FLIGHT, Ordering::Release);
+                        c.used = 0;
+                        c.sealed = false;
+                    }
+                    _ => {}
+                }
+            }
             match c.state.load(Ordering::Acquire) {
                 IN_FLIGHT if c.frame <= completed => {
                     c.state.store(MAPPING, Ordering::Release);
@@ -343,7 +407,8 @@ impl StagingRing {
     pub fn free_unused(&mut self) {
         self.chunks
             .retain(|c| match c.state.load(Ordering::Acquire) {
-                IN_FLIGHT => true,
+                // Lent and held chunks belong to grows: the streamer cancels those first.
+                IN_FLIGHT | LENT | HELD => true,
                 MAPPED => c.used > 0,
                 _ => false,
             });
@@ -356,5 +421,344 @@ impl StagingRing {
                 .chunks
                 .iter()
                 .any(|c| c.state.load(Ordering::Acquire) != MAPPED)
+    }
+}
+
+/// Where one level lies in a lent chunk: `rows` rows of blocks of `row` bytes each, `pitch`
+/// bytes apart (wgpu's 256-byte row alignment), from `offset`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StagedLayout {
+    /// Offset of the level's first row in the chunk.
+    pub offset: u64,
+    /// Bytes of one row of blocks.
+    pub row: u32,
+    /// Bytes from one row to the next in the chunk.
+    pub pitch: u32,
+    /// Rows of blocks.
+    pub rows: u32,
+}
+
+impl StagedLayout {
+    /// The level's bytes (tightly packed, as in a KTX2 file).
+    pub fn bytes(&self) -> u64 {
+        u64::from(self.row) * u64::from(self.rows)
+    }
+}
+
+/// Part of a mapped staging chunk lent to a writer (an IO worker) for some levels: write each
+/// level with [`StagingLease::level`], then [`StagingLease::finish`] for the levels to copy from.
+/// `Send`, so the lease can travel with a read request. Dropping it (a cancelled read) gives the
+/// room back once the chunk's other leases are done.
+pub struct StagingLease {
+    // Declared first, so dropped first: the mapping is let go before the chunk can be.
+    view: Option<wgpu::BufferViewMut>,
+    layouts: Vec<StagedLayout>,
+    /// The view starts at this offset of the chunk.
+    base: u64,
+    writer: Option<Arc<()>>,
+    chunk: Arc<TrackedBuffer>,
+}
+
+impl std::fmt::Debug for StagingLease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StagingLease")
+            .field("layouts", &self.layouts)
+            .finish()
+    }
+}
+
+impl StagingLease {
+    /// The levels' layouts, in the order they were asked for.
+    pub fn layouts(&self) -> &[StagedLayout] {
+        &self.layouts
+    }
+
+    /// A writer for the `k`-th level: its bytes, written in order, land in its padded rows.
+    pub fn level(&mut self, k: usize) -> Option<RowWriter<'_>> {
+        let l = *self.layouts.get(k)?;
+        let view = self.view.as_mut()?;
+        let start = (l.offset - self.base) as usize;
+        let len = if l.rows == 0 {
+            0
+        } else {
+            (l.rows as usize - 1) * l.pitch as usize + l.row as usize
+        };
+        Some(RowWriter {
+            dst: view.slice(start..start + len),
+            row: l.row as usize,
+            pitch: l.pitch as usize,
+            len: l.bytes() as usize,
+            pos: 0,
+        })
+    }
+
+    /// Ends the writes: the levels, ready for [`StagingRing::copy_staged`] (what was not written
+    /// is undefined, so only call this when every level was written whole).
+    pub fn finish(mut self) -> Vec<StagedLevel> {
+        self.view = None;
+        self.writer = None;
+        self.layouts
+            .iter()
+            .map(|&layout| StagedLevel {
+                chunk: self.chunk.clone(),
+                layout,
+            })
+            .collect()
+    }
+}
+
+/// One level's bytes in a staging chunk, ready to be copied into a texture (the chunk is held
+/// while any of its levels is).
+pub struct StagedLevel {
+    chunk: Arc<TrackedBuffer>,
+    layout: StagedLayout,
+}
+
+impl std::fmt::Debug for StagedLevel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.layout.fmt(f)
+    }
+}
+
+impl StagedLevel {
+    /// Where the level lies in its chunk.
+    pub fn layout(&self) -> StagedLayout {
+        self.layout
+    }
+}
+
+/// Writes one level's bytes, in file order, into its padded rows of a mapped chunk.
+pub struct RowWriter<'a> {
+    dst: wgpu::WriteOnly<'a, [u8]>,
+    row: usize,
+    pitch: usize,
+    len: usize,
+    pos: usize,
+}
+
+impl RowWriter<'_> {
+    /// Appends `src`; false (and nothing written) when it would run past the level's bytes.
+    pub fn write(&mut self, mut src: &[u8]) -> bool {
+        if src.len() > self.len - self.pos {
+            return false;
+        }
+        while !src.is_empty() {
+            let (r, c) = (self.pos / self.row, self.pos % self.row);
+            let n = (self.row - c).min(src.len());
+            let at = r * self.pitch + c;
+            self.dst.slice(at..at + n).copy_from_slice(&src[..n]);
+            self.pos += n;
+            src = &src[n..];
+        }
+        true
+    }
+
+    /// Bytes written so far.
+    pub fn written(&self) -> usize {
+        self.pos
+    }
+
+    /// The level's bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the level has no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl StagingRing {
+    /// Lends room for levels of `(row bytes, rows)` each to a writer, in one mapped chunk: a
+    /// lent chunk of this frame with room left, or a free chunk, or a new one within `room`
+    /// bytes. `None` when they do not fit one chunk, or no chunk can be lent: at most all but
+    /// one of the base chunks are lent at once, so the banded uploads ([`Self::write_rows`])
+    /// always have one (the caller then reads into its own buffer).
+    pub fn lend(
+        &mut self,
+        ctx: &GpuContext,
+        levels: &[(u32, u32)],
+        room: u64,
+    ) -> Result<Option<StagingLease>> {
+        let mut size = 0u64;
+        let mut layouts = Vec::with_capacity(levels.len());
+        for &(row, rows) in levels {
+            let pitch = u64::from(row).div_ceil(ALIGN) * ALIGN;
+            if row == 0 || pitch > u64::from(u32::MAX) {
+                return Ok(None);
+            }
+            layouts.push(StagedLayout {
+                offset: size,
+                row,
+                pitch: pitch as u32,
+                rows,
+            });
+            size = size.saturating_add(pitch.saturating_mul(u64::from(rows)));
+            size = size.div_ceil(ALIGN) * ALIGN;
+        }
+        if size == 0 || size > self.chunk_bytes {
+            return Ok(None);
+        }
+        let open = self
+            .chunks
+            .iter()
+            .position(|c| c.state() == LENT && !c.sealed && c.buf.bytes() - c.used >= size);
+        let k = match open {
+            Some(k) => k,
+            None => {
+                let lent = self
+                    .chunks
+                    .iter()
+                    .filter(|c| matches!(c.state(), LENT | HELD))
+                    .count();
+                if lent + 1 >= self.base_chunks {
+                    return Ok(None);
+                }
+                let free = self.chunks.iter().position(|c| {
+                    c.state() == MAPPED && c.used == 0 && c.buf.bytes() == self.chunk_bytes
+                });
+                let k = match free {
+                    Some(k) => k,
+                    None => match self.new_chunk(ctx, room)? {
+                        Some(k) => k,
+                        None => return Ok(None),
+                    },
+                };
+                self.chunks[k].state.store(LENT, Ordering::Release);
+                k
+            }
+        };
+        let c = &mut self.chunks[k];
+        let base = c.used;
+        for l in &mut layouts {
+            l.offset += base;
+        }
+        let view = c
+            .buf
+            .buffer()
+            .get_mapped_range_mut(base..base + size)
+            .map_err(|e| Error::Validation {
+                context: "staging chunk".into(),
+                message: e.to_string(),
+            })?;
+        c.used = base + size;
+        c.idle = 0;
+        Ok(Some(StagingLease {
+            view: Some(view),
+            layouts,
+            base,
+            writer: Some(c.writers.clone()),
+            chunk: c.buf.clone(),
+        }))
+    }
+
+    /// Records the copy of rows `first..first + n` of `level`'s blocks into mip `mip` of
+    /// `texture`, straight from its staging chunk (no CPU copy). Returns the rows recorded: 0
+    /// while another lease of the chunk is still being written (the chunk is unmapped before
+    /// its first copy; try again next frame).
+    pub fn copy_staged(
+        &mut self,
+        ctx: &GpuContext,
+        level: &StagedLevel,
+        texture: &wgpu::Texture,
+        mip: u32,
+        first: u32,
+        n: u32,
+    ) -> Result<u32> {
+        let Some(k) = self
+            .chunks
+            .iter()
+            .position(|c| Arc::ptr_eq(&c.buf, &level.chunk))
+        else {
+            return Err(Error::InvalidResource {
+                label: "staged texture upload".into(),
+                reason: "the level's staging chunk is not the ring's".into(),
+            });
+        };
+        let l = level.layout;
+        let (row, rows) = upload::level_rows(texture, mip);
+        if row != l.row || rows != l.rows {
+            return Err(Error::InvalidResource {
+                label: "staged texture upload".into(),
+                reason: format!(
+                    "staged rows {}x{} do not match the texture level's {row}x{rows}",
+                    l.row, l.rows
+                ),
+            });
+        }
+        let n = n.min(rows.saturating_sub(first));
+        if n == 0 {
+            return Ok(0);
+        }
+        let c = &mut self.chunks[k];
+        match c.state() {
+            LENT => {
+                c.sealed = true;
+                if Arc::strong_count(&c.writers) > 1 {
+                    return Ok(0);
+                }
+                c.buf.buffer().unmap();
+                c.state.store(HELD, Ordering::Release);
+            }
+            HELD => {}
+            _ => {
+                return Err(Error::InvalidResource {
+                    label: "staged texture upload".into(),
+                    reason: "the level's staging chunk was given back".into(),
+                });
+            }
+        }
+        c.copied = true;
+        c.idle = 0;
+        let buffer = c.buf.buffer().clone();
+        let (bw, bh) = texture.format().block_dimensions();
+        let physical = texture
+            .size()
+            .mip_level_size(mip, texture.dimension())
+            .physical_size(texture.format());
+        self.encoder(ctx).copy_buffer_to_texture(
+            wgpu::TexelCopyBufferInfo {
+                buffer: &buffer,
+                layout: wgpu::TexelCopyBufferLayout {
+                    offset: l.offset + u64::from(first) * u64::from(l.pitch),
+                    bytes_per_row: Some(l.pitch),
+                    rows_per_image: Some(n),
+                },
+            },
+            wgpu::TexelCopyTextureInfo {
+                texture,
+                mip_level: mip,
+                origin: wgpu::Origin3d {
+                    x: 0,
+                    y: first * bh,
+                    z: 0,
+                },
+                aspect: wgpu::TextureAspect::All,
+            },
+            wgpu::Extent3d {
+                width: physical.width / bw * bw,
+                height: n * bh,
+                depth_or_array_layers: 1,
+            },
+        );
+        self.pending += u64::from(n) * u64::from(l.pitch);
+        Ok(n)
+    }
+
+    /// Whether a lease or a staged level of a lent chunk is held outside the ring.
+    pub fn leases_out(&self) -> bool {
+        self.chunks.iter().any(|c| {
+            matches!(c.state(), LENT | HELD)
+                && (Arc::strong_count(&c.buf) > 1 || Arc::strong_count(&c.writers) > 1)
+        })
+    }
+
+    /// Chunks lent or held for staged levels now.
+    pub fn lent_chunks(&self) -> usize {
+        self.chunks
+            .iter()
+            .filter(|c| matches!(c.state(), LENT | HELD))
+            .count()
     }
 }

@@ -70,14 +70,15 @@ pub fn write_level(
 /// formats), and the number of such rows: the unit staged uploads work in
 /// ([`super::staging::StagingRing::write_rows`]).
 pub fn level_rows(texture: &wgpu::Texture, level: u32) -> (u32, u32) {
-    let format = texture.format();
+    let extent = texture.size().mip_level_size(level, texture.dimension());
+    level_rows_of(texture.format(), extent.width, extent.height)
+}
+
+/// [`level_rows`] for a level of `width x height` texels in `format`, with no texture.
+pub fn level_rows_of(format: wgpu::TextureFormat, width: u32, height: u32) -> (u32, u32) {
     let (bw, bh) = format.block_dimensions();
     let block = size::block_bytes(format).unwrap_or(4);
-    let physical = texture
-        .size()
-        .mip_level_size(level, texture.dimension())
-        .physical_size(format);
-    (physical.width / bw * block, physical.height / bh)
+    (width.div_ceil(bw) * block, height.div_ceil(bh))
 }
 
 fn write_level_unscoped(ctx: &GpuContext, texture: &wgpu::Texture, level: u32, data: &[u8]) {

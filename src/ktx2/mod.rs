@@ -21,12 +21,14 @@
 mod format;
 mod metadata;
 mod reader;
+mod staged;
 mod writer;
 
 pub use format::{BlockFormat, FORMATS};
 pub use reader::{
     HEADER_LEN, RawHeader, Validation, read_info, read_info_from, read_level, validate,
 };
+pub use staged::read_level_with;
 pub use writer::write_ktx2;
 
 /// `VK_FORMAT_BC7_UNORM_BLOCK`.

@@ -580,6 +580,29 @@ pub fn read_level(
     info: &Ktx2Info,
     level: usize,
 ) -> Result<Vec<u8>, Ktx2Error> {
+    let (l, expected, end) = level_span(info, level)?;
+    file.seek(SeekFrom::Start(l.offset))?;
+    let mut data = level_buffer(level, l.byte_length)?;
+    file.take(l.byte_length).read_to_end(&mut data)?;
+    if (data.len() as u64) < l.byte_length {
+        return Err(Ktx2Error::Truncated {
+            what: "level data",
+            needed: end,
+            available: l.offset + data.len() as u64,
+        });
+    }
+    match info.supercompression {
+        Supercompression::None => Ok(data),
+        Supercompression::Zstd => decompress_level(&data, level, expected),
+    }
+}
+
+/// Level `level`'s entry, its expected size (the format math), and where its bytes end, with
+/// the entry checked against both.
+pub(super) fn level_span(
+    info: &Ktx2Info,
+    level: usize,
+) -> Result<(super::LevelInfo, u64, u64), Ktx2Error> {
     let l = *info.levels.get(level).ok_or(Ktx2Error::NoSuchLevel {
         level,
         count: info.levels.len(),
@@ -612,26 +635,13 @@ pub fn read_level(
             file_len: info.file_len,
         });
     };
-    file.seek(SeekFrom::Start(l.offset))?;
-    let mut data = level_buffer(level, l.byte_length)?;
-    file.take(l.byte_length).read_to_end(&mut data)?;
-    if (data.len() as u64) < l.byte_length {
-        return Err(Ktx2Error::Truncated {
-            what: "level data",
-            needed: end,
-            available: l.offset + data.len() as u64,
-        });
-    }
-    match info.supercompression {
-        Supercompression::None => Ok(data),
-        Supercompression::Zstd => decompress_level(&data, level, expected),
-    }
+    Ok((l, expected, end))
 }
 
 /// An empty buffer with room for a level's `bytes`, reserved fallibly: an IO worker that meets
 /// the process's memory limit fails that read (the streamer retries it after a back-off)
 /// instead of aborting the process.
-fn level_buffer(level: usize, bytes: u64) -> Result<Vec<u8>, Ktx2Error> {
+pub(super) fn level_buffer(level: usize, bytes: u64) -> Result<Vec<u8>, Ktx2Error> {
     super::try_buffer(bytes).ok_or(Ktx2Error::OutOfMemory { level, bytes })
 }
 

@@ -558,8 +558,8 @@ impl BudgetManager {
         };
 
         // Grows whose data arrived, within the caps and the limit.
-        self.streamer.issue_io();
         let effective = self.budget.effective(budget);
+        self.streamer.issue_io(&self.ctx, effective);
         self.streamer
             .build_ready(&self.ctx, frame, limit, effective);
         if let Some(total) = self.streamer.take_out_of_memory() {

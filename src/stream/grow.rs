@@ -5,10 +5,16 @@ use super::*;
 
 impl Streamer {
     /// Queues the reads of every grow still waiting for data (never blocks: a full queue is
-    /// retried next frame).
-    pub(crate) fn issue_io(&mut self) {
+    /// retried next frame). A read that fits a chunk of the staging ring is made straight into
+    /// it ([`StreamConfig::staged_reads`]), a new chunk only within the room under `budget`.
+    pub(crate) fn issue_io(&mut self, ctx: &GpuContext, budget: u64) {
+        let budget = self.oom_at.map_or(budget, |c| c.min(budget));
         for i in 0..self.slots.len() {
-            if self.slots[i].inflight.is_some() && !self.issue_read(i) {
+            if self.slots[i].inflight.is_none() {
+                continue;
+            }
+            let room = budget.saturating_sub(ctx.ledger().total_bytes());
+            if !self.issue_read(i, Some((ctx, room))) {
                 break;
             }
         }
@@ -18,8 +24,9 @@ impl Streamer {
 
     /// Queues the read of texture `i`'s grow if it waits for data. Returns false when the IO
     /// queue is full or the read must wait for [`StreamConfig::cpu_io_limit`] (nothing queued;
-    /// retried next frame, before any later read).
-    pub(super) fn issue_read(&mut self, i: usize) -> bool {
+    /// retried next frame, before any later read). `stage`: the context and the room under the
+    /// budget for a read straight into staging (none: into a buffer of its own).
+    pub(super) fn issue_read(&mut self, i: usize, stage: Option<(&GpuContext, u64)>) -> bool {
         let s = &mut self.slots[i];
         let Some(f) = s.inflight.as_mut() else {
             return true;
@@ -32,7 +39,11 @@ impl Streamer {
             // Read before for a grow that was cancelled: no IO.
             // Held on the CPU until built like a read's data (no limit check: the bytes are
             // already in memory, and waiting would only keep them longer).
-            let bytes = levels.iter().map(|l| l.len() as u64).sum();
+            let bytes = levels
+                .iter()
+                .filter(|l| !l.staged())
+                .map(LevelData::len)
+                .sum();
             if let Some(f) = self.slots[i].inflight.as_mut() {
                 f.queued = true;
                 f.data = Some(levels);
@@ -42,19 +53,43 @@ impl Streamer {
             self.frame_stats.reused_reads += 1;
             return true;
         }
+        // Straight into staging when the levels fit a chunk the ring can lend.
+        let lease = match stage {
+            Some((ctx, room)) if self.config.staged_reads => {
+                let info = &self.slots[i].info;
+                let rows: Vec<(u32, u32)> = (first..end)
+                    .map(|l| {
+                        let (w, h) = info.level_dims(usize::from(l));
+                        upload::level_rows_of(info.format, w, h)
+                    })
+                    .collect();
+                match self.ring.lend(ctx, &rows, room) {
+                    Ok(lease) => lease,
+                    Err(e) => {
+                        tracing::debug!(error = %e, "no staging lent for a read");
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
         let s = &mut self.slots[i];
         let Some(f) = s.inflight.as_mut() else {
             return true;
         };
         // The CPU side of the read: it waits while the data already held would pass the limit
         // (one read is always allowed; this grow's own earlier read, if retargeted, is not
-        // counted against it).
-        let bytes = (first..end)
-            .map(|l| s.info.level_size(usize::from(l)))
-            .fold(0u64, u64::saturating_add);
+        // counted against it). A read into staging holds no CPU memory.
+        let bytes = if lease.is_some() {
+            0
+        } else {
+            (first..end)
+                .map(|l| s.info.level_size(usize::from(l)))
+                .fold(0u64, u64::saturating_add)
+        };
         let own = f.reserved.as_ref().map_or(0, |r| r.bytes);
         let held = self.io_held.load(Ordering::Relaxed).saturating_sub(own);
-        if held > 0 && held.saturating_add(bytes) > self.config.cpu_io_limit {
+        if bytes > 0 && held > 0 && held.saturating_add(bytes) > self.config.cpu_io_limit {
             // No later (smaller) read goes before it this frame: a large read would otherwise
             // wait for ever behind a stream of small ones.
             self.frame_stats.io_deferred += 1;
@@ -68,16 +103,19 @@ impl Streamer {
             source: s.source.clone(),
             info: s.info.clone(),
             cancel: f.cancel.clone(),
+            staged: lease,
         };
-        match self.io.try_request(req) {
-            Ok(()) => {
-                f.queued = true;
-                f.reserved = Some(IoReservation::new(bytes, &self.io_held));
-                self.outstanding += 1;
-                self.frame_stats.io_requests += 1;
-                true
-            }
-            Err(_) => false,
+        let staged = req.staged.is_some();
+        if self.io.try_request(req) {
+            f.queued = true;
+            f.staged = staged;
+            f.reserved = Some(IoReservation::new(bytes, &self.io_held));
+            self.outstanding += 1;
+            self.frame_stats.io_requests += 1;
+            self.frame_stats.staged_reads += u32::from(staged);
+            true
+        } else {
+            false
         }
     }
 
@@ -356,19 +394,29 @@ impl Streamer {
                 n = 1;
             }
             let i = st.slot as usize;
-            let data = st
-                .data
-                .get(usize::from(level - st.data_first))
-                .map_or(&[][..], Vec::as_slice);
+            let data = st.data.get(usize::from(level - st.data_first));
             let start = st.row as usize * row_bytes as usize;
             let end = start + n as usize * row_bytes as usize;
-            let result = match data.get(start..end) {
-                Some(band) => self
-                    .ring
-                    .write_rows(ctx, st.tex.texture(), mip, st.row, band, room),
-                None => Err(Error::InvalidResource {
+            let result = match data {
+                // Read straight into staging: only the copy into the texture is recorded.
+                Some(LevelData::Staged(staged)) => {
+                    self.ring
+                        .copy_staged(ctx, staged, st.tex.texture(), mip, st.row, n)
+                }
+                Some(LevelData::Cpu(data)) if end <= data.len() => self.ring.write_rows(
+                    ctx,
+                    st.tex.texture(),
+                    mip,
+                    st.row,
+                    &data[start..end],
+                    room,
+                ),
+                _ => Err(Error::InvalidResource {
                     label: self.slots[i].label.clone(),
-                    reason: format!("level {level} has {} bytes, too few", data.len()),
+                    reason: format!(
+                        "level {level} has {} bytes, too few",
+                        data.map_or(0, LevelData::len)
+                    ),
                 }),
             };
             let written = match result {
@@ -428,8 +476,8 @@ impl Streamer {
             if !from_cpu {
                 self.ready.retain(|&r| r as usize != i);
                 // The finer levels' read starts now, not at the next frame's `issue_io`: a
-                // frame sooner on screen.
-                self.issue_read(i);
+                // frame sooner on screen (into a buffer of its own: no context here).
+                self.issue_read(i, None);
             }
         } else {
             self.frame_stats.grows += 1;

@@ -9,11 +9,13 @@
 use std::io::Cursor;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use crate::ktx2::{Ktx2Info, read_level};
+use super::LevelData;
+use crate::gpu::staging::{StagedLevel, StagingLease};
+use crate::ktx2::{Ktx2Info, read_level, read_level_with};
 
 /// Creates a texture with every level of `source`, in its own format, charged to the streamed
 /// textures: for a texture that must never blur (give it to
@@ -180,6 +182,27 @@ impl TextureSource {
         Ok((info, levels))
     }
 
+    /// Opens the bytes for reading levels: a reader, and the name its errors start with.
+    fn open(&self) -> Result<(Box<dyn ReadSeek + '_>, String), String> {
+        match self {
+            TextureSource::Path(p) => {
+                let f = std::fs::File::open(p.as_path())
+                    .map_err(|e| format!("{}: {e}", p.display()))?;
+                Ok((Box::new(f), p.display().to_string()))
+            }
+            TextureSource::Bytes(b) => Ok((Box::new(Cursor::new(&b[..])), "<memory>".to_owned())),
+            TextureSource::Reader(r) => {
+                let len = r.byte_len().map_err(|e| format!("{}: {e}", r.describe()))?;
+                let c = ReaderCursor {
+                    reader: r.as_ref(),
+                    pos: 0,
+                    len,
+                };
+                Ok((Box::new(c), r.describe()))
+            }
+        }
+    }
+
     /// Reads levels `levels` (0 = full size), each validated against the format math.
     pub fn read_levels(
         &self,
@@ -188,53 +211,54 @@ impl TextureSource {
         cancel: &AtomicBool,
     ) -> Result<Vec<Vec<u8>>, String> {
         let mut out = Vec::with_capacity(levels.len());
-        match self {
-            TextureSource::Path(p) => {
-                let mut f = std::fs::File::open(p.as_path())
-                    .map_err(|e| format!("{}: {e}", p.display()))?;
-                for l in levels {
-                    if cancel.load(Ordering::Acquire) {
-                        return Err("cancelled".into());
-                    }
-                    out.push(
-                        read_level(&mut f, info, usize::from(l))
-                            .map_err(|e| format!("{}: {}", p.display(), level_error(l, &e)))?,
-                    );
-                }
+        let (mut f, name) = self.open()?;
+        for l in levels {
+            if cancel.load(Ordering::Acquire) {
+                return Err("cancelled".into());
             }
-            TextureSource::Bytes(b) => {
-                let mut c = Cursor::new(&b[..]);
-                for l in levels {
-                    if cancel.load(Ordering::Acquire) {
-                        return Err("cancelled".into());
-                    }
-                    out.push(
-                        read_level(&mut c, info, usize::from(l))
-                            .map_err(|e| format!("<memory>: {}", level_error(l, &e)))?,
-                    );
-                }
-            }
-            TextureSource::Reader(r) => {
-                let len = r.byte_len().map_err(|e| format!("{}: {e}", r.describe()))?;
-                let mut c = ReaderCursor {
-                    reader: r.as_ref(),
-                    pos: 0,
-                    len,
-                };
-                for l in levels {
-                    if cancel.load(Ordering::Acquire) {
-                        return Err("cancelled".into());
-                    }
-                    out.push(
-                        read_level(&mut c, info, usize::from(l))
-                            .map_err(|e| format!("{}: {}", r.describe(), level_error(l, &e)))?,
-                    );
-                }
-            }
+            out.push(
+                read_level(&mut f, info, usize::from(l))
+                    .map_err(|e| format!("{name}: {}", level_error(l, &e)))?,
+            );
         }
         Ok(out)
     }
+
+    /// Reads levels `levels` straight into `lease`'s staging (its layouts, in the same order),
+    /// through `bounce`: the one CPU copy of their bytes.
+    pub(crate) fn read_levels_staged(
+        &self,
+        info: &Ktx2Info,
+        levels: std::ops::Range<u8>,
+        cancel: &AtomicBool,
+        mut lease: StagingLease,
+        bounce: &mut [u8],
+    ) -> Result<Vec<StagedLevel>, String> {
+        let (mut f, name) = self.open()?;
+        for (k, l) in levels.enumerate() {
+            if cancel.load(Ordering::Acquire) {
+                return Err("cancelled".into());
+            }
+            let Some(mut w) = lease.level(k) else {
+                return Err(format!("{name}: level {l}: no staging room for it"));
+            };
+            read_level_with(&mut f, info, usize::from(l), bounce, &mut |b| w.write(b))
+                .map_err(|e| format!("{name}: {}", level_error(l, &e)))?;
+            if w.written() != w.len() {
+                return Err(format!(
+                    "{name}: level {l}: {} bytes read for a staging of {}",
+                    w.written(),
+                    w.len()
+                ));
+            }
+        }
+        Ok(lease.finish())
+    }
 }
+
+/// What [`TextureSource::open`] reads through.
+trait ReadSeek: std::io::Read + std::io::Seek {}
+impl<T: std::io::Read + std::io::Seek> ReadSeek for T {}
 
 /// A level's read error, naming the level once: most [`crate::ktx2::Ktx2Error`]s about a level
 /// already start with "level N".
@@ -264,6 +288,8 @@ pub(crate) struct IoRequest {
     pub info: Arc<Ktx2Info>,
     /// Set when the request is no longer wanted.
     pub cancel: Arc<AtomicBool>,
+    /// Staging lent for the levels: read straight into it (else into buffers of their own).
+    pub staged: Option<StagingLease>,
 }
 
 /// What a worker read.
@@ -274,7 +300,7 @@ pub(crate) struct IoResult {
     /// Generation of the slot when the request was made.
     pub generation: u32,
     /// The levels requested (`first..end`), or why they could not be read.
-    pub levels: Result<Vec<Vec<u8>>, String>,
+    pub levels: Result<Vec<LevelData>, String>,
     /// The request's cancel flag (to match the result with the request still wanted).
     pub cancel: Arc<AtomicBool>,
 }
@@ -321,15 +347,10 @@ impl IoPool {
         }
     }
 
-    /// Queues a request without blocking. Gives it back when the queue is full (retry next frame).
-    pub fn try_request(&self, req: IoRequest) -> Result<(), IoRequest> {
-        match self.tx.as_ref() {
-            Some(tx) => match tx.try_send(req) {
-                Ok(()) => Ok(()),
-                Err(TrySendError::Full(r) | TrySendError::Disconnected(r)) => Err(r),
-            },
-            None => Err(req),
-        }
+    /// Queues a request without blocking. False when the queue is full (retry next frame; the
+    /// request is dropped, its lease of staging with it).
+    pub fn try_request(&self, req: IoRequest) -> bool {
+        self.tx.as_ref().is_some_and(|tx| tx.try_send(req).is_ok())
     }
 
     /// A finished read, if any, without blocking.
@@ -355,8 +376,11 @@ impl Drop for IoPool {
 }
 
 fn worker(rx: &Mutex<Receiver<IoRequest>>, tx: &std::sync::mpsc::Sender<IoResult>) {
+    // The staged reads' bounce buffer: small enough to stay in the CPU's caches, so a level
+    // goes from the file (or the decoder) to the staging memory in one pass over memory.
+    let mut bounce = vec![0u8; BOUNCE_BYTES];
     loop {
-        let req = {
+        let mut req = {
             let Ok(guard) = rx.lock() else { return };
             match guard.recv() {
                 Ok(r) => r,
@@ -365,11 +389,27 @@ fn worker(rx: &Mutex<Receiver<IoRequest>>, tx: &std::sync::mpsc::Sender<IoResult
         };
         // A cancelled request is still answered, so that the streamer's count of outstanding
         // requests balances (its deterministic mode waits for them all).
-        let levels = if req.cancel.load(Ordering::Acquire) {
-            Err("cancelled".to_owned())
-        } else {
-            req.source
+        // The lease (if the read does not finish it) is dropped before the answer: the render
+        // thread never waits for a writer that is done.
+        let levels = match req.staged.take() {
+            lease if req.cancel.load(Ordering::Acquire) => {
+                drop(lease);
+                Err("cancelled".to_owned())
+            }
+            Some(lease) => req
+                .source
+                .read_levels_staged(
+                    &req.info,
+                    req.first..req.end,
+                    &req.cancel,
+                    lease,
+                    &mut bounce,
+                )
+                .map(|v| v.into_iter().map(LevelData::Staged).collect()),
+            None => req
+                .source
                 .read_levels(&req.info, req.first..req.end, &req.cancel)
+                .map(|v| v.into_iter().map(LevelData::Cpu).collect()),
         };
         let result = IoResult {
             slot: req.slot,
@@ -382,3 +422,6 @@ fn worker(rx: &Mutex<Receiver<IoRequest>>, tx: &std::sync::mpsc::Sender<IoResult
         }
     }
 }
+
+/// Bytes of an IO worker's bounce buffer for staged reads.
+const BOUNCE_BYTES: usize = 128 << 10;

@@ -39,7 +39,7 @@ use crate::budget::Category;
 use crate::budget::ledger::Charge;
 use crate::budget::planner::{PlanTexture, PlannerConfig, Transition, TransitionKind};
 use crate::budget::size;
-use crate::gpu::staging::StagingRing;
+use crate::gpu::staging::{StagedLevel, StagingRing};
 use crate::gpu::{GpuContext, TrackedTexture, upload};
 use crate::ktx2::{Ktx2Info, ReadLimits};
 use crate::{Error, Result};
@@ -133,6 +133,12 @@ pub struct StreamConfig {
     /// the GPU within the budget, this keeps the CPU side of the same reads bounded too (a
     /// camera cut in a large world asks for many grows at once).
     pub cpu_io_limit: u64,
+    /// IO workers read levels straight into the upload staging ring where they fit one of its
+    /// chunks (default on): the bytes are copied once on the CPU, off the render thread, and the
+    /// render thread only records the copies into the texture. Larger levels, and reads when
+    /// no chunk can be lent, go through a buffer of their own and the ring's bands as before.
+    /// Counted in [`StreamFrameStats::staged_reads`].
+    pub staged_reads: bool,
 }
 
 impl StreamConfig {
@@ -158,6 +164,7 @@ impl Default for StreamConfig {
             reuse_cache_bytes: 16 << 20,
             cpu_floor_limit: 512 << 20,
             cpu_io_limit: 256 << 20,
+            staged_reads: true,
         }
     }
 }
@@ -197,6 +204,9 @@ pub struct StreamFrameStats {
     pub retargets: u32,
     /// Reads requested from the IO workers this frame.
     pub io_requests: u32,
+    /// Of those, reads made straight into the upload staging ring (see
+    /// [`StreamConfig::staged_reads`]).
+    pub staged_reads: u32,
     /// Reads that failed (IO error, corrupt level) this frame; the texture keeps what it had.
     pub io_errors: u32,
     /// Grows waiting for data or for room (queue length).
@@ -254,12 +264,40 @@ impl Resident {
     }
 }
 
+/// Frames a kept read whose levels are in staging stays in the reuse cache.
+const STAGED_REUSE_FRAMES: u64 = 8;
+
+/// One level's bytes as a read left them: in a buffer of its own, or already in staging
+/// memory (read there by the IO worker: see [`StagingRing::lend`]).
+#[derive(Debug)]
+pub(crate) enum LevelData {
+    Cpu(Vec<u8>),
+    Staged(StagedLevel),
+}
+
+impl LevelData {
+    /// The level's bytes.
+    fn len(&self) -> u64 {
+        match self {
+            LevelData::Cpu(v) => v.len() as u64,
+            LevelData::Staged(s) => s.layout().bytes(),
+        }
+    }
+
+    /// Whether the bytes are in staging memory.
+    fn staged(&self) -> bool {
+        matches!(self, LevelData::Staged(_))
+    }
+}
+
 struct InFlight {
     to: u8,
     from: u8,
     cancel: Arc<AtomicBool>,
     queued: bool,
-    data: Option<Vec<Vec<u8>>>,
+    data: Option<Vec<LevelData>>,
+    /// Its read was asked for straight into staging (the lease travels with the request).
+    staged: bool,
     /// The frame of the plan that started the grow (its latency is measured from there).
     issued: u64,
     /// Its read's bytes, held against [`StreamConfig::cpu_io_limit`] until the grow ends.
@@ -310,7 +348,7 @@ struct Step {
     level: i16,
     row: u32,
     /// The grow's IO data: levels `data_first..`.
-    data: Vec<Vec<u8>>,
+    data: Vec<LevelData>,
     data_first: u8,
 }
 
@@ -402,8 +440,10 @@ struct CachedRead {
     slot: u32,
     generation: u32,
     first: u8,
-    data: Vec<Vec<u8>>,
+    data: Vec<LevelData>,
     bytes: u64,
+    /// The frame it was kept in.
+    at: u64,
 }
 
 impl std::fmt::Debug for Streamer {

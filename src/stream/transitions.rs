@@ -29,43 +29,59 @@ impl Streamer {
             };
             let Some(r) = r else { break };
             self.outstanding = self.outstanding.saturating_sub(1);
-            if r.levels.as_ref().is_err_and(|e| e == "cancelled") {
-                continue;
-            }
-            let Some(slot) = self.slots.get_mut(r.slot as usize) else {
-                continue;
-            };
-            if !slot.alive || slot.generation != r.generation {
-                continue;
-            }
-            let Some(f) = slot.inflight.as_mut() else {
-                continue;
-            };
-            if !Arc::ptr_eq(&f.cancel, &r.cancel) || f.cancel.load(Ordering::Acquire) {
-                continue;
-            }
-            match r.levels {
-                Ok(levels) => {
-                    f.data = Some(levels);
-                    self.ready.push(r.slot);
-                }
-                Err(e) => {
-                    // Keep what the texture has; report; the planner may ask again later.
-                    tracing::warn!(texture = %slot.label, error = %e, "streaming read failed");
-                    slot.error = Some(e);
-                    slot.inflight = None;
-                    // Why a back-off: a corrupt file stays corrupt; retrying every frame would
-                    // spend IO on it forever. A transient error (a file being replaced) heals
-                    // after the back-off.
-                    slot.backoff_until = self.frame + READ_RETRY_FRAMES;
-                    let p = &mut self.plan_tex[r.slot as usize];
-                    p.busy = false;
-                    p.in_flight_level = p.resident_level;
-                    self.frame_stats.io_errors += 1;
-                }
-            }
+            self.take_result(r);
         }
         // The build order does not depend on the order reads finish in: `build_ready` sorts.
+        // A kept read in staging holds a chunk of the ring: kept only a few frames (the camera
+        // turning back at once), so that the ring's chunks come back.
+        let frame = self.frame;
+        let before = self.reuse.len();
+        self.reuse.retain(|c| {
+            frame.saturating_sub(c.at) <= STAGED_REUSE_FRAMES
+                || !c.data.iter().any(LevelData::staged)
+        });
+        if self.reuse.len() != before {
+            self.reuse_bytes = self.reuse.iter().map(|c| c.bytes).sum();
+        }
+    }
+
+    /// Takes one finished read: its data for its grow, if the grow still wants it.
+    fn take_result(&mut self, r: io::IoResult) {
+        if r.levels.as_ref().is_err_and(|e| e == "cancelled") {
+            return;
+        }
+        let Some(slot) = self.slots.get_mut(r.slot as usize) else {
+            return;
+        };
+        if !slot.alive || slot.generation != r.generation {
+            return;
+        }
+        let Some(f) = slot.inflight.as_mut() else {
+            return;
+        };
+        if !Arc::ptr_eq(&f.cancel, &r.cancel) || f.cancel.load(Ordering::Acquire) {
+            return;
+        }
+        match r.levels {
+            Ok(levels) => {
+                f.data = Some(levels);
+                self.ready.push(r.slot);
+            }
+            Err(e) => {
+                // Keep what the texture has; report; the planner may ask again later.
+                tracing::warn!(texture = %slot.label, error = %e, "streaming read failed");
+                slot.error = Some(e);
+                slot.inflight = None;
+                // Why a back-off: a corrupt file stays corrupt; retrying every frame would
+                // spend IO on it forever. A transient error (a file being replaced) heals
+                // after the back-off.
+                slot.backoff_until = self.frame + READ_RETRY_FRAMES;
+                let p = &mut self.plan_tex[r.slot as usize];
+                p.busy = false;
+                p.in_flight_level = p.resident_level;
+                self.frame_stats.io_errors += 1;
+            }
+        }
     }
 
     /// Readies a plan at `frame` under the effective `budget` with `headroom` bytes for staging:
@@ -212,6 +228,7 @@ impl Streamer {
                     } else {
                         None
                     },
+                    staged: false,
                     issued: self.frame,
                     reserved: None,
                 });
@@ -227,8 +244,8 @@ impl Streamer {
 
     /// Keeps the levels `first..` read for texture `i`'s cancelled grow for a later grow
     /// (oldest dropped first, within [`StreamConfig::reuse_cache_bytes`]).
-    pub(super) fn keep_read(&mut self, i: usize, first: u8, data: Vec<Vec<u8>>) {
-        let bytes: u64 = data.iter().map(|l| l.len() as u64).sum();
+    pub(super) fn keep_read(&mut self, i: usize, first: u8, data: Vec<LevelData>) {
+        let bytes: u64 = data.iter().map(LevelData::len).sum();
         let limit = self.config.reuse_cache_bytes;
         if bytes == 0 || bytes > limit {
             return;
@@ -245,6 +262,7 @@ impl Streamer {
             first,
             data,
             bytes,
+            at: self.frame,
         });
         self.reuse_bytes += bytes;
     }
@@ -259,7 +277,7 @@ impl Streamer {
 
     /// Levels `first..end` of texture `i` from a kept read that holds them all (taken out of
     /// the cache), if there is one of this texture's current generation.
-    pub(super) fn take_read(&mut self, i: usize, first: u8, end: u8) -> Option<Vec<Vec<u8>>> {
+    pub(super) fn take_read(&mut self, i: usize, first: u8, end: u8) -> Option<Vec<LevelData>> {
         let k = self.reuse.iter().position(|c| c.slot as usize == i)?;
         let c = &self.reuse[k];
         let fits = c.generation == self.slots[i].generation
@@ -329,11 +347,58 @@ impl Streamer {
     /// only: a drop of the budget below what is in use), then frees the staging it held, the
     /// ring's free chunks included (the next uploads make chunks sized for the new headroom).
     pub(crate) fn release_staging(&mut self, ctx: &GpuContext) {
+        if self.ring.lent_chunks() > 0 {
+            self.drop_staged_reads();
+        }
         let _ = ctx.wait_idle();
         let done = self.completed_frame.load(Ordering::Acquire);
         self.staging.retain(|(f, _)| *f > done);
         self.ring.recycle(done);
         self.ring.free_unused();
+    }
+
+    /// Gives back every chunk lent to reads straight into staging: their grows are cancelled (the
+    /// planner asks again; the reads are made again, into the ring only where it has room), and
+    /// the cancelled requests still queued or being read are waited for (a worker checks the
+    /// flag before each level). Only on [`Streamer::release_staging`]'s rare path.
+    fn drop_staged_reads(&mut self) {
+        if self
+            .step
+            .as_ref()
+            .is_some_and(|st| st.data.iter().any(LevelData::staged))
+            && let Some(st) = self.step.take()
+        {
+            self.retired.push(st.tex);
+            self.end_grow(st.slot as usize);
+        }
+        for i in 0..self.slots.len() {
+            let Some(f) = self.slots[i].inflight.as_mut() else {
+                continue;
+            };
+            let staged_data = f
+                .data
+                .as_ref()
+                .is_some_and(|d| d.iter().any(LevelData::staged));
+            let staged_read = f.staged && f.queued && f.data.is_none();
+            if staged_data || staged_read {
+                f.cancel.store(true, Ordering::Release);
+                f.cancel = Arc::new(AtomicBool::new(false));
+                f.queued = false;
+                f.staged = false;
+                f.data = None;
+                f.reserved = None;
+                self.ready.retain(|&r| r as usize != i);
+            }
+        }
+        self.reuse.retain(|c| !c.data.iter().any(LevelData::staged));
+        self.reuse_bytes = self.reuse.iter().map(|c| c.bytes).sum();
+        while self.ring.leases_out() && self.outstanding > 0 {
+            let Some(r) = self.io.wait_result() else {
+                break;
+            };
+            self.outstanding = self.outstanding.saturating_sub(1);
+            self.take_result(r);
+        }
     }
 
     /// Call after the frame's last submit: the frame's staging is released once the GPU has

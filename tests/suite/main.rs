@@ -29,4 +29,5 @@ mod resolution_targets;
 mod resolution_timer;
 mod resolution_upscale;
 mod shaders;
+mod staging;
 mod streaming;

@@ -1,0 +1,94 @@
+//! Reading a level into a destination that is not a `Vec` (mapped staging memory): the IO
+//! workers' path straight into the upload ring.
+
+use std::io::{Read, Seek, SeekFrom};
+
+use super::reader::{level_buffer, level_span};
+use super::{Ktx2Error, Ktx2Info, Supercompression};
+
+/// Reads level `level` as [`super::read_level`] does, but hands its bytes (decompressed) to `sink` in
+/// order, through `bounce` (a small buffer that stays in the CPU's caches), instead of
+/// returning them: for a destination that is not a `Vec` (mapped staging memory). `sink`
+/// returns false when given more bytes than the level has. The bytes reach `sink` only as far
+/// as they were read: on an error, what it got is not the whole level.
+pub fn read_level_with(
+    file: &mut (impl Read + Seek),
+    info: &Ktx2Info,
+    level: usize,
+    bounce: &mut [u8],
+    sink: &mut dyn FnMut(&[u8]) -> bool,
+) -> Result<(), Ktx2Error> {
+    let (l, expected, end) = level_span(info, level)?;
+    if bounce.is_empty() {
+        return Err(Ktx2Error::OutOfMemory { level, bytes: 1 });
+    }
+    file.seek(SeekFrom::Start(l.offset))?;
+    let fail = |reason: String| Ktx2Error::Decompress { level, reason };
+    let too_long = |found: u64| Ktx2Error::DecompressedSize {
+        level,
+        expected,
+        found,
+    };
+    match info.supercompression {
+        Supercompression::None => {
+            let mut src = file.take(l.byte_length);
+            let got = pump(&mut src, bounce, sink)
+                .map_err(|e| e.map_or_else(|| too_long(expected + 1), Ktx2Error::from))?;
+            if got < l.byte_length {
+                return Err(Ktx2Error::Truncated {
+                    what: "level data",
+                    needed: end,
+                    available: l.offset + got,
+                });
+            }
+        }
+        Supercompression::Zstd => {
+            let mut data = level_buffer(level, l.byte_length)?;
+            file.take(l.byte_length).read_to_end(&mut data)?;
+            if (data.len() as u64) < l.byte_length {
+                return Err(Ktx2Error::Truncated {
+                    what: "level data",
+                    needed: end,
+                    available: l.offset + data.len() as u64,
+                });
+            }
+            match zstd::zstd_safe::get_frame_content_size(&data) {
+                Ok(Some(n)) if n != expected => return Err(too_long(n)),
+                Ok(_) => {}
+                Err(e) => return Err(fail(e.to_string())),
+            }
+            let decoder = zstd::stream::read::Decoder::with_buffer(&data[..])
+                .map_err(|e| fail(e.to_string()))?;
+            // One byte more than expected: a level that decodes too long is found.
+            let mut src = decoder.take(expected + 1);
+            let got = pump(&mut src, bounce, sink)
+                .map_err(|e| e.map_or_else(|| too_long(expected + 1), |e| fail(e.to_string())))?;
+            if got != expected {
+                return Err(too_long(got));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Copies `src` to `sink` through `bounce`; the bytes copied, or the read's error (`None`: the
+/// sink refused more bytes).
+fn pump(
+    src: &mut impl Read,
+    bounce: &mut [u8],
+    sink: &mut dyn FnMut(&[u8]) -> bool,
+) -> Result<u64, Option<std::io::Error>> {
+    let mut got = 0u64;
+    loop {
+        let n = match src.read(bounce) {
+            Ok(0) => return Ok(got),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Some(e)),
+        };
+        if !sink(&bounce[..n]) {
+            return Err(None);
+        }
+        got += n as u64;
+    }
+}
