@@ -319,6 +319,7 @@ impl StagingRing {
     /// tagged with `frame`. Call before the frame's draw is submitted, so it sees the uploads.
     pub fn submit(&mut self, ctx: &GpuContext, frame: u64) {
         let Some(encoder) = self.encoder.take() else {
+            self.seal_lent();
             return;
         };
         for c in &mut self.chunks {
@@ -338,6 +339,7 @@ impl StagingRing {
                 _ => {}
             }
         }
+        self.seal_lent();
         ctx.queue().submit([encoder.finish()]);
         self.pending = 0;
     }
@@ -572,9 +574,11 @@ impl RowWriter<'_> {
 impl StagingRing {
     /// Lends room for levels of `(row bytes, rows)` each to a writer, in one mapped chunk: a
     /// lent chunk of this frame with room left, or a free chunk, or a new one within `room`
-    /// bytes. `None` when they do not fit one chunk, or no chunk can be lent: at most all but
-    /// one of the base chunks are lent at once, so the banded uploads ([`Self::write_rows`])
-    /// always have one (the caller then reads into its own buffer).
+    /// bytes while the ring has fewer than its base chunks. `None` when they do not fit one
+    /// chunk, or no chunk can be lent: at most all but one of the base chunks are lent at once,
+    /// and a chunk is lent only while `room` (the bytes under the budget) would still hold the
+    /// ring's whole base, so the banded uploads ([`Self::write_rows`]) never wait for chunks
+    /// that reads hold (the caller then reads into its own buffer).
     pub fn lend(
         &mut self,
         ctx: &GpuContext,
@@ -612,18 +616,29 @@ impl StagingRing {
                     .iter()
                     .filter(|c| matches!(c.state(), LENT | HELD))
                     .count();
-                if lent + 1 >= self.base_chunks {
+                // A chunk held for reads is one the banded uploads cannot use: lent only while
+                // the room under the budget would still make the ring's whole base beside it,
+                // so that under a tight budget the bands (and so the builds) never wait for
+                // chunks that reads hold.
+                let base_bytes = self.chunk_bytes.saturating_mul(self.base_chunks as u64);
+                if lent + 1 >= self.base_chunks || room < base_bytes {
                     return Ok(None);
                 }
                 let free = self.chunks.iter().position(|c| {
                     c.state() == MAPPED && c.used == 0 && c.buf.bytes() == self.chunk_bytes
                 });
+                // A new chunk only within the base count: lent chunks are held while their
+                // reads wait to be built, so they stay inside the headroom the ring lives in,
+                // never in a burst (which would take room the builds need under the budget).
                 let k = match free {
                     Some(k) => k,
-                    None => match self.new_chunk(ctx, room)? {
-                        Some(k) => k,
-                        None => return Ok(None),
-                    },
+                    None if self.chunks.len() < self.base_chunks => {
+                        match self.new_chunk(ctx, room)? {
+                            Some(k) => k,
+                            None => return Ok(None),
+                        }
+                    }
+                    None => return Ok(None),
                 };
                 self.chunks[k].state.store(LENT, Ordering::Release);
                 k
@@ -744,6 +759,18 @@ impl StagingRing {
         );
         self.pending += u64::from(n) * u64::from(l.pitch);
         Ok(n)
+    }
+
+    /// Closes the chunks lent so far to more leases (called at each submit, the end of a frame's
+    /// uploads). Why: a chunk is unmapped only when none of its leases is still being written, so
+    /// a chunk that took leases frame after frame would never be free of writers, and the copies
+    /// out of it would wait behind reads asked for later.
+    fn seal_lent(&mut self) {
+        for c in &mut self.chunks {
+            if c.state() == LENT {
+                c.sealed = true;
+            }
+        }
     }
 
     /// Whether a lease or a staged level of a lent chunk is held outside the ring.

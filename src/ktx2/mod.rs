@@ -28,7 +28,7 @@ pub use format::{BlockFormat, FORMATS};
 pub use reader::{
     HEADER_LEN, RawHeader, Validation, read_info, read_info_from, read_level, validate,
 };
-pub use staged::read_level_with;
+pub use staged::{read_level_in, read_level_with};
 pub use writer::write_ktx2;
 
 /// `VK_FORMAT_BC7_UNORM_BLOCK`.

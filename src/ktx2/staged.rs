@@ -23,7 +23,6 @@ pub fn read_level_with(
         return Err(Ktx2Error::OutOfMemory { level, bytes: 1 });
     }
     file.seek(SeekFrom::Start(l.offset))?;
-    let fail = |reason: String| Ktx2Error::Decompress { level, reason };
     let too_long = |found: u64| Ktx2Error::DecompressedSize {
         level,
         expected,
@@ -52,21 +51,80 @@ pub fn read_level_with(
                     available: l.offset + data.len() as u64,
                 });
             }
-            match zstd::zstd_safe::get_frame_content_size(&data) {
-                Ok(Some(n)) if n != expected => return Err(too_long(n)),
-                Ok(_) => {}
-                Err(e) => return Err(fail(e.to_string())),
-            }
-            let decoder = zstd::stream::read::Decoder::with_buffer(&data[..])
-                .map_err(|e| fail(e.to_string()))?;
-            // One byte more than expected: a level that decodes too long is found.
-            let mut src = decoder.take(expected + 1);
-            let got = pump(&mut src, bounce, sink)
-                .map_err(|e| e.map_or_else(|| too_long(expected + 1), |e| fail(e.to_string())))?;
-            if got != expected {
-                return Err(too_long(got));
-            }
+            decode(&data, level, expected, bounce, sink)?;
         }
+    }
+    Ok(())
+}
+
+/// [`read_level_with`] for a KTX2 file already in memory (`file`, the whole file): the level's
+/// bytes go to `sink` straight from `file` (`bounce` only serves a Zstandard decode), so they are
+/// copied once.
+pub fn read_level_in(
+    file: &[u8],
+    info: &Ktx2Info,
+    level: usize,
+    bounce: &mut [u8],
+    sink: &mut dyn FnMut(&[u8]) -> bool,
+) -> Result<(), Ktx2Error> {
+    let (l, expected, end) = level_span(info, level)?;
+    let Some(data) = usize::try_from(l.offset)
+        .ok()
+        .zip(usize::try_from(end).ok())
+        .and_then(|(a, b)| file.get(a..b))
+    else {
+        return Err(Ktx2Error::Truncated {
+            what: "level data",
+            needed: end,
+            available: file.len() as u64,
+        });
+    };
+    match info.supercompression {
+        Supercompression::None => {
+            if !sink(data) {
+                return Err(Ktx2Error::DecompressedSize {
+                    level,
+                    expected,
+                    found: data.len() as u64,
+                });
+            }
+            Ok(())
+        }
+        Supercompression::Zstd => decode(data, level, expected, bounce, sink),
+    }
+}
+
+/// Decodes a Zstandard level of `expected` bytes to `sink` through `bounce`, checking the size
+/// its frame states and the size it decodes to.
+fn decode(
+    data: &[u8],
+    level: usize,
+    expected: u64,
+    bounce: &mut [u8],
+    sink: &mut dyn FnMut(&[u8]) -> bool,
+) -> Result<(), Ktx2Error> {
+    let fail = |reason: String| Ktx2Error::Decompress { level, reason };
+    let too_long = |found: u64| Ktx2Error::DecompressedSize {
+        level,
+        expected,
+        found,
+    };
+    if bounce.is_empty() {
+        return Err(Ktx2Error::OutOfMemory { level, bytes: 1 });
+    }
+    match zstd::zstd_safe::get_frame_content_size(data) {
+        Ok(Some(n)) if n != expected => return Err(too_long(n)),
+        Ok(_) => {}
+        Err(e) => return Err(fail(e.to_string())),
+    }
+    let decoder =
+        zstd::stream::read::Decoder::with_buffer(data).map_err(|e| fail(e.to_string()))?;
+    // One byte more than expected: a level that decodes too long is found.
+    let mut src = decoder.take(expected + 1);
+    let got = pump(&mut src, bounce, sink)
+        .map_err(|e| e.map_or_else(|| too_long(expected + 1), |e| fail(e.to_string())))?;
+    if got != expected {
+        return Err(too_long(got));
     }
     Ok(())
 }

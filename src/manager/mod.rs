@@ -559,7 +559,11 @@ impl BudgetManager {
 
         // Grows whose data arrived, within the caps and the limit.
         let effective = self.budget.effective(budget);
-        self.streamer.issue_io(&self.ctx, effective);
+        self.streamer.issue_io(
+            &self.ctx,
+            effective,
+            self.plan.peak_bytes.max(self.plan.steady_bytes),
+        );
         self.streamer
             .build_ready(&self.ctx, frame, limit, effective);
         if let Some(total) = self.streamer.take_out_of_memory() {

@@ -6,14 +6,21 @@ use super::*;
 impl Streamer {
     /// Queues the reads of every grow still waiting for data (never blocks: a full queue is
     /// retried next frame). A read that fits a chunk of the staging ring is made straight into
-    /// it ([`StreamConfig::staged_reads`]), a new chunk only within the room under `budget`.
-    pub(crate) fn issue_io(&mut self, ctx: &GpuContext, budget: u64) {
+    /// it ([`StreamConfig::staged_reads`]) only while the budget has room to spare beyond the
+    /// plan: `peak` is the highest total the plan's transitions reach (the planner's
+    /// `peak_bytes`, old and new textures of the grows alive together). Why: a lent chunk is
+    /// held until its levels are built, and under a budget the plan fills, the banded uploads
+    /// of the other grows would wait for it.
+    pub(crate) fn issue_io(&mut self, ctx: &GpuContext, budget: u64, peak: u64) {
         let budget = self.oom_at.map_or(budget, |c| c.min(budget));
         for i in 0..self.slots.len() {
             if self.slots[i].inflight.is_none() {
                 continue;
             }
-            let room = budget.saturating_sub(ctx.ledger().total_bytes());
+            let spare = budget
+                .saturating_sub(peak)
+                .saturating_sub(self.ring.bytes());
+            let room = budget.saturating_sub(ctx.ledger().total_bytes()).min(spare);
             if !self.issue_read(i, Some((ctx, room))) {
                 break;
             }

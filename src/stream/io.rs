@@ -15,7 +15,7 @@ use std::thread::JoinHandle;
 
 use super::LevelData;
 use crate::gpu::staging::{StagedLevel, StagingLease};
-use crate::ktx2::{Ktx2Info, read_level, read_level_with};
+use crate::ktx2::{Ktx2Info, read_level, read_level_in, read_level_with};
 
 /// Creates a texture with every level of `source`, in its own format, charged to the streamed
 /// textures: for a texture that must never blur (give it to
@@ -224,9 +224,10 @@ impl TextureSource {
         Ok(out)
     }
 
-    /// Reads levels `levels` straight into `lease`'s staging (its layouts, in the same order),
-    /// through `bounce`: the one CPU copy of their bytes.
-    pub(crate) fn read_levels_staged(
+    /// Reads levels `levels` straight into `lease`'s staging (its layouts, in the same order):
+    /// the one CPU copy of their bytes. `bounce` carries a read from a file or a reader, and a
+    /// Zstandard decode; a file in memory is copied from directly.
+    pub fn read_levels_staged(
         &self,
         info: &Ktx2Info,
         levels: std::ops::Range<u8>,
@@ -242,8 +243,13 @@ impl TextureSource {
             let Some(mut w) = lease.level(k) else {
                 return Err(format!("{name}: level {l}: no staging room for it"));
             };
-            read_level_with(&mut f, info, usize::from(l), bounce, &mut |b| w.write(b))
-                .map_err(|e| format!("{name}: {}", level_error(l, &e)))?;
+            let level = usize::from(l);
+            let mut sink = |b: &[u8]| w.write(b);
+            match self {
+                TextureSource::Bytes(b) => read_level_in(b, info, level, bounce, &mut sink),
+                _ => read_level_with(&mut f, info, level, bounce, &mut sink),
+            }
+            .map_err(|e| format!("{name}: {}", level_error(l, &e)))?;
             if w.written() != w.len() {
                 return Err(format!(
                     "{name}: level {l}: {} bytes read for a staging of {}",

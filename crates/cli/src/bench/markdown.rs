@@ -274,6 +274,19 @@ pub fn markdown(r: &BenchReport) -> String {
             )),
             "at least 50%",
         );
+        if u.staged_read_upload_mb_s > 0.0 {
+            row(
+                "read + upload MB/s from the KTX2 file: into buffers of their own / straight into staging",
+                blank(format!(
+                    "{:.0} ({:.0}%) / {:.0} ({:.0}%)",
+                    u.read_upload_mb_s,
+                    u.read_upload_mb_s / u.memcpy_mb_s.max(1e-9) * 100.0,
+                    u.staged_read_upload_mb_s,
+                    u.staged_ratio * 100.0
+                )),
+                "at least 50%",
+            );
+        }
     }
     for c in &r.cook {
         row(

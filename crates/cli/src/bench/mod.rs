@@ -444,12 +444,23 @@ pub struct UploadFigures {
     pub bytes: u64,
     /// Repetitions timed.
     pub reps: u32,
-    /// `queue.write_texture` of every level, submit, wait: MB/s (10^6 bytes).
+    /// Every level written into the streamer's staging ring (its bands), the copies into the
+    /// texture, submit, wait: MB/s (10^6 bytes).
     pub upload_mb_s: f64,
     /// `copy_from_slice` of the same levels: MB/s.
     pub memcpy_mb_s: f64,
     /// Upload over memcpy.
     pub ratio: f64,
+    /// The whole path from the KTX2 file (in memory) to the texture, read into buffers of their
+    /// own and then through the ring's bands (two CPU copies): MB/s. 0 without BC.
+    #[serde(default)]
+    pub read_upload_mb_s: f64,
+    /// The same, read straight into a lent staging chunk (one CPU copy): MB/s. 0 without BC.
+    #[serde(default)]
+    pub staged_read_upload_mb_s: f64,
+    /// `staged_read_upload_mb_s` over memcpy.
+    #[serde(default)]
+    pub staged_ratio: f64,
 }
 
 /// Cook throughput and quality at one quality setting.
