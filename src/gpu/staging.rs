@@ -76,6 +76,17 @@ impl Chunk {
     fn state(&self) -> u8 {
         self.state.load(Ordering::Acquire)
     }
+
+    /// Whether no lease or staged level holds the chunk any more (`Arc::get_mut` reads the
+    /// counts with acquire ordering: a worker's writes and its view's drop happen before).
+    fn alone(&mut self) -> bool {
+        Arc::get_mut(&mut self.buf).is_some() && Arc::get_mut(&mut self.writers).is_some()
+    }
+
+    /// Whether no lease of the chunk is still being written.
+    fn written(&mut self) -> bool {
+        Arc::get_mut(&mut self.writers).is_some()
+    }
 }
 
 /// The ring. Not `Sync`: the streamer owns it on the render thread.
@@ -351,7 +362,7 @@ impl StagingRing {
         for c in &mut self.chunks {
             // A lent chunk whose leases and levels are all gone comes back: still mapped (nothing
             // was copied out of it), or once the GPU has finished its copies.
-            if Arc::strong_count(&c.buf) == 1 && Arc::strong_count(&c.writers) == 1 {
+            if c.alone() {
                 match c.state() {
                     LENT => {
                         c.state.store(MAPPED, Ordering::Release);
@@ -419,10 +430,13 @@ impl StagingRing {
     /// Whether copies are recorded and not yet submitted, or chunks are still in the GPU's hands.
     pub fn busy(&self) -> bool {
         self.pending > 0
-            || self
-                .chunks
-                .iter()
-                .any(|c| c.state.load(Ordering::Acquire) != MAPPED)
+            || self.chunks.iter().any(|c| match c.state() {
+                // A lent chunk waits for no GPU work, nor does a held one whose levels are
+                // still held and whose copies are submitted (it comes back only later).
+                MAPPED | LENT => false,
+                HELD => c.copied || Arc::strong_count(&c.buf) == 1,
+                _ => true,
+            })
     }
 }
 
@@ -710,7 +724,7 @@ impl StagingRing {
         match c.state() {
             LENT => {
                 c.sealed = true;
-                if Arc::strong_count(&c.writers) > 1 {
+                if !c.written() {
                     return Ok(0);
                 }
                 c.buf.buffer().unmap();
@@ -779,6 +793,22 @@ impl StagingRing {
             matches!(c.state(), LENT | HELD)
                 && (Arc::strong_count(&c.buf) > 1 || Arc::strong_count(&c.writers) > 1)
         })
+    }
+
+    /// Whether copies out of `level`'s chunk can be recorded now: every lease of the chunk has
+    /// been written (a build does not start on a level whose chunk another read still fills).
+    pub fn staged_ready(&mut self, level: &StagedLevel) -> bool {
+        self.chunks
+            .iter_mut()
+            .find(|c| Arc::ptr_eq(&c.buf, &level.chunk))
+            .is_some_and(|c| c.state() == HELD || c.written())
+    }
+
+    /// Whether [`Self::lend`] could lend a chunk at all with `room` (a cheap check before a
+    /// caller works out the layouts).
+    pub fn may_lend(&self, room: u64) -> bool {
+        let open = self.chunks.iter().any(|c| c.state() == LENT && !c.sealed);
+        open || room >= self.chunk_bytes.saturating_mul(self.base_chunks as u64)
     }
 
     /// Chunks lent or held for staged levels now.

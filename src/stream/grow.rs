@@ -53,6 +53,7 @@ impl Streamer {
                 .sum();
             if let Some(f) = self.slots[i].inflight.as_mut() {
                 f.queued = true;
+                f.staged = false;
                 f.data = Some(levels);
                 f.reserved = Some(IoReservation::new(bytes, &self.io_held));
             }
@@ -61,8 +62,13 @@ impl Streamer {
             return true;
         }
         // Straight into staging when the levels fit a chunk the ring can lend.
+        // (Only while the IO queue surely takes the request: a lease dropped with a refused
+        // request would keep its chunk from the bands until the next frame.)
+        let queue_room = self.outstanding < self.config.io_queue.max(1);
         let lease = match stage {
-            Some((ctx, room)) if self.config.staged_reads => {
+            Some((ctx, room))
+                if self.config.staged_reads && queue_room && self.ring.may_lend(room) =>
+            {
                 let info = &self.slots[i].info;
                 let rows: Vec<(u32, u32)> = (first..end)
                     .map(|l| {
@@ -229,6 +235,24 @@ impl Streamer {
                     && total.saturating_add(new_bytes).saturating_add(floor_upload) <= budget;
                 if !fits {
                     tracing::debug!(texture = i, total, new_bytes, limit, budget, "grow waits");
+                    k += 1;
+                    continue;
+                }
+                // Data read straight into a staging chunk that another read still fills: the
+                // copies out of it must wait for that read, so the step waits rather than
+                // hold up every other build.
+                let staged_waits = self.slots[i]
+                    .inflight
+                    .as_ref()
+                    .and_then(|f| f.data.as_ref())
+                    .and_then(|d| {
+                        d.iter().find_map(|l| match l {
+                            LevelData::Staged(s) => Some(s),
+                            LevelData::Cpu(_) => None,
+                        })
+                    })
+                    .is_some_and(|s| !self.ring.staged_ready(s));
+                if staged_waits {
                     k += 1;
                     continue;
                 }
@@ -402,6 +426,7 @@ impl Streamer {
             }
             let i = st.slot as usize;
             let data = st.data.get(usize::from(level - st.data_first));
+            let from_cpu = !data.is_some_and(LevelData::staged);
             let start = st.row as usize * row_bytes as usize;
             let end = start + n as usize * row_bytes as usize;
             let result = match data {
@@ -427,7 +452,20 @@ impl Streamer {
                 }),
             };
             let written = match result {
-                Ok(0) => return false, // no staging chunk free or affordable: next frame
+                Ok(0) => {
+                    // No staging chunk free or affordable: next frame. While chunks lent to
+                    // reads take the room (lent when it was spare; the budget fell since), the
+                    // grows holding them cannot start behind this step: after a few frames
+                    // those reads are given up (made again later).
+                    if from_cpu && self.ring.lent_chunks() > 0 {
+                        self.band_waits += 1;
+                        if self.band_waits >= BAND_WAIT_FRAMES {
+                            self.band_waits = 0;
+                            self.drop_staged_reads();
+                        }
+                    }
+                    return false;
+                }
                 Ok(w) => w,
                 Err(e) => {
                     if let Some(st) = self.step.take() {
@@ -438,6 +476,7 @@ impl Streamer {
                     return true;
                 }
             };
+            self.band_waits = 0;
             st.row += written;
             self.frame_stats.uploaded_bytes += u64::from(written) * row_bytes64;
         }

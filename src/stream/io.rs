@@ -364,6 +364,11 @@ impl IoPool {
         self.rx.try_recv().ok()
     }
 
+    /// The next finished read, waiting for it at most `timeout`.
+    pub fn wait_result_for(&self, timeout: std::time::Duration) -> Option<IoResult> {
+        self.rx.recv_timeout(timeout).ok()
+    }
+
     /// The next finished read, waiting for it (deterministic runs only: never on a game's frame
     /// path). `None` when every worker is gone.
     pub fn wait_result(&self) -> Option<IoResult> {

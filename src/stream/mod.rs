@@ -264,6 +264,17 @@ impl Resident {
     }
 }
 
+/// How long a budget drop that must give back staging lent to reads waits at most for the
+/// cancelled reads to let go of it (see `Streamer::release_staging`). Why so long: a cancelled
+/// read still queued lets go only when a worker reaches it, behind the reads queued before it
+/// (tens of milliseconds on a loaded machine); the bound is for a reader that hangs, after
+/// which the frame reports the staging still held over the budget rather than block for good.
+const STAGED_RELEASE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Frames the banded upload of a step may find no staging chunk while chunks are lent to reads,
+/// before those reads are given up (see `Streamer::continue_step`).
+const BAND_WAIT_FRAMES: u32 = 4;
+
 /// Frames a kept read whose levels are in staging stays in the reuse cache.
 const STAGED_REUSE_FRAMES: u64 = 8;
 
@@ -416,6 +427,8 @@ pub struct Streamer {
     step: Option<Step>,
     /// Persistently mapped staging for the IO levels' uploads (sized from the headroom).
     ring: StagingRing,
+    /// Frames in a row the step under way found no staging chunk while some were lent.
+    band_waits: u32,
     /// Textures replaced or dropped while the ring's encoder may still copy into or out of them:
     /// destroyed once it is submitted.
     retired: Vec<TrackedTexture>,
@@ -518,6 +531,7 @@ impl Streamer {
             plan_budget: u64::MAX,
             step: None,
             ring: StagingRing::default(),
+            band_waits: 0,
             retired: Vec::new(),
             fallback: None,
             outstanding: 0,

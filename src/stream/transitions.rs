@@ -359,9 +359,11 @@ impl Streamer {
 
     /// Gives back every chunk lent to reads straight into staging: their grows are cancelled (the
     /// planner asks again; the reads are made again, into the ring only where it has room), and
-    /// the cancelled requests still queued or being read are waited for (a worker checks the
-    /// flag before each level). Only on [`Streamer::release_staging`]'s rare path.
-    fn drop_staged_reads(&mut self) {
+    /// the cancelled requests still queued or being read are waited for, at most
+    /// `STAGED_RELEASE_WAIT` (a worker checks the flag before each level; a chunk whose read is
+    /// slower comes back once it is answered). Only on [`Streamer::release_staging`]'s rare
+    /// path, which waits for the GPU anyway.
+    pub(super) fn drop_staged_reads(&mut self) {
         if self
             .step
             .as_ref()
@@ -371,7 +373,11 @@ impl Streamer {
             self.retired.push(st.tex);
             self.end_grow(st.slot as usize);
         }
+        let stepping = self.step.as_ref().map(|st| st.slot as usize);
         for i in 0..self.slots.len() {
+            if stepping == Some(i) {
+                continue; // its data is on the CPU (a staged step was dropped above)
+            }
             let Some(f) = self.slots[i].inflight.as_mut() else {
                 continue;
             };
@@ -392,13 +398,25 @@ impl Streamer {
         }
         self.reuse.retain(|c| !c.data.iter().any(LevelData::staged));
         self.reuse_bytes = self.reuse.iter().map(|c| c.bytes).sum();
+        let t0 = Instant::now();
         while self.ring.leases_out() && self.outstanding > 0 {
-            let Some(r) = self.io.wait_result() else {
+            let left = STAGED_RELEASE_WAIT.saturating_sub(t0.elapsed());
+            let r = if self.config.deterministic {
+                self.io.wait_result()
+            } else if left.is_zero() {
                 break;
+            } else {
+                self.io.wait_result_for(left)
             };
+            let Some(r) = r else { break };
             self.outstanding = self.outstanding.saturating_sub(1);
             self.take_result(r);
         }
+        tracing::debug!(
+            waited_ms = t0.elapsed().as_secs_f32() * 1e3,
+            held = self.ring.leases_out(),
+            "staging lent to reads given back"
+        );
     }
 
     /// Call after the frame's last submit: the frame's staging is released once the GPU has

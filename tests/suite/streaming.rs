@@ -1043,3 +1043,41 @@ fn the_level_data_held_on_the_cpu_stays_within_its_limit() {
     h.assert_whole_and_intact(&files, &handles);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 18 (IO into staging): reads made straight into a lent staging chunk, then a budget
+/// drop far below that chunk. The grows holding it are cancelled and the chunk freed in that
+/// frame (the frame ends within the new budget, nothing lent any more); with the budget back,
+/// every texture streams again and ends whole and intact.
+#[test]
+fn a_budget_drop_gives_back_the_staging_lent_to_reads() {
+    let Some(ctx) = common::gpu() else { return };
+    let dir = std::env::temp_dir().join(format!("mipflow-stagedrop-{}", std::process::id()));
+    let files = write_gallery(&dir, 6, 256, 2);
+    let mut h = Harness::new(ctx, StreamConfig::default().with_deterministic(true));
+    let handles: Vec<_> = files
+        .iter()
+        .map(|f| h.add(f.clone(), TextureOptions::default(), 64 * MIB))
+        .collect();
+    let _ = h.frame(64 * MIB, 0.0);
+    let st = *h.m.streamer().frame_stats();
+    assert_eq!(st.staged_reads, 6, "{st:?}");
+    let lent = h.m.context().ledger().bytes(Category::Staging);
+    let low = 192 << 10;
+    assert!(
+        lent > low,
+        "the lent chunk ({lent} bytes) is above the low budget"
+    );
+    let (peak, status) = h.frame(low, 0.0);
+    assert_eq!(status, PlanStatus::Ok);
+    assert!(peak <= low, "peak {peak} over the budget {low}");
+    let total = h.m.context().ledger().total_bytes();
+    assert!(total <= low, "total {total} over the budget {low}");
+    let mut frames = 0;
+    while !h.all_at(0) && frames < 200 {
+        let (peak, _) = h.frame(64 * MIB, 0.0);
+        assert!(peak <= 64 * MIB);
+        frames += 1;
+    }
+    h.assert_whole_and_intact(&files, &handles);
+    let _ = std::fs::remove_dir_all(&dir);
+}
