@@ -12,6 +12,10 @@
 //!   it uploads: a new texture, levels 1.. copied GPU-side from the old one, level 0 uploaded
 //!   through the ring, submit, wait.
 //!
+//! - `read_own`, `read_staged`, `staged_copy`: the whole path from a KTX2 file in memory to the
+//!   texture, read into buffers of their own then through the ring's bands, or straight into a
+//!   lent staging chunk (issue 18), and the staged path without its read (see the functions).
+//!
 //! `cargo bench --bench upload`. Without a GPU adapter it says so and measures only `memcpy`.
 
 use std::hint::black_box;
@@ -204,6 +208,69 @@ fn upload_bench(c: &mut Criterion) {
             finish_frame(&ctx, &mut ring, &mut frame);
         })
     });
+
+    // The whole path from a KTX2 file in memory, as the IO workers and the render thread take
+    // it: `read_own` reads every level into buffers of its own (the worker's copy) and writes
+    // them through the ring's bands (the render thread's copy); `read_staged` reads them
+    // straight into a lent chunk (one copy) and records the copies from there; `staged_copy`
+    // is `read_staged` without the read (the GPU's copy into the texture, and the rest).
+    if let Some(encoded) = (format == wgpu::TextureFormat::Bc7RgbaUnormSrgb).then(|| {
+        let mut file = Vec::new();
+        let tex = mipflow::ktx2::EncodedTexture {
+            format,
+            width: SIDE,
+            height: SIDE,
+            levels: levels.clone(),
+            key_values: Vec::new(),
+        };
+        mipflow::ktx2::write_ktx2(&mut file, &tex, None, "bench").unwrap();
+        file
+    }) {
+        let source = mipflow::TextureSource::bytes(encoded);
+        let info = source.info(&Default::default()).unwrap();
+        let count = levels.len() as u8;
+        let rows: Vec<(u32, u32)> = (0..levels.len() as u32)
+            .map(|l| upload::level_rows(tex.texture(), l))
+            .collect();
+        let cancel = std::sync::atomic::AtomicBool::new(false);
+        let mut lent = StagingRing::new(ring_size * 2, 2, 2);
+        let mut bounce = vec![0u8; 128 << 10];
+        g.bench_function("read_own", |b| {
+            b.iter(|| {
+                let data = source.read_levels(&info, 0..count, &cancel).unwrap();
+                for (l, d) in data.iter().enumerate() {
+                    ring.write_level(&ctx, tex.texture(), l as u32, d).unwrap();
+                }
+                finish_frame(&ctx, &mut ring, &mut frame);
+            })
+        });
+        for read in [true, false] {
+            let name = if read { "read_staged" } else { "staged_copy" };
+            g.bench_function(name, |b| {
+                b.iter(|| {
+                    let lease = lent.lend(&ctx, &rows, u64::MAX).unwrap().unwrap();
+                    let staged = if read {
+                        source
+                            .read_levels_staged(&info, 0..count, &cancel, lease, &mut bounce)
+                            .unwrap()
+                    } else {
+                        lease.finish()
+                    };
+                    for (l, s) in staged.iter().enumerate() {
+                        let n = s.layout().rows;
+                        lent.copy_staged(&ctx, s, tex.texture(), l as u32, 0, n)
+                            .unwrap();
+                    }
+                    drop(staged);
+                    finish_frame(&ctx, &mut lent, &mut frame);
+                    // The chunk, given back after the copies, is mapped again.
+                    lent.recycle(frame);
+                    ctx.wait_idle().unwrap();
+                    lent.recycle(frame);
+                })
+            });
+        }
+    }
 
     // The last step of a grow: the old texture holds levels 1.., the new one all of them.
     let old = ctx
