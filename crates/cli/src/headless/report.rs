@@ -68,6 +68,13 @@ pub struct FrameRecord {
     /// Grows whose levels came from an earlier cancelled grow's read, without IO.
     #[serde(default)]
     pub reused_reads: u32,
+    /// Reads asked for this frame, and of those, the ones made straight into upload staging
+    /// (`StreamConfig::staged_reads`).
+    #[serde(default)]
+    pub io_requests: u32,
+    /// See `io_requests`.
+    #[serde(default)]
+    pub staged_reads: u32,
     /// Texture blur on screen after the frame's uploads: pixels times the octaves their
     /// resident level is coarser than the current view wants (`FrameStats::blur_pixel_octaves`).
     #[serde(default)]

@@ -212,6 +212,8 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
             cancels: stats.stream.cancels,
             cancels_after_arrival: stats.stream.cancels_after_arrival,
             reused_reads: stats.stream.reused_reads,
+            io_requests: stats.stream.io_requests,
+            staged_reads: stats.stream.staged_reads,
             blur_pixel_octaves: f64::from(stats.blur_pixel_octaves),
             scale_reason: stats.scale_reason.map(|r| r.name().to_owned()),
             unreadable_wanted: 0,

@@ -109,6 +109,10 @@ fn steady_passes_and_is_deterministic() {
     assert!(ra.frames.iter().all(|f| f.render_scale == 1.0));
     assert!(ra.frames[60..].iter().all(|f| f.uploaded_bytes == 0));
     assert!(image::open(&a.plot).is_ok(), "the plot is a PNG");
+    // Reads straight into upload staging (issue 18), counted among the reads.
+    assert!(ra.frames.iter().all(|f| f.staged_reads <= f.io_requests));
+    let staged: u32 = ra.frames.iter().map(|f| f.staged_reads).sum();
+    assert!(staged > 0, "no read went straight into staging");
     // GPU feedback in the report: its latency (never 0: no frame waits for its own) and the
     // pixels it covers.
     assert!(
