@@ -221,36 +221,16 @@ impl StagingRing {
         }
         c.used = (offset + span).div_ceil(ALIGN) * ALIGN;
         c.idle = 0;
-        let (bw, bh) = texture.format().block_dimensions();
-        let physical = texture
-            .size()
-            .mip_level_size(level, texture.dimension())
-            .physical_size(texture.format());
         let buffer = c.buf.buffer().clone();
-        self.encoder(ctx).copy_buffer_to_texture(
-            wgpu::TexelCopyBufferInfo {
-                buffer: &buffer,
-                layout: wgpu::TexelCopyBufferLayout {
-                    offset,
-                    bytes_per_row: Some(padded as u32),
-                    rows_per_image: Some(fit),
-                },
-            },
-            wgpu::TexelCopyTextureInfo {
-                texture,
-                mip_level: level,
-                origin: wgpu::Origin3d {
-                    x: 0,
-                    y: first * bh,
-                    z: 0,
-                },
-                aspect: wgpu::TextureAspect::All,
-            },
-            wgpu::Extent3d {
-                width: physical.width / bw * bw,
-                height: fit * bh,
-                depth_or_array_layers: 1,
-            },
+        self.record_rows(
+            ctx,
+            &buffer,
+            offset,
+            padded as u32,
+            texture,
+            level,
+            first,
+            fit,
         );
         self.pending += span;
         Ok(fit)
@@ -313,6 +293,52 @@ impl StagingRing {
         )?;
         self.chunks.push(Chunk::new(buf, MAPPED));
         Ok(Some(self.chunks.len() - 1))
+    }
+
+    /// Records the copy of `rows` rows of blocks, `pitch` bytes apart from `offset` in `buffer`,
+    /// into rows `first..` of mip `mip` of `texture`.
+    #[allow(clippy::too_many_arguments)]
+    fn record_rows(
+        &mut self,
+        ctx: &GpuContext,
+        buffer: &wgpu::Buffer,
+        offset: u64,
+        pitch: u32,
+        texture: &wgpu::Texture,
+        mip: u32,
+        first: u32,
+        rows: u32,
+    ) {
+        let (bw, bh) = texture.format().block_dimensions();
+        let physical = texture
+            .size()
+            .mip_level_size(mip, texture.dimension())
+            .physical_size(texture.format());
+        self.encoder(ctx).copy_buffer_to_texture(
+            wgpu::TexelCopyBufferInfo {
+                buffer,
+                layout: wgpu::TexelCopyBufferLayout {
+                    offset,
+                    bytes_per_row: Some(pitch),
+                    rows_per_image: Some(rows),
+                },
+            },
+            wgpu::TexelCopyTextureInfo {
+                texture,
+                mip_level: mip,
+                origin: wgpu::Origin3d {
+                    x: 0,
+                    y: first * bh,
+                    z: 0,
+                },
+                aspect: wgpu::TextureAspect::All,
+            },
+            wgpu::Extent3d {
+                width: physical.width / bw * bw,
+                height: rows * bh,
+                depth_or_array_layers: 1,
+            },
+        );
     }
 
     /// The encoder the ring's copies are recorded in (made on first use): other copies that must
@@ -741,36 +767,8 @@ impl StagingRing {
         c.copied = true;
         c.idle = 0;
         let buffer = c.buf.buffer().clone();
-        let (bw, bh) = texture.format().block_dimensions();
-        let physical = texture
-            .size()
-            .mip_level_size(mip, texture.dimension())
-            .physical_size(texture.format());
-        self.encoder(ctx).copy_buffer_to_texture(
-            wgpu::TexelCopyBufferInfo {
-                buffer: &buffer,
-                layout: wgpu::TexelCopyBufferLayout {
-                    offset: l.offset + u64::from(first) * u64::from(l.pitch),
-                    bytes_per_row: Some(l.pitch),
-                    rows_per_image: Some(n),
-                },
-            },
-            wgpu::TexelCopyTextureInfo {
-                texture,
-                mip_level: mip,
-                origin: wgpu::Origin3d {
-                    x: 0,
-                    y: first * bh,
-                    z: 0,
-                },
-                aspect: wgpu::TextureAspect::All,
-            },
-            wgpu::Extent3d {
-                width: physical.width / bw * bw,
-                height: n * bh,
-                depth_or_array_layers: 1,
-            },
-        );
+        let offset = l.offset + u64::from(first) * u64::from(l.pitch);
+        self.record_rows(ctx, &buffer, offset, l.pitch, texture, mip, first, n);
         self.pending += u64::from(n) * u64::from(l.pitch);
         Ok(n)
     }
