@@ -795,11 +795,13 @@ impl StagingRing {
 
     /// Whether copies out of `level`'s chunk can be recorded now: every lease of the chunk has
     /// been written (a build does not start on a level whose chunk another read still fills).
+    /// (A level whose chunk is not the ring's is ready too: [`Self::copy_staged`] then fails
+    /// with a typed error, rather than a step waiting for it for ever.)
     pub fn staged_ready(&mut self, level: &StagedLevel) -> bool {
         self.chunks
             .iter_mut()
             .find(|c| Arc::ptr_eq(&c.buf, &level.chunk))
-            .is_some_and(|c| c.state() == HELD || c.written())
+            .is_none_or(|c| c.state() == HELD || c.written())
     }
 
     /// Whether [`Self::lend`] could lend a chunk at all with `room` (a cheap check before a
