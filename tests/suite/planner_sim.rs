@@ -144,6 +144,39 @@ struct Report {
     rescales: u64,
     /// Re-plans, and textures those went through (the incremental planner skips quiet ones).
     planned_textures: u64,
+    /// A hash of every plan of the run (see [`plan_digest`]).
+    digest: u64,
+}
+
+/// Folds one plan into a run's digest: every field, the quality's bits included. The test prints
+/// the digest of all runs, so that a change meant to be an optimization can be checked to change
+/// no plan at all (`PLANNER_SIM_RUNS=200`: the same digest before and after).
+fn plan_digest(mut h: u64, plan: &Plan, status: PlanStatus) -> u64 {
+    let mut mix = |v: u64| h = (h ^ v).wrapping_mul(0x0000_0100_0000_01B3).rotate_left(29);
+    for chunk in plan.target_level.chunks(8) {
+        mix(chunk.iter().fold(0u64, |a, &l| a << 8 | u64::from(l)));
+    }
+    for t in &plan.transitions {
+        mix(u64::from(t.texture) << 24
+            | u64::from(t.from) << 16
+            | u64::from(t.to) << 8
+            | t.kind as u64);
+    }
+    mix(plan.bucket as u64);
+    mix(plan.limit);
+    mix(plan.steady_bytes);
+    mix(plan.peak_bytes);
+    mix(plan.floor_bytes);
+    mix(plan.quality_cost.to_bits());
+    mix(u64::from(plan.replanned));
+    if let PlanStatus::BudgetTooSmall {
+        floor_bytes,
+        budget,
+    } = status
+    {
+        mix(floor_bytes ^ budget.rotate_left(32));
+    }
+    h
 }
 
 /// Bytes the view wants: every floor, and each visible texture down to its wanted level at
@@ -397,6 +430,7 @@ fn simulate(seed: u64) -> Report {
                 full_plan.peak_bytes
             );
         }
+        report.digest = plan_digest(report.digest, &plan, status);
         if plan.replanned {
             report.planned_textures += planner.last_plan_textures() as u64;
         }
@@ -707,6 +741,13 @@ fn planner_simulation() {
             eprintln!("seed {seed}: {} textures, nothing more fits", r.textures);
         }
     }
+    let mut digest = 0xCBF2_9CE4_8422_2325u64;
+    let mut ordered: Vec<_> = reports.iter().map(|(seed, r)| (*seed, r.digest)).collect();
+    ordered.sort_unstable();
+    for (_, d) in ordered {
+        digest = (digest ^ d).wrapping_mul(0x0000_0100_0000_01B3);
+    }
+    eprintln!("plan digest of the {} runs: {digest:016x}", reports.len());
     let unsettled = sum(&|r| u64::from(r.unsettled));
     assert!(
         unsettled * 50 <= checks,
