@@ -31,10 +31,21 @@ impl Planner {
         self.growers.clear();
         self.targets.resize(tex.len(), 0);
         self.old.resize(tex.len(), 0);
-        for k in 0..self.list.len() {
-            let i = self.list[k];
-            let (t, w) = (&tex[i as usize], &mut self.work[i as usize]);
-            self.old[i as usize] = w.resident_bytes;
+        // Local borrows of the scratch: the loop then keeps their pointers in registers.
+        let (work, targets, old) = (&mut self.work[..], &mut self.targets[..], &mut self.old[..]);
+        let (items, growers) = (&mut self.items, &mut self.growers);
+        let list = &self.list[..];
+        for (k, &i) in list.iter().enumerate() {
+            // As in `observe`: the lines of a texture a dozen ahead are asked for now (its
+            // level sizes, and its work).
+            if let Some(&ahead) = list.get(k + super::incremental::PREFETCH_AHEAD) {
+                let j = ahead as usize;
+                super::incremental::prefetch(tex.get(j).map(|t| &t.level_bytes[0]));
+                super::incremental::prefetch(tex.get(j).map(|t| &t.level_bytes[7]));
+                super::incremental::prefetch(work.get(j));
+            }
+            let (t, w) = (&tex[i as usize], &mut work[i as usize]);
+            old[i as usize] = w.resident_bytes;
             let mut grower = false;
             match w.mode {
                 Mode::Busy => {
@@ -61,8 +72,7 @@ impl Planner {
                             let gain = w.gain(t, count, floor, mb);
                             let kept = resident <= floor;
                             let d = density(gain, w.floor_bytes, kept, bonus);
-                            self.items
-                                .push(Item::new(i, floor, count, kept, d, w.floor_bytes));
+                            items.push(Item::new(i, floor, count, kept, d, w.floor_bytes));
                         }
                     } else {
                         // Floors are mandatory; one that is missing (after a too-small budget)
@@ -72,33 +82,15 @@ impl Planner {
                         base = base.saturating_add(w.floor_bytes);
                         if resident > floor {
                             grower = true;
-                            self.growers.push(i);
+                            growers.push(i);
                         }
                     }
                     if resident <= floor {
-                        // One step per allowed base level, from the next coarser allowed one
-                        // (every level, unless the texture's format forbids some bases).
-                        let mut prev = floor;
-                        let mut bytes = 0u64;
-                        for k in (0..floor).rev() {
-                            bytes = bytes.saturating_add(t.level_bytes[usize::from(k)]);
-                            if !t.base_allowed(k) && k != resident {
-                                continue;
-                            }
-                            let kept = k >= resident;
-                            let gain = w.gain(t, prev, k, mb);
-                            if !kept && (!can_grow || gain.is_nan() || gain <= 0.0) {
-                                break;
-                            }
-                            let d = density(gain, bytes, kept, bonus);
-                            self.items.push(Item::new(i, k, prev, kept, d, bytes));
-                            prev = k;
-                            bytes = 0;
-                        }
+                        steps(items, i, t, w, mb, bonus, can_grow);
                     }
                 }
             }
-            self.targets[i as usize] = w.target | if grower { GROWER } else { 0 };
+            targets[i as usize] = w.target | if grower { GROWER } else { 0 };
         }
 
         // Bucket sort by bin, best first; stable, so ties go by texture then coarse to fine.
@@ -177,5 +169,49 @@ impl Planner {
                 w.blur_at(&tex[i as usize], level, mb, true)
             })
             .sum()
+    }
+}
+
+/// The mip steps of texture `i` above its floor (at or above it: `w.resident <= w.floor`), as
+/// greedy items: one per allowed base level, from the next coarser allowed one (every level,
+/// unless the texture's format forbids some bases); the resident ones all, then while a step
+/// gains. The same gains, bit for bit, as [`Work::gain`] (one `blur` per level instead of two).
+#[inline(always)]
+fn steps(
+    items: &mut Vec<Item>,
+    i: u32,
+    t: &PlanTexture,
+    w: &Work,
+    mb: f32,
+    bonus: f32,
+    can_grow: bool,
+) {
+    let (floor, resident) = (w.floor, w.resident);
+    // `resident <= floor <= 16`: the mask has room for bit 16.
+    let allowed = u32::from(t.base_levels) | 1 << resident;
+    let (wanted, weight) = (w.wanted + mb, w.weight());
+    let mut prev = floor;
+    let mut prev_blur = blur(floor, wanted);
+    let mut bytes = 0u64;
+    for k in (0..floor).rev() {
+        bytes = bytes.saturating_add(t.level_bytes[usize::from(k)]);
+        if allowed & 1 << k == 0 {
+            continue;
+        }
+        let kept = k >= resident;
+        let (gain, k_blur) = if w.hist {
+            (w.gain(t, prev, k, mb), 0.0)
+        } else {
+            let k_blur = blur(k, wanted);
+            (weight * (prev_blur - k_blur), k_blur)
+        };
+        if !kept && (!can_grow || gain.is_nan() || gain <= 0.0) {
+            break;
+        }
+        let d = density(gain, bytes, kept, bonus);
+        items.push(Item::new(i, k, prev, kept, d, bytes));
+        prev = k;
+        prev_blur = k_blur;
+        bytes = 0;
     }
 }

@@ -71,15 +71,19 @@ impl Planner {
 
     /// Pass 1 over `self.list`: observes each texture's changes (its history: identity, level
     /// changes and holds), sanitises its inputs into its [`Work`], and returns the sums of their
-    /// floor and resident bytes and whether a view changed. Running it twice in a frame changes
-    /// nothing the second time (but reports no view change).
+    /// floor and resident bytes and whether a view changed. `scanned`: the scan kept the words
+    /// of every changed texture (then they are not computed again, and the scan says whether a
+    /// view changed). Running it twice in a frame changes nothing the second time (but
+    /// reports no view change unless the scan found one).
     pub(super) fn observe(
         &mut self,
         tex: &[PlanTexture],
         frame: u64,
         resize: bool,
+        scanned: bool,
     ) -> (u64, u64, bool) {
-        let (mut floor_sum, mut resident_sum, mut view_changed) = (0u64, 0u64, false);
+        let (mut floor_sum, mut resident_sum) = (0u64, 0u64);
+        let mut view_changed = scanned && self.scan_view_changed;
         for k in 0..self.list.len() {
             // A list of a few of many textures jumps through memory: ask for a later texture's
             // lines now, so that they arrive while this one is worked on.
@@ -90,15 +94,16 @@ impl Planner {
                 prefetch(tex.get(j).map(|t| &t.level_bytes[8]));
                 prefetch(self.history.get(j));
                 prefetch(self.work.get(j));
-                prefetch(self.seen.get(j));
             }
             let i = self.list[k] as usize;
             let t = &tex[i];
-            let seen = Seen::of(t);
-            let hash = histogram_hash(t);
-            view_changed |= seen.view_differs(&self.seen[i]) || hash != self.hashes[i];
-            self.seen[i] = seen;
-            self.hashes[i] = hash;
+            if !scanned {
+                let seen = Seen::of(t);
+                let hash = histogram_hash(t);
+                view_changed |= seen.view_differs(&self.seen[i]) || hash != self.hashes[i];
+                self.seen[i] = seen;
+                self.hashes[i] = hash;
+            }
             let count = t.count();
             let floor = t.floor();
             let resident = t.resident();
@@ -159,22 +164,82 @@ impl Planner {
         (floor_sum, resident_sum, view_changed)
     }
 
-    /// After a plan: judges every texture it went through (quiet or active), keeps the quiet
-    /// ones' floors in `quiet_floor` and lists the others in `self.active`. `allowed`: whether
-    /// textures may be quiet at all (not while the floors compete, nor when incremental
-    /// planning is off).
-    pub(super) fn settle(&mut self, tex: &[PlanTexture], frame: u64, allowed: bool) {
+    /// After a plan's targets and drops are decided, one pass over the listed textures: their
+    /// cancels (appended to `out.transitions`, in list order), the sums of the builds' bound,
+    /// the decisions to remember (a hold compares against them), each one's planned level and
+    /// the plan's blur, and which ones are quiet now (their floors kept in `quiet_floor`, the
+    /// others listed in `self.active`). `allowed`: whether textures may be quiet at all (not
+    /// while the floors compete, nor when incremental planning is off).
+    pub(super) fn post_pass(
+        &mut self,
+        tex: &[PlanTexture],
+        frame: u64,
+        bucket: usize,
+        allowed: bool,
+        out: &mut Plan,
+    ) -> Post {
         let hold = u64::from(self.config.min_frames_between_changes);
         let allowed = allowed && self.config.incremental;
+        let mb = self.mip_bias(bucket);
+        // The quiet textures (not in the list) hold their floors: those of the plan's start.
+        let quiet = u64::try_from(self.quiet_floor).unwrap_or(u64::MAX);
+        let base = self
+            .fixed
+            .saturating_add(self.rt(bucket))
+            .saturating_add(quiet);
+        let mut post = Post {
+            bound: base,
+            steady: base,
+            pending: false,
+            margin: 0,
+            quality: self.scale_blur(bucket) * self.output_pixels as f64,
+        };
         self.active.clear();
         for k in 0..self.list.len() {
             let i = self.list[k] as usize;
-            let (w, h) = (&self.work[i], &self.history[i]);
+            let t = &tex[i];
+            let w = &self.work[i];
+            let h = &mut self.history[i];
+            let busy_kept = w.mode == Mode::Busy;
+            if w.busy && !(busy_kept || w.keeps_flight()) {
+                out.transitions.push(Transition {
+                    texture: i as u32,
+                    from: w.resident,
+                    to: w.resident,
+                    kind: TransitionKind::Cancel,
+                });
+            }
+            let level = if busy_kept {
+                post.bound = post
+                    .bound
+                    .saturating_add(w.resident_bytes.max(w.flight_bytes));
+                post.steady = post.steady.saturating_add(w.flight_bytes);
+                if w.flight != w.resident {
+                    post.pending = true;
+                    post.margin = post.margin.max(w.resident_bytes.min(w.flight_bytes));
+                }
+                w.flight
+            } else {
+                let bytes = w.bytes_at(t, w.target);
+                post.bound = post.bound.saturating_add(bytes);
+                post.steady = post.steady.saturating_add(bytes);
+                w.target
+            };
+            let decided = match w.mode {
+                Mode::Stale => true,
+                Mode::Busy | Mode::Cooling | Mode::Kept => false,
+                _ => w.target != w.resident,
+            };
+            if decided {
+                h.decided = Some((w.wanted, w.pixels, w.priority));
+            }
+            self.levels[i] = level;
+            post.quality += w.blur_at(t, level, mb, false);
             let quiet = allowed
                 && !w.busy
                 && w.resident == w.floor
                 && (h.changed_at == NEVER || frame >= h.changed_at.saturating_add(hold))
-                && no_demand(w, &tex[i]);
+                && no_demand(w, t);
             if quiet {
                 self.quiet[i] = true;
                 self.quiet_floor += u128::from(w.floor_bytes);
@@ -182,7 +247,23 @@ impl Planner {
                 self.active.push(i as u32);
             }
         }
+        post
     }
+}
+
+/// What [`Planner::post_pass`] sums over the listed textures.
+pub(super) struct Post {
+    /// Fixed bytes, render targets, the quiet floors and every listed texture at its target
+    /// (busy ones at max(old, new)): what the builds stay within, plus `margin`.
+    pub(super) bound: u64,
+    /// The same with busy textures at their in-flight level: the plan's steady total.
+    pub(super) steady: u64,
+    /// A busy texture has a build to come.
+    pub(super) pending: bool,
+    /// The largest old texture alive during a busy texture's build.
+    pub(super) margin: u64,
+    /// The plan's blur (not weighted by priority), the scale's included.
+    pub(super) quality: f64,
 }
 
 /// Whether no mip step of the texture can gain anything at any mip bias, and its blur, weighted
@@ -199,11 +280,11 @@ pub(super) fn no_demand(w: &Work, t: &PlanTexture) -> bool {
 /// How many listed textures ahead [`Planner::observe`] asks for the memory it will read. Why
 /// 12: one texture's work there is tens of nanoseconds and a miss to memory about a hundred, so
 /// a dozen ahead lets the lines arrive in time without evicting the ones in use.
-const PREFETCH_AHEAD: usize = 12;
+pub(super) const PREFETCH_AHEAD: usize = 12;
 
 /// Asks the CPU to bring `x`'s cache line in (a hint: no effect on what the program computes).
 #[inline(always)]
-fn prefetch<T>(x: Option<&T>) {
+pub(super) fn prefetch<T>(x: Option<&T>) {
     #[cfg(target_arch = "x86_64")]
     if let Some(x) = x {
         // SAFETY: a prefetch reads nothing the program sees and cannot fault; the intrinsic

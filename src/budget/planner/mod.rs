@@ -161,6 +161,9 @@ pub struct Planner {
     /// textures whose inputs differ from the previous call (the scan's output).
     changed: Vec<u32>,
     n_changed: usize,
+    /// The scan found a texture whose view (wanted level, pixels, priority, histogram) changed.
+    /// The scan keeps the words and hash of every changed texture in `seen` and `hashes`.
+    scan_view_changed: bool,
     /// The textures this plan goes through, ascending: every one, or the changed ones and the
     /// active ones (not quiet) of the previous plan.
     list: Vec<u32>,
@@ -218,6 +221,7 @@ impl Planner {
             output_pixels: 0,
             changed: Vec::new(),
             n_changed: 0,
+            scan_view_changed: false,
             list: Vec::new(),
             active: Vec::new(),
             quiet: Vec::new(),
@@ -300,6 +304,7 @@ impl Planner {
         // first checked as a whole.
         let steady = self.n_changed * 64 <= textures.len();
         self.n_changed = 0;
+        self.scan_view_changed = false;
         if self.seen.len() != textures.len() || self.hashes.len() != textures.len() {
             return false;
         }
@@ -313,7 +318,13 @@ impl Planner {
             let k = Seen::cheap(t);
             (s.0[0] ^ k.0[0]) | (s.0[1] ^ k.0[1]) | (s.0[2] ^ k.0[2]) | (s.0[3] ^ k.0[3])
         };
-        for (block, (seen, tex)) in self.seen.chunks(64).zip(textures.chunks(64)).enumerate() {
+        let mut view_changed = false;
+        for (block, (seen, tex)) in self
+            .seen
+            .chunks_mut(64)
+            .zip(textures.chunks(64))
+            .enumerate()
+        {
             // In a steady view, a block as a whole first (nothing but loads and XORs); only a
             // block with a change (or a histogram) is gone through again for which textures.
             // In a moving view most blocks have one, so they are gone through once.
@@ -334,8 +345,13 @@ impl Planner {
                 let j = mask.trailing_zeros() as usize;
                 mask &= mask - 1;
                 let i = block * 64 + j;
-                // The exact words and a histogram's hash decide.
-                if seen[j] != Seen::of(&tex[j]) || self.hashes[i] != histogram_hash(&tex[j]) {
+                // The exact words and a histogram's hash decide; a changed texture's are kept
+                // here (the plan that follows does not compute them again).
+                let (now, hash) = (Seen::of(&tex[j]), histogram_hash(&tex[j]));
+                if seen[j] != now || self.hashes[i] != hash {
+                    view_changed |= now.view_differs(&seen[j]) || hash != self.hashes[i];
+                    seen[j] = now;
+                    self.hashes[i] = hash;
                     // `count <= i < len`: always in bounds.
                     changed[count] = i as u32;
                     count += 1;
@@ -343,6 +359,7 @@ impl Planner {
             }
         }
         self.n_changed = count;
+        self.scan_view_changed = view_changed;
         true
     }
 

@@ -95,7 +95,8 @@ impl Planner {
         (forced, peak)
     }
 
-    /// Turn the targets into ordered transitions in `out`, and fill `peak_bytes`.
+    /// Turn the targets into ordered transitions in `out`, fill `peak_bytes` and
+    /// `steady_bytes`, and return the plan's blur (see [`Planner::post_pass`]).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn transitions(
         &mut self,
@@ -108,7 +109,7 @@ impl Planner {
         new_epoch: bool,
         resident_sum: u64,
         out: &mut Plan,
-    ) {
+    ) -> f64 {
         let mb = self.mip_bias(bucket);
         let start = input
             .fixed_bytes
@@ -127,7 +128,7 @@ impl Planner {
         // the freed bytes given to others; the one with less blur wins (keeping on a tie, and
         // evicting when keeping does not fit: the budget fell below the usage). A shrink that
         // still has no room in the winning plan is evicted where it stands.
-        let (forced, _) = self.order_drops(tex, after_rescale, limit, mb);
+        let (forced, mut peak) = self.order_drops(tex, after_rescale, limit, mb);
         if forced > 0 {
             self.forced.clear();
             self.forced
@@ -147,26 +148,18 @@ impl Planner {
                 }
                 self.greedy(tex, bucket, limit, compete);
             }
+            // The targets changed: order the drops again (with nothing forced, the first
+            // ordering is the one: `order_drops` depends only on the targets and modes).
+            peak = self.order_drops(tex, after_rescale, limit, mb).1;
         }
-        let (_, mut peak) = self.order_drops(tex, after_rescale, limit, mb);
         peak = peak.max(start);
 
+        out.transitions.clear();
+        // One pass over the listed textures for everything that is per texture: cancels (they
+        // free nothing but must precede any other transition of the texture), the builds'
+        // bound, the decisions to remember, the outputs and which textures are quiet now.
+        let post = self.post_pass(tex, input.frame, bucket, !compete, out);
         let list = &mut out.transitions;
-        list.clear();
-        // Cancels first: they free nothing but must precede any other transition of the texture.
-        for &i in &self.list {
-            let w = &self.work[i as usize];
-            let kept = w.mode == Mode::Busy || w.keeps_flight();
-            let cancel = w.busy && !kept;
-            if cancel {
-                list.push(Transition {
-                    texture: i,
-                    from: w.resident,
-                    to: w.resident,
-                    kind: TransitionKind::Cancel,
-                });
-            }
-        }
         let rescale = Transition {
             texture: Transition::RENDER_TARGETS,
             from: cur as u8,
@@ -221,46 +214,15 @@ impl Planner {
 
         // The builds' bound: every build, in any order, stays within the steady total plus the
         // largest old texture alive during a build (busy ones at max(old, new) until they land).
-        // The quiet textures (not in the list) hold their floors.
-        let quiet = u64::try_from(self.quiet_floor).unwrap_or(u64::MAX);
-        let mut bound = input
-            .fixed_bytes
-            .saturating_add(self.rt(bucket))
-            .saturating_add(quiet);
-        let mut steady = bound;
-        for &i in &self.list {
-            let (t, w) = (&tex[i as usize], &self.work[i as usize]);
-            if w.mode == Mode::Busy {
-                bound = bound.saturating_add(w.resident_bytes.max(w.flight_bytes));
-                steady = steady.saturating_add(w.flight_bytes);
-                if w.flight != w.resident {
-                    pending = true;
-                    margin = margin.max(w.resident_bytes.min(w.flight_bytes));
-                }
-            } else {
-                let bytes = w.bytes_at(t, w.target);
-                bound = bound.saturating_add(bytes);
-                steady = steady.saturating_add(bytes);
-            }
-        }
+        let (bound, steady) = (post.bound, post.steady);
+        pending |= post.pending;
+        margin = margin.max(post.margin);
         if pending {
             peak = peak.max(bound.saturating_add(margin));
         }
         out.peak_bytes = peak;
         out.steady_bytes = steady;
 
-        // Remember the inputs of every decision: a hold compares against them.
-        for &i in &self.list {
-            let i = i as usize;
-            let w = &self.work[i];
-            let decided = match w.mode {
-                Mode::Stale => true,
-                Mode::Busy | Mode::Cooling | Mode::Kept => false,
-                _ => w.target != w.resident,
-            };
-            if decided {
-                self.history[i].decided = Some((w.wanted, w.pixels, w.priority));
-            }
-        }
+        post.quality
     }
 }

@@ -83,7 +83,8 @@ impl Planner {
         self.select(n, full);
 
         // Pass 1: observe changes, sanitise, sizes.
-        let (mut floor_sum, resident_sum, mut view_changed) = self.observe(tex, frame, resize);
+        let (mut floor_sum, resident_sum, mut view_changed) =
+            self.observe(tex, frame, resize, scanned);
         view_changed |= new_epoch;
         let quiet = u64::try_from(self.quiet_floor).unwrap_or(u64::MAX);
         floor_sum = floor_sum.saturating_add(quiet);
@@ -99,7 +100,7 @@ impl Planner {
         if floor_bytes > input.budget && !full {
             // The floors compete when they do not all fit: every texture takes part.
             self.select(n, true);
-            let (sum, resident_sum, _) = self.observe(tex, frame, false);
+            let (sum, resident_sum, _) = self.observe(tex, frame, false, scanned);
             floor_sum = sum;
             sums.resident = resident_sum;
             floor_bytes = input
@@ -286,7 +287,7 @@ impl Planner {
             self.last_rescale = frame;
         }
 
-        self.transitions(
+        let quality = self.transitions(
             tex,
             input,
             cur,
@@ -297,24 +298,8 @@ impl Planner {
             sums.resident,
             out,
         );
-
-        // Outputs (a quiet texture's level is its floor, its blur 0).
-        let mb = self.mip_bias(bucket);
-        let mut quality = self.scale_blur(bucket) * input.output_pixels as f64;
-        for k in 0..self.list.len() {
-            let i = self.list[k] as usize;
-            let w = &self.work[i];
-            let level = if w.mode == Mode::Busy {
-                w.flight
-            } else {
-                w.target
-            };
-            self.levels[i] = level;
-            quality += w.blur_at(&tex[i], level, mb, false);
-        }
         out.target_level.clear();
         out.target_level.extend_from_slice(&self.levels);
-        self.settle(tex, frame, !too_small);
         out.bucket = bucket;
         out.limit = limit;
         out.floor_bytes = floor_bytes;
