@@ -2,21 +2,28 @@
 //! skip (see [`PlannerConfig::incremental`]).
 //!
 //! Why skipping a quiet texture gives exactly the plan of a full pass: it is at its floor, not
-//! busy and past its hold, so its mode is `Free` and its target its floor; it has no demand (no
-//! pixels, or not in view: NaN and infinity count as not in view), so every mip step it could
-//! take gains exactly 0 at any mip bias and the greedy makes no item of it; its blur is exactly
-//! 0, so float sums are unchanged bit for bit; and it adds its floor bytes to the integer sums,
-//! which are kept exact in a `u128` (the saturating sums of non-negative terms do not depend on
-//! their order). When the floors do not all fit, they compete like any step, so such a frame
-//! goes through every texture. A quiet texture whose inputs change is planned again.
+//! busy and past its hold, so its mode is `Free` and its target its floor; it asks for nothing
+//! finer than its floor at any mip bias of the plan's buckets (no pixels, not in view: NaN and
+//! infinity count as not in view, or every pixel wants the floor or coarser), so its blur at
+//! the floor is exactly 0 (float sums are unchanged bit for bit) and every mip step it could
+//! take gains 0 minus a blur, never more, so the greedy makes no item of it; and it adds its
+//! floor bytes to the integer sums, which are kept exact in a `u128` (the saturating sums of
+//! non-negative terms do not depend on their order). When the floors do not all fit, they
+//! compete like any step, so such a frame goes through every texture; new buckets judge every
+//! texture again. A quiet texture whose inputs change is planned again, unless its new inputs
+//! keep it quiet (checked in [`Planner::select`]: a distant object while the camera moves).
 
 use super::*;
 
 impl Planner {
     /// Fills `self.list` with the textures this plan goes through: every one (`full`, which
-    /// also forgets every quiet mark), or the union of the changed and the active ones; a
-    /// changed texture loses its quiet mark (it is judged again after the plan).
-    pub(super) fn select(&mut self, n: usize, full: bool) {
+    /// also forgets every quiet mark), or the union of the changed and the active ones. A
+    /// changed texture that was quiet stays quiet, and out of the list, when its new inputs
+    /// keep it quiet (its demand moved but still asks for nothing finer than its floor: a
+    /// distant object while the camera moves); otherwise it loses its mark (it is judged again
+    /// after the plan).
+    pub(super) fn select(&mut self, tex: &[PlanTexture], frame: u64, full: bool) {
+        let n = tex.len();
         self.list.clear();
         self.levels.resize(n, 0);
         if full {
@@ -26,16 +33,33 @@ impl Planner {
             self.list.extend(0..n as u32);
             return;
         }
-        let changed = &self.changed[..self.n_changed];
-        for &i in changed {
-            let i = i as usize;
+        let hold = u64::from(self.config.min_frames_between_changes);
+        let mut kept = 0;
+        for k in 0..self.n_changed {
+            let i = self.changed[k] as usize;
             if self.quiet[i] {
+                let (t, h) = (&tex[i], &self.history[i]);
+                // Still quiet, and nothing `observe` would record: the same texture (identity)
+                // at the same level, so its history and its work (floor bytes) stand.
+                let floor = t.floor();
+                let still = !t.busy
+                    && t.resident() == floor
+                    && h.level == floor
+                    && h.identity == (t.level_bytes[0], t.count(), floor)
+                    && (h.changed_at == NEVER || frame >= h.changed_at.saturating_add(hold))
+                    && asks_nothing(t, floor, self.min_bias);
+                if still {
+                    continue;
+                }
                 self.quiet[i] = false;
                 // Its work is the one it was judged quiet with (a quiet texture is not
                 // observed again until it changes): the floor it added.
                 self.quiet_floor -= u128::from(self.work[i].floor_bytes);
             }
+            self.changed[kept] = i as u32;
+            kept += 1;
         }
+        let changed = &self.changed[..kept];
         // Merge two ascending lists.
         let (a, c) = (&self.active, changed);
         let (mut x, mut y) = (0, 0);
@@ -65,7 +89,7 @@ impl Planner {
         // Most textures to go through anyway: one sequential pass over all of them reads memory
         // faster than gathering the listed ones, with the same plan.
         if self.list.len() * 2 > n {
-            self.select(n, true);
+            self.select(tex, frame, true);
         }
     }
 
@@ -239,7 +263,7 @@ impl Planner {
                 && !w.busy
                 && w.resident == w.floor
                 && (h.changed_at == NEVER || frame >= h.changed_at.saturating_add(hold))
-                && no_demand(w, t);
+                && asks_nothing(t, w.floor, self.min_bias);
             if quiet {
                 self.quiet[i] = true;
                 self.quiet_floor += u128::from(w.floor_bytes);
@@ -274,6 +298,30 @@ pub(super) fn no_demand(w: &Work, t: &PlanTexture) -> bool {
         !t.level_pixels.iter().any(|&p| p > 0.0)
     } else {
         w.pixels == 0.0 || w.wanted == f32::INFINITY
+    }
+}
+
+/// Whether the texture's demand, at any mip bias of at least `min_bias` (the least of the
+/// plan's buckets), asks for nothing finer than `floor`: no pixels, or not in view
+/// ([`no_demand`]), or every pixel wants `floor` or coarser. Then its blur at `floor` is exactly
+/// 0 and no step finer gains anything (each step's gain is 0 minus a blur, never positive), so
+/// at its floor it adds only its floor bytes to a plan: it may be quiet. From the texture's
+/// inputs as [`Planner::observe`] sanitises them.
+pub(super) fn asks_nothing(t: &PlanTexture, floor: u8, min_bias: f32) -> bool {
+    if t.histogram {
+        // `blur_pixels` is 0 exactly when every bin with pixels has no blur at `floor`.
+        !t.level_pixels.iter().any(|&p| p > 0.0) || t.blur_pixels(floor, min_bias) == 0.0
+    } else {
+        let wanted = if t.wanted_level.is_nan() {
+            f32::INFINITY
+        } else {
+            t.wanted_level
+        };
+        // Blur only shrinks as the wanted level (bias included) grows, and `wanted + bias`
+        // grows with the bias (IEEE addition is monotonic).
+        sanitize_weight(t.screen_pixels) == 0.0
+            || wanted == f32::INFINITY
+            || blur(floor, wanted + min_bias) == 0.0
     }
 }
 

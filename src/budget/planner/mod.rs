@@ -169,14 +169,17 @@ pub struct Planner {
     list: Vec<u32>,
     /// Textures not quiet after the previous plan, ascending.
     active: Vec<u32>,
-    /// Quiet textures: at their floor, not busy, no hold running, and no demand (no pixels, or
-    /// not in view). Such a texture adds its floor to the sums, nothing to the blur and no
-    /// item or transition to a plan, so a plan need not go through it until its inputs change.
+    /// Quiet textures: at their floor, not busy, no hold running, and asking for nothing finer
+    /// than the floor ([`incremental::asks_nothing`]). Such a texture adds its floor to the
+    /// sums, nothing to the blur and no item or transition to a plan, so a plan need not go
+    /// through it until its inputs change, nor while they change and it stays quiet.
     quiet: Vec<bool>,
     /// The sum of the quiet textures' floor bytes (exact: a `u128` cannot overflow here).
     quiet_floor: u128,
     /// Every texture's planned level, kept between plans (the quiet ones' are their floors).
     levels: Vec<u8>,
+    /// The least mip bias of the current buckets (see [`incremental::asks_nothing`]).
+    min_bias: f32,
 }
 
 impl Default for Planner {
@@ -227,6 +230,7 @@ impl Planner {
             quiet: Vec::new(),
             quiet_floor: 0,
             levels: Vec::new(),
+            min_bias: 0.0,
         }
     }
 

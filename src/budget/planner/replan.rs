@@ -27,6 +27,10 @@ impl Planner {
         }
         let nb = self.buckets.len();
         let cur = input.current_bucket.min(nb - 1);
+        // The least mip bias a plan may use: what a quiet texture is judged against.
+        self.min_bias = (0..nb)
+            .map(|b| self.mip_bias(b))
+            .fold(f32::INFINITY, f32::min);
 
         // A frame counter that went backwards means a new run: forget every hold.
         let new_run = input.frame < self.last_frame;
@@ -74,13 +78,15 @@ impl Planner {
 
         // Which textures this plan goes through: all of them, or the changed and the active
         // ones (the quiet ones only add their floors, kept in `quiet_floor`).
+        // New buckets: the quiet textures were judged against the old ones' least mip bias.
         let full = !scanned
+            || buckets_changed
             || !self.config.incremental
             || resize
             || new_run
             || self.quiet.len() != n
             || self.levels.len() != n;
-        self.select(n, full);
+        self.select(tex, frame, full);
 
         // Pass 1: observe changes, sanitise, sizes.
         let (mut floor_sum, resident_sum, mut view_changed) =
@@ -99,7 +105,7 @@ impl Planner {
             .saturating_add(floor_sum);
         if floor_bytes > input.budget && !full {
             // The floors compete when they do not all fit: every texture takes part.
-            self.select(n, true);
+            self.select(tex, frame, true);
             let (sum, resident_sum, _) = self.observe(tex, frame, false, scanned);
             floor_sum = sum;
             sums.resident = resident_sum;

@@ -291,10 +291,13 @@ pub struct PlannerConfig {
     pub budget_tolerance: f32,
     /// Plan incrementally (default true): a plan goes only through the textures whose inputs
     /// changed since the previous call and those that are not quiet. A quiet texture is at its
-    /// floor, not busy, past its hold, and has no demand (no pixels, or not in view): it adds
-    /// its floor to the sums and nothing else to any plan, so skipping it gives exactly the
-    /// plans of a full pass (the simulation test runs both side by side on every frame). In an
-    /// open world most textures are quiet; with `false` every plan goes through every texture.
+    /// floor, not busy, past its hold, and asks for nothing finer than its floor (no pixels,
+    /// not in view, or far enough that every pixel wants the floor or coarser at any of the
+    /// buckets' mip biases): it adds its floor to the sums and nothing else to any plan, so
+    /// skipping it gives exactly the plans of a full pass (the simulation test runs both side
+    /// by side on every frame). A quiet texture whose demand moves but stays that far is not
+    /// planned again. In an open world most textures are quiet; with `false` every plan goes
+    /// through every texture.
     pub incremental: bool,
 }
 

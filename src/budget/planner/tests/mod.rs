@@ -673,6 +673,69 @@ fn a_moving_view_replans_only_the_textures_in_view() {
     assert_eq!(step(&mut textures, frame), 11);
 }
 
+/// A texture in view that wants nothing finer than its floor (a distant object) is quiet too:
+/// while the camera moves, its demand changes every frame but it is not planned again, as long
+/// as it stays that far (its blur is 0 and no step gains); the plans equal a full planner's,
+/// and the frame one comes close enough to want more, it is planned and grows. With a
+/// histogram the same holds (every pixel at the floor or coarser).
+#[test]
+fn a_moving_view_skips_what_wants_nothing_finer_than_its_floor() {
+    let mut textures: Vec<PlanTexture> = (0..1000).map(|_| tex(2, f32::INFINITY, 0.0)).collect();
+    for t in textures.iter_mut().take(10) {
+        t.wanted_level = 0.5;
+        t.screen_pixels = 5000.0;
+    }
+    // 300 far away (the floor is level 2): 200 by their wanted level, 100 by a histogram.
+    for t in &mut textures[10..210] {
+        t.wanted_level = 2.5;
+        t.screen_pixels = 40.0;
+    }
+    for t in &mut textures[210..310] {
+        t.set_level_pixels(&[0.0, 0.0, 30.0, 10.0]);
+    }
+    let full_config = PlannerConfig {
+        incremental: false,
+        ..PlannerConfig::default()
+    };
+    let (mut inc, mut full) = (Planner::default(), Planner::new(full_config));
+    let budget = 1000 * 20 + 10 * 340 + 600;
+    let mut step = |textures: &mut Vec<PlanTexture>, frame: u64| -> usize {
+        let snapshot = textures.clone();
+        let inp = input(frame, budget, &snapshot);
+        let mut b = Plan::default();
+        let _ = full.plan(&inp, &mut b);
+        let a = run(&mut inc, frame, budget, textures);
+        assert_eq!(a, b, "frame {frame}");
+        inc.last_plan_textures()
+    };
+    let mut frame = 0;
+    while frame < 250 {
+        step(&mut textures, frame);
+        frame += 1;
+    }
+    for k in 0..20 {
+        let d = 0.01 * (k % 2) as f32;
+        for t in textures.iter_mut().take(210) {
+            t.wanted_level += if k % 2 == 0 { 0.01 } else { -0.01 };
+            t.screen_pixels *= 1.0 + d;
+        }
+        for t in &mut textures[210..310] {
+            t.set_level_pixels(&[0.0, 0.0, 30.0 + k as f32, 10.0]);
+        }
+        let planned = step(&mut textures, frame);
+        assert_eq!(planned, 10, "frame {frame}: only the 10 near ones");
+        frame += 1;
+    }
+    assert!(textures[10..310].iter().all(|t| t.resident_level == 2));
+    // One far texture comes close, one histogram gets pixels that want level 1: both planned.
+    textures[20].wanted_level = 0.0;
+    textures[20].screen_pixels = 2000.0;
+    textures[220].set_level_pixels(&[0.0, 500.0, 30.0, 10.0]);
+    assert_eq!(step(&mut textures, frame), 12);
+    assert!(textures[20].resident_level < 2, "the near one grows");
+    assert!(textures[220].resident_level < 2, "so does the histogram");
+}
+
 /// A texture in view with priority 0 gains nothing from any mip, but its pixels' blur still
 /// counts in `quality_cost`: it is not quiet, and the incremental plans keep equal to the full
 /// planner's on every frame, past its hold.
