@@ -287,6 +287,17 @@ pub fn markdown(r: &BenchReport) -> String {
                 "at least 50%",
             );
         }
+        if u.streamed_upload_mb_s > 0.0 {
+            row(
+                "read + upload MB/s as streamed: reads straight into staging on an IO thread, overlapping the copies",
+                blank(format!(
+                    "{:.0} ({:.0}%)",
+                    u.streamed_upload_mb_s,
+                    u.streamed_ratio * 100.0
+                )),
+                "at least 50%",
+            );
+        }
     }
     for c in &r.cook {
         row(

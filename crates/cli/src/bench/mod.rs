@@ -461,6 +461,14 @@ pub struct UploadFigures {
     /// `staged_read_upload_mb_s` over memcpy.
     #[serde(default)]
     pub staged_ratio: f64,
+    /// The staged path as the streamer runs it: an IO thread reads each texture straight into
+    /// staging while the render thread copies the previous one into its texture, submits and
+    /// waits (the read overlaps the GPU's copy): MB/s. 0 without BC.
+    #[serde(default)]
+    pub streamed_upload_mb_s: f64,
+    /// `streamed_upload_mb_s` over memcpy.
+    #[serde(default)]
+    pub streamed_ratio: f64,
 }
 
 /// Cook throughput and quality at one quality setting.
