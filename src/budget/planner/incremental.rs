@@ -36,6 +36,9 @@ impl Planner {
         let hold = u64::from(self.config.min_frames_between_changes);
         let mut kept = 0;
         for k in 0..self.n_changed {
+            if let Some(&ahead) = self.changed[..self.n_changed].get(k + PREFETCH_AHEAD) {
+                prefetch(self.history.get(ahead as usize));
+            }
             let i = self.changed[k] as usize;
             if self.quiet[i] {
                 let (t, h) = (&tex[i], &self.history[i]);
@@ -220,6 +223,10 @@ impl Planner {
         };
         self.active.clear();
         for k in 0..self.list.len() {
+            if let Some(&ahead) = self.list.get(k + PREFETCH_AHEAD) {
+                prefetch(self.work.get(ahead as usize));
+                prefetch(self.history.get(ahead as usize));
+            }
             let i = self.list[k] as usize;
             let t = &tex[i];
             let w = &self.work[i];
@@ -263,7 +270,7 @@ impl Planner {
                 && !w.busy
                 && w.resident == w.floor
                 && (h.changed_at == NEVER || frame >= h.changed_at.saturating_add(hold))
-                && asks_nothing(t, w.floor, self.min_bias);
+                && asks_nothing_now(w, t, self.min_bias);
             if quiet {
                 self.quiet[i] = true;
                 self.quiet_floor += u128::from(w.floor_bytes);
@@ -292,12 +299,23 @@ pub(super) struct Post {
 
 /// Whether no mip step of the texture can gain anything at any mip bias, and its blur, weighted
 /// or not, is 0: no pixels, or not in view. (No priority is not enough: the plan's
-/// `quality_cost` counts the blur of every pixel, whatever its priority.)
+/// `quality_cost` counts the blur of every pixel, whatever its priority.) Reads the texture
+/// only for a histogram.
 pub(super) fn no_demand(w: &Work, t: &PlanTexture) -> bool {
     if w.hist {
         !t.level_pixels.iter().any(|&p| p > 0.0)
     } else {
         w.pixels == 0.0 || w.wanted == f32::INFINITY
+    }
+}
+
+/// [`asks_nothing`] from a texture's work (the same sanitised inputs): reads the texture only
+/// for a histogram.
+fn asks_nothing_now(w: &Work, t: &PlanTexture, min_bias: f32) -> bool {
+    if w.hist {
+        asks_nothing(t, w.floor, min_bias)
+    } else {
+        w.pixels == 0.0 || w.wanted == f32::INFINITY || blur(w.floor, w.wanted + min_bias) == 0.0
     }
 }
 

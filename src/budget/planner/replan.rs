@@ -133,6 +133,12 @@ impl Planner {
         // The quiet textures are free, at their floors (none when the floors compete).
         sums.free_floor = u64::try_from(self.quiet_floor).unwrap_or(u64::MAX);
         for k in 0..self.list.len() {
+            // As in `observe`: ask for the lines of a texture a dozen ahead now (at 100k
+            // textures they have left the caches since).
+            if let Some(&ahead) = self.list.get(k + super::incremental::PREFETCH_AHEAD) {
+                super::incremental::prefetch(self.work.get(ahead as usize));
+                super::incremental::prefetch(self.history.get(ahead as usize));
+            }
             let i = self.list[k] as usize;
             let t = &tex[i];
             let w = &mut self.work[i];
@@ -141,7 +147,7 @@ impl Planner {
             let same_view = h
                 .decided
                 .is_some_and(|d| same_view(&self.config, now, d, w.count));
-            w.mode = if t.busy {
+            w.mode = if w.busy {
                 if h.decided.is_none() {
                     // A grow the planner did not order: trust the caller and hold it.
                     h.decided = Some(now);
