@@ -619,34 +619,55 @@ fn a_histogram_prices_levels_by_the_pixels_that_want_them() {
     );
 }
 
+/// 1000 textures at their floor (level 2), out of view but for the first 10, which want level
+/// 0.5 on 5000 pixels.
+fn thousand_with_ten_in_view() -> Vec<PlanTexture> {
+    let mut textures: Vec<PlanTexture> = (0..1000).map(|_| tex(2, f32::INFINITY, 0.0)).collect();
+    for t in textures.iter_mut().take(10) {
+        t.wanted_level = 0.5;
+        t.screen_pixels = 5000.0;
+    }
+    textures
+}
+
+/// A planner that goes through every texture every frame: the reference for incremental plans.
+fn full_planner() -> Planner {
+    Planner::new(PlannerConfig {
+        incremental: false,
+        ..PlannerConfig::default()
+    })
+}
+
+/// Plans frame `frame` with the incremental planner (executed, as [`run`]) and a full one on
+/// the same inputs, asserts the two plans are the same, and returns how many textures the
+/// incremental plan went through.
+fn step_both(
+    inc: &mut Planner,
+    full: &mut Planner,
+    frame: u64,
+    budget: u64,
+    textures: &mut [PlanTexture],
+) -> usize {
+    let snapshot = textures.to_vec();
+    let mut b = Plan::default();
+    let _ = full.plan(&input(frame, budget, &snapshot), &mut b);
+    let a = run(inc, frame, budget, textures);
+    assert_eq!(a, b, "frame {frame}");
+    inc.last_plan_textures()
+}
+
 /// Incremental planning: in a scene of 1000 textures of which 10 are in view, once settled, a
 /// moving view re-plans only the textures in view (the others are quiet: at their floors,
 /// nothing wanted), and every plan equals a full planner's, including the frame a quiet
 /// texture comes into view and the frame it leaves.
 #[test]
 fn a_moving_view_replans_only_the_textures_in_view() {
-    let mut textures: Vec<PlanTexture> = (0..1000).map(|_| tex(2, f32::INFINITY, 0.0)).collect();
-    for t in textures.iter_mut().take(10) {
-        t.wanted_level = 0.5;
-        t.screen_pixels = 5000.0;
-    }
-    let full_config = PlannerConfig {
-        incremental: false,
-        ..PlannerConfig::default()
-    };
-    let (mut inc, mut full) = (Planner::default(), Planner::new(full_config));
+    let mut textures = thousand_with_ten_in_view();
+    let (mut inc, mut full) = (Planner::default(), full_planner());
     let budget = 1000 * 20 + 10 * 340;
     let mut frame = 0;
-    let mut step = |textures: &mut Vec<PlanTexture>, frame: u64| -> usize {
-        let snapshot = textures.clone();
-        let inp = input(frame, budget, &snapshot);
-        let mut b = Plan::default();
-        let _ = full.plan(&inp, &mut b);
-        let a = run(&mut inc, frame, budget, textures);
-        assert_eq!(a.transitions, b.transitions, "frame {frame}");
-        assert_eq!(a.target_level, b.target_level, "frame {frame}");
-        assert_eq!(a.quality_cost, b.quality_cost, "frame {frame}");
-        inc.last_plan_textures()
+    let mut step = |textures: &mut Vec<PlanTexture>, frame: u64| {
+        step_both(&mut inc, &mut full, frame, budget, textures)
     };
     // Settle past the holds.
     while frame < 250 {
@@ -680,11 +701,7 @@ fn a_moving_view_replans_only_the_textures_in_view() {
 /// histogram the same holds (every pixel at the floor or coarser).
 #[test]
 fn a_moving_view_skips_what_wants_nothing_finer_than_its_floor() {
-    let mut textures: Vec<PlanTexture> = (0..1000).map(|_| tex(2, f32::INFINITY, 0.0)).collect();
-    for t in textures.iter_mut().take(10) {
-        t.wanted_level = 0.5;
-        t.screen_pixels = 5000.0;
-    }
+    let mut textures = thousand_with_ten_in_view();
     // 300 far away (the floor is level 2): 200 by their wanted level, 100 by a histogram.
     for t in &mut textures[10..210] {
         t.wanted_level = 2.5;
@@ -693,20 +710,10 @@ fn a_moving_view_skips_what_wants_nothing_finer_than_its_floor() {
     for t in &mut textures[210..310] {
         t.set_level_pixels(&[0.0, 0.0, 30.0, 10.0]);
     }
-    let full_config = PlannerConfig {
-        incremental: false,
-        ..PlannerConfig::default()
-    };
-    let (mut inc, mut full) = (Planner::default(), Planner::new(full_config));
+    let (mut inc, mut full) = (Planner::default(), full_planner());
     let budget = 1000 * 20 + 10 * 340 + 600;
-    let mut step = |textures: &mut Vec<PlanTexture>, frame: u64| -> usize {
-        let snapshot = textures.clone();
-        let inp = input(frame, budget, &snapshot);
-        let mut b = Plan::default();
-        let _ = full.plan(&inp, &mut b);
-        let a = run(&mut inc, frame, budget, textures);
-        assert_eq!(a, b, "frame {frame}");
-        inc.last_plan_textures()
+    let mut step = |textures: &mut Vec<PlanTexture>, frame: u64| {
+        step_both(&mut inc, &mut full, frame, budget, textures)
     };
     let mut frame = 0;
     while frame < 250 {
@@ -745,11 +752,7 @@ fn a_texture_with_no_priority_still_counts_its_blur() {
     textures[0] = tex(2, 0.0, 1000.0);
     textures[0].priority = 0.0;
     textures[1] = tex(2, 0.5, 5000.0);
-    let full_config = PlannerConfig {
-        incremental: false,
-        ..PlannerConfig::default()
-    };
-    let (mut inc, mut full) = (Planner::default(), Planner::new(full_config));
+    let (mut inc, mut full) = (Planner::default(), full_planner());
     let budget = 100 * 20 + 340;
     for frame in 0..300 {
         textures[1].wanted_level = 0.5 + 0.01 * (frame % 2) as f32;
