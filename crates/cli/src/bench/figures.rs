@@ -28,17 +28,20 @@ pub fn planner_bench(n: usize, frames: u64) -> PlannerFigures {
             black_box(scene.plan_frame());
             times.push(t0.elapsed().as_secs_f64() * 1e6);
         }
-        Percentiles::of(&times).mean
+        Percentiles::of(&times)
     };
-    let moving_us_mean = moving(&mut scene);
+    let moving_inc = moving(&mut scene);
     // The same scene through a full pass over every texture (the planner before incremental
     // planning), in the same run.
     let mut config = mipflow::budget::planner::PlannerConfig::default();
     config.incremental = false;
     let mut full = mipflow::testing::planner_fixture::BenchScene::with(n, 0.5, config);
-    let moving_full_us_mean = match full.converge(20_000) {
-        Ok(_) => moving(&mut full),
-        Err(_) => 0.0,
+    let (moving_full_us_mean, moving_full_us_p50) = match full.converge(20_000) {
+        Ok(_) => {
+            let p = moving(&mut full);
+            (p.mean, p.p50)
+        }
+        Err(_) => (0.0, 0.0),
     };
     let s = Percentiles::of(&steady);
     PlannerFigures {
@@ -48,8 +51,10 @@ pub fn planner_bench(n: usize, frames: u64) -> PlannerFigures {
         steady_us_mean: s.mean,
         steady_us_p99: s.p99,
         steady_us_p50: s.p50,
-        moving_us_mean,
+        moving_us_mean: moving_inc.mean,
         moving_full_us_mean,
+        moving_us_p50: moving_inc.p50,
+        moving_full_us_p50,
         note,
     }
 }

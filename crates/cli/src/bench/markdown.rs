@@ -253,12 +253,12 @@ pub fn markdown(r: &BenchReport) -> String {
         );
         row(
             &format!(
-                "planner µs per frame, {} textures, every wanted level moving",
+                "planner µs per frame, {} textures, every wanted level moving: mean / median",
                 p.textures
             ),
             blank(format!(
-                "{:.1} (full pass: {:.1})",
-                p.moving_us_mean, p.moving_full_us_mean
+                "{:.1} / {:.1} (full pass: {:.1} / {:.1})",
+                p.moving_us_mean, p.moving_us_p50, p.moving_full_us_mean, p.moving_full_us_p50
             )),
             "at most 100 µs at 10k",
         );

@@ -431,6 +431,12 @@ pub struct PlannerFigures {
     /// the planner before incremental planning), same scene, same run: mean µs.
     #[serde(default)]
     pub moving_full_us_mean: f64,
+    /// Moving, median µs per frame (robust to the preemption of a shared machine).
+    #[serde(default)]
+    pub moving_us_p50: f64,
+    /// Moving with a full pass, median µs per frame.
+    #[serde(default)]
+    pub moving_full_us_p50: f64,
     /// Why the figures are missing or partial, if they are.
     pub note: Option<String>,
 }

@@ -131,6 +131,7 @@ fn planner_bench_runs_small() {
     assert_eq!(p.textures, 200);
     assert!(p.note.is_none(), "{:?}", p.note);
     assert!(p.steady_us_mean > 0.0 && p.moving_us_mean > 0.0 && p.moving_full_us_mean > 0.0);
+    assert!(p.moving_us_p50 > 0.0 && p.moving_full_us_p50 > 0.0);
 }
 
 #[test]
