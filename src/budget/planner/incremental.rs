@@ -62,6 +62,8 @@ impl Planner {
             self.changed[kept] = i as u32;
             kept += 1;
         }
+        // `n_changed` keeps counting the textures that still quiet ones too: they did change,
+        // and the next scan's steady-view shortcut asks how many did.
         let changed = &self.changed[..kept];
         // Merge two ascending lists.
         let (a, c) = (&self.active, changed);

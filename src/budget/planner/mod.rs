@@ -414,6 +414,10 @@ impl Planner {
     /// Blur of every output pixel at a bucket: `max(0, log2(1/scale))` (a scale above 1 does not
     /// make pixels sharper than native).
     fn scale_blur(&self, bucket: usize) -> f64 {
-        f64::from(self.mip_bias(bucket).max(0.0))
+        // Not `max`: at scale 1 the bias is -0.0, which `max` may keep, and a plan's blur
+        // must be +0.0 whichever textures its sum goes through (a plan that goes through none,
+        // every texture quiet, would otherwise report -0.0 where a full pass reports +0.0).
+        let bias = self.mip_bias(bucket);
+        f64::from(if bias > 0.0 { bias } else { 0.0 })
     }
 }

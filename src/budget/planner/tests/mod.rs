@@ -653,6 +653,12 @@ fn step_both(
     let _ = full.plan(&input(frame, budget, &snapshot), &mut b);
     let a = run(inc, frame, budget, textures);
     assert_eq!(a, b, "frame {frame}");
+    // `==` takes -0.0 for +0.0: the blur's bits too.
+    assert_eq!(
+        a.quality_cost.to_bits(),
+        b.quality_cost.to_bits(),
+        "frame {frame}"
+    );
     inc.last_plan_textures()
 }
 
@@ -741,6 +747,24 @@ fn a_moving_view_skips_what_wants_nothing_finer_than_its_floor() {
     assert_eq!(step(&mut textures, frame), 12);
     assert!(textures[20].resident_level < 2, "the near one grows");
     assert!(textures[220].resident_level < 2, "so does the histogram");
+}
+
+/// A scene where every texture is far (all quiet) and the camera moves: the plan is made again
+/// through no texture at all, and its blur is +0.0 to the bit, as a full pass's is (the scale's
+/// blur at scale 1 was -0.0 before a texture's +0.0 was added to it).
+#[test]
+fn a_plan_through_no_texture_reports_the_same_blur_bits() {
+    let mut textures: Vec<PlanTexture> = (0..100).map(|_| tex(2, 2.5, 40.0)).collect();
+    let (mut inc, mut full) = (Planner::default(), full_planner());
+    for frame in 0..300 {
+        for t in &mut textures {
+            t.wanted_level = 2.5 + 0.01 * (frame % 2) as f32;
+        }
+        let planned = step_both(&mut inc, &mut full, frame, 10_000, &mut textures);
+        if frame > 250 {
+            assert_eq!(planned, 0, "frame {frame}: every texture is quiet");
+        }
+    }
 }
 
 /// A texture in view with priority 0 gains nothing from any mip, but its pixels' blur still
