@@ -103,7 +103,9 @@ impl Planner {
     /// floor and resident bytes and whether a view changed. `scanned`: the scan kept the words
     /// of every changed texture (then they are not computed again, and the scan says whether a
     /// view changed). Running it twice in a frame changes nothing the second time (but
-    /// reports no view change unless the scan found one).
+    /// reports no view change unless the scan found one). What it records of a texture must
+    /// stay what [`Planner::select`]'s still-quiet test checks is unchanged (identity, level,
+    /// hold): a texture that test keeps quiet is not observed.
     pub(super) fn observe(
         &mut self,
         tex: &[PlanTexture],
