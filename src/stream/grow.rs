@@ -461,7 +461,7 @@ impl Streamer {
                         self.band_waits += 1;
                         if self.band_waits >= BAND_WAIT_FRAMES {
                             self.band_waits = 0;
-                            self.drop_staged_reads();
+                            self.drop_staged_reads(false);
                         }
                     }
                     return false;

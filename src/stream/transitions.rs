@@ -348,7 +348,7 @@ impl Streamer {
     /// ring's free chunks included (the next uploads make chunks sized for the new headroom).
     pub(crate) fn release_staging(&mut self, ctx: &GpuContext) {
         if self.ring.lent_chunks() > 0 {
-            self.drop_staged_reads();
+            self.drop_staged_reads(true);
         }
         let _ = ctx.wait_idle();
         let done = self.completed_frame.load(Ordering::Acquire);
@@ -361,9 +361,11 @@ impl Streamer {
     /// planner asks again; the reads are made again, into the ring only where it has room), and
     /// the cancelled requests still queued or being read are waited for, at most
     /// `STAGED_RELEASE_WAIT` (a worker checks the flag before each level; a chunk whose read is
-    /// slower comes back once it is answered). Only on [`Streamer::release_staging`]'s rare
-    /// path, which waits for the GPU anyway.
-    pub(super) fn drop_staged_reads(&mut self) {
+    /// slower comes back once it is answered) when `wait`: on [`Streamer::release_staging`]'s
+    /// rare path, which waits for the GPU anyway. Without `wait` (a step starved of bands, on the
+    /// frame path) the chunks come back as the cancelled reads are answered in later frames;
+    /// deterministic runs wait either way, so that their reports do not depend on timing.
+    pub(super) fn drop_staged_reads(&mut self, wait: bool) {
         if self
             .step
             .as_ref()
@@ -398,6 +400,9 @@ impl Streamer {
         }
         self.reuse.retain(|c| !c.data.iter().any(LevelData::staged));
         self.reuse_bytes = self.reuse.iter().map(|c| c.bytes).sum();
+        if !wait && !self.config.deterministic {
+            return;
+        }
         let t0 = Instant::now();
         while self.ring.leases_out() && self.outstanding > 0 {
             let left = STAGED_RELEASE_WAIT.saturating_sub(t0.elapsed());

@@ -86,6 +86,20 @@ impl Harness {
         self.m.context().ledger().bytes(Category::Textures) - FALLBACK_BYTES
     }
 
+    /// A harness streaming `files` (default options, registered under a 64 MiB budget).
+    fn with_files(
+        ctx: GpuContext,
+        config: StreamConfig,
+        files: &[PathBuf],
+    ) -> (Self, Vec<TextureHandle>) {
+        let mut h = Self::new(ctx, config);
+        let handles = files
+            .iter()
+            .map(|f| h.add(f.clone(), TextureOptions::default(), 64 * MIB))
+            .collect();
+        (h, handles)
+    }
+
     /// Registers the KTX2 file at `path` (under `budget`).
     fn add(&mut self, path: PathBuf, opts: TextureOptions, budget: u64) -> TextureHandle {
         self.set_budget(budget);
@@ -647,11 +661,7 @@ fn large_levels_upload_in_bands_within_the_cap_and_arrive_intact() {
     let files = write_gallery(&dir, 2, 1024, 2);
     let mut config = StreamConfig::default().with_deterministic(true);
     config.upload_bytes_per_frame = 64 << 10;
-    let mut h = Harness::new(ctx, config);
-    let handles: Vec<_> = files
-        .iter()
-        .map(|f| h.add(f.clone(), TextureOptions::default(), 64 * MIB))
-        .collect();
+    let (mut h, handles) = Harness::with_files(ctx, config, &files);
     let mut frames = 0;
     let mut peak_staging = 0;
     while !h.all_at(0) && frames < 200 {
@@ -999,11 +1009,7 @@ fn the_level_data_held_on_the_cpu_stays_within_its_limit() {
     // The limit is on reads into buffers of their own; reads straight into staging hold no
     // CPU memory (the second half).
     config.staged_reads = false;
-    let mut h = Harness::new(ctx, config);
-    let handles: Vec<_> = files
-        .iter()
-        .map(|f| h.add(f.clone(), TextureOptions::default(), 64 * MIB))
-        .collect();
+    let (mut h, handles) = Harness::with_files(ctx, config, &files);
     let (mut frames, mut deferred, mut max_held) = (0, 0, 0);
     while !h.all_at(0) && frames < 100 {
         let _ = h.frame(64 * MIB, 0.0);
@@ -1026,11 +1032,11 @@ fn the_level_data_held_on_the_cpu_stays_within_its_limit() {
     // With the default configuration the six reads go out in the first frame, straight into
     // staging (zstd levels decoded there too): no CPU memory held, and the textures intact.
     let Some(ctx) = common::gpu() else { return };
-    let mut h = Harness::new(ctx, StreamConfig::default().with_deterministic(true));
-    let handles: Vec<_> = files
-        .iter()
-        .map(|f| h.add(f.clone(), TextureOptions::default(), 64 * MIB))
-        .collect();
+    let (mut h, handles) = Harness::with_files(
+        ctx,
+        StreamConfig::default().with_deterministic(true),
+        &files,
+    );
     let _ = h.frame(64 * MIB, 0.0);
     let st = *h.m.streamer().frame_stats();
     assert_eq!((st.io_requests, st.staged_reads), (6, 6), "{st:?}");
@@ -1053,11 +1059,11 @@ fn a_budget_drop_gives_back_the_staging_lent_to_reads() {
     let Some(ctx) = common::gpu() else { return };
     let dir = std::env::temp_dir().join(format!("mipflow-stagedrop-{}", std::process::id()));
     let files = write_gallery(&dir, 6, 256, 2);
-    let mut h = Harness::new(ctx, StreamConfig::default().with_deterministic(true));
-    let handles: Vec<_> = files
-        .iter()
-        .map(|f| h.add(f.clone(), TextureOptions::default(), 64 * MIB))
-        .collect();
+    let (mut h, handles) = Harness::with_files(
+        ctx,
+        StreamConfig::default().with_deterministic(true),
+        &files,
+    );
     let _ = h.frame(64 * MIB, 0.0);
     let st = *h.m.streamer().frame_stats();
     assert_eq!(st.staged_reads, 6, "{st:?}");
