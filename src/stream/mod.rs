@@ -272,10 +272,16 @@ impl Resident {
 const STAGED_RELEASE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Frames the banded upload of a step may find no staging chunk while chunks are lent to reads,
-/// before those reads are given up (see `Streamer::continue_step`).
+/// before those reads are given up (see `Streamer::continue_step`). Why 4: a chunk comes back
+/// on its own a frame or two after its levels are built (the GPU's copies must finish), so a
+/// shorter wait would throw away reads about to free it; past that, the chunk is held by grows
+/// that cannot start behind this step, and only giving them up unblocks it.
 const BAND_WAIT_FRAMES: u32 = 4;
 
-/// Frames a kept read whose levels are in staging stays in the reuse cache.
+/// Frames a kept read whose levels are in staging stays in the reuse cache. Why 8: a cancelled
+/// grow is asked again within a few frames when the camera merely hesitated (the prediction's
+/// latency is 1-3 frames); longer would keep a staging chunk from the bands for a read that is
+/// no longer wanted.
 const STAGED_REUSE_FRAMES: u64 = 8;
 
 /// One level's bytes as a read left them: in a buffer of its own, or already in staging
