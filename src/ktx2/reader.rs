@@ -599,7 +599,7 @@ pub fn read_level(
 
 /// Level `level`'s entry, its expected size (the format math), and where its bytes end, with
 /// the entry checked against both.
-pub(super) fn level_span(
+pub(crate) fn level_span(
     info: &Ktx2Info,
     level: usize,
 ) -> Result<(super::LevelInfo, u64, u64), Ktx2Error> {

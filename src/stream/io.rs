@@ -14,8 +14,10 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use super::LevelData;
-use crate::gpu::staging::{StagedLevel, StagingLease};
-use crate::ktx2::{Ktx2Info, read_level, read_level_in, read_level_with};
+use crate::gpu::staging::{RowWriter, StagedLevel, StagingLease};
+use crate::ktx2::{
+    Ktx2Error, Ktx2Info, Supercompression, level_span, read_level, read_level_in, read_level_with,
+};
 
 /// Creates a texture with every level of `source`, in its own format, charged to the streamed
 /// textures: for a texture that must never blur (give it to
@@ -235,7 +237,18 @@ impl TextureSource {
         mut lease: StagingLease,
         bounce: &mut [u8],
     ) -> Result<Vec<StagedLevel>, String> {
-        let (mut f, name) = self.open()?;
+        // A file on disk is kept as a `File`: its uncompressed levels are read straight into
+        // the staging (`read_direct`).
+        let file = match self {
+            TextureSource::Path(p) => Some(
+                std::fs::File::open(p.as_path()).map_err(|e| format!("{}: {e}", p.display()))?,
+            ),
+            _ => None,
+        };
+        let (mut f, name) = match &file {
+            Some(file) => (Box::new(file) as Box<dyn ReadSeek + '_>, self.describe()),
+            None => self.open()?,
+        };
         for (k, l) in levels.enumerate() {
             if cancel.load(Ordering::Acquire) {
                 return Err("cancelled".into());
@@ -244,10 +257,18 @@ impl TextureSource {
                 return Err(format!("{name}: level {l}: no staging room for it"));
             };
             let level = usize::from(l);
-            let mut sink = |b: &[u8]| w.write(b);
-            match self {
-                TextureSource::Bytes(b) => read_level_in(b, info, level, bounce, &mut sink),
-                _ => read_level_with(&mut f, info, level, bounce, &mut sink),
+            let direct = file
+                .as_ref()
+                .and_then(|file| read_direct(file, info, level, &mut w));
+            match direct {
+                Some(read) => read,
+                None => {
+                    let mut sink = |b: &[u8]| w.write(b);
+                    match self {
+                        TextureSource::Bytes(b) => read_level_in(b, info, level, bounce, &mut sink),
+                        _ => read_level_with(&mut f, info, level, bounce, &mut sink),
+                    }
+                }
             }
             .map_err(|e| format!("{name}: {}", level_error(l, &e)))?;
             if w.written() != w.len() {
@@ -259,6 +280,46 @@ impl TextureSource {
             }
         }
         Ok(lease.finish())
+    }
+}
+
+/// Reads an uncompressed level of `file` straight into its staging with one `pread` (the
+/// kernel's copy from the page cache is the only one; through a buffer, the bytes were copied
+/// twice). `None` where that cannot be done (a Zstandard level, rows padded in the staging, not
+/// on Unix): the caller reads through its buffer then. Checks the level's entry as
+/// [`read_level_with`] does, and reports a short file as [`Ktx2Error::Truncated`].
+fn read_direct(
+    file: &std::fs::File,
+    info: &Ktx2Info,
+    level: usize,
+    w: &mut RowWriter<'_>,
+) -> Option<Result<(), Ktx2Error>> {
+    #[cfg(unix)]
+    {
+        if info.supercompression != Supercompression::None {
+            return None;
+        }
+        let (span, _, end) = match level_span(info, level) {
+            Ok(s) => s,
+            Err(e) => return Some(Err(e)),
+        };
+        let read = w.read_at(file, span.offset)?;
+        Some(read.map_err(|e| {
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                Ktx2Error::Truncated {
+                    what: "level data",
+                    needed: end,
+                    available: span.offset + w.written() as u64,
+                }
+            } else {
+                Ktx2Error::from(e)
+            }
+        }))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (file, info, level, w);
+        None
     }
 }
 

@@ -137,6 +137,47 @@ impl RowWriter<'_> {
         true
     }
 
+    /// Reads the whole level from `file` at `offset` straight into the mapped chunk: the one
+    /// copy of its bytes (the kernel's, from the page cache), with no buffer in between. Only
+    /// for a level whose rows lie back to back in the chunk (rows of a multiple of 256 bytes,
+    /// or one row) and nothing written yet; `None` otherwise (then [`RowWriter::write`] the
+    /// bytes). A file shorter than the level is an [`std::io::ErrorKind::UnexpectedEof`] error,
+    /// with [`RowWriter::written`] saying how far it got.
+    #[cfg(unix)]
+    pub fn read_at(&mut self, file: &std::fs::File, offset: u64) -> Option<std::io::Result<()>> {
+        use std::os::fd::AsRawFd;
+        let contiguous = self.pitch == self.row || self.len <= self.row;
+        if self.pos != 0 || !contiguous || self.dst.len() < self.len {
+            return None;
+        }
+        let start = self.dst.as_raw_element_ptr().as_ptr();
+        while self.pos < self.len {
+            let want = (self.len - self.pos).min(1 << 30);
+            let Some(at) = offset
+                .checked_add(self.pos as u64)
+                .and_then(|a| libc::off_t::try_from(a).ok())
+            else {
+                return Some(Err(std::io::Error::from(std::io::ErrorKind::InvalidInput)));
+            };
+            // SAFETY: `start + pos .. start + pos + want` lies within `dst` (`pos + want <=
+            // len <= dst.len()`), mapped memory valid for writes that nothing else touches
+            // while this writer borrows it. `pread` only writes there (no read of the write-only
+            // memory, no reference to it is made) and every byte value is a valid `u8`.
+            let n = unsafe { libc::pread(file.as_raw_fd(), start.add(self.pos).cast(), want, at) };
+            match n {
+                n if n > 0 => self.pos += n as usize,
+                0 => return Some(Err(std::io::ErrorKind::UnexpectedEof.into())),
+                _ => {
+                    let e = std::io::Error::last_os_error();
+                    if e.kind() != std::io::ErrorKind::Interrupted {
+                        return Some(Err(e));
+                    }
+                }
+            }
+        }
+        Some(Ok(()))
+    }
+
     /// Bytes written so far.
     pub fn written(&self) -> usize {
         self.pos

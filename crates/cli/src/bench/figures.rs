@@ -132,11 +132,17 @@ pub fn upload_bench(ctx: &GpuContext, quick: bool) -> Result<UploadFigures> {
     let memcpy_s = t0.elapsed().as_secs_f64();
     let upload_mb_s = total as f64 * f64::from(reps) / upload_s.max(1e-9) / 1e6;
     let memcpy_mb_s = total as f64 * f64::from(memcpy_reps) / memcpy_s.max(1e-9) / 1e6;
-    let (read_upload_mb_s, staged_read_upload_mb_s, streamed_upload_mb_s) = if bc {
-        read_upload_bench(ctx, &tex, &levels, side, reps)?
+    let read = if bc {
+        Some(read_upload_bench(ctx, &tex, &levels, side, reps)?)
     } else {
-        (0.0, 0.0, 0.0)
+        None
     };
+    let figure = |f: fn(&ReadFigures) -> f64| read.as_ref().map_or(0.0, f);
+    let (read_upload_mb_s, staged_read_upload_mb_s, streamed_upload_mb_s) = (
+        figure(|r| r.own),
+        figure(|r| r.staged),
+        figure(|r| r.streamed),
+    );
     Ok(UploadFigures {
         what: format!(
             "{side}x{side} {}, {count} levels",
@@ -156,6 +162,8 @@ pub fn upload_bench(ctx: &GpuContext, quick: bool) -> Result<UploadFigures> {
         staged_ratio: staged_read_upload_mb_s / memcpy_mb_s.max(1e-9),
         streamed_upload_mb_s,
         streamed_ratio: streamed_upload_mb_s / memcpy_mb_s.max(1e-9),
+        file_read_mb_s: figure(|r| r.file_read),
+        file_upload_mb_s: figure(|r| r.file),
     })
 }
 
@@ -171,7 +179,7 @@ fn read_upload_bench(
     levels: &[Vec<u8>],
     side: u32,
     reps: u32,
-) -> Result<(f64, f64, f64)> {
+) -> Result<ReadFigures> {
     use std::sync::atomic::AtomicBool;
     let fail = |reason: String| {
         Error::Mipflow(mipflow::Error::InvalidResource {
@@ -223,16 +231,20 @@ fn read_upload_bench(
         own(u64::from(rep) + 1)?;
     }
     let own_s = t0.elapsed().as_secs_f64();
-    let mut staged = |rep: u64| -> Result<()> {
+    // The staged path from `source`: every level read into a lent chunk, and with `upload` the
+    // copies into the texture, submit, wait, the chunk given back.
+    let mut staged = |source: &TextureSource, rep: u64, upload: bool| -> Result<()> {
         let lease = ring
             .lend(ctx, &rows, u64::MAX)?
             .ok_or_else(|| fail("no staging chunk lent".into()))?;
         let staged = source
             .read_levels_staged(&info, 0..count, &cancel, lease, &mut bounce)
             .map_err(fail)?;
-        for (l, s) in staged.iter().enumerate() {
-            let n = s.layout().rows;
-            ring.copy_staged(ctx, s, tex.texture(), l as u32, 0, n)?;
+        if upload {
+            for (l, s) in staged.iter().enumerate() {
+                let n = s.layout().rows;
+                ring.copy_staged(ctx, s, tex.texture(), l as u32, 0, n)?;
+            }
         }
         ring.submit(ctx, rep);
         drop(staged);
@@ -242,16 +254,45 @@ fn read_upload_bench(
         ring.recycle(rep);
         Ok(())
     };
-    staged(1_000)?;
-    let t0 = Instant::now();
-    for rep in 0..reps {
-        staged(1_001 + u64::from(rep))?;
-    }
-    let staged_s = t0.elapsed().as_secs_f64();
+    let mut timed = |source: &TextureSource, first: u64, upload: bool| -> Result<f64> {
+        staged(source, first, upload)?;
+        let t0 = Instant::now();
+        for rep in 0..reps {
+            staged(source, first + 1 + u64::from(rep), upload)?;
+        }
+        Ok(t0.elapsed().as_secs_f64())
+    };
+    let staged_s = timed(&source, 1_000, true)?;
+    // The same file on disk (in the page cache, as a game's recently read assets are): its
+    // large levels are read from the file straight into the staging.
+    let dir = tempfile::tempdir().map_err(|e| fail(format!("temp dir: {e}")))?;
+    let path = dir.path().join("bench.ktx2");
+    let TextureSource::Bytes(bytes) = &source else {
+        unreachable!("the bench's source is in memory")
+    };
+    std::fs::write(&path, &bytes[..]).map_err(|e| fail(format!("{}: {e}", path.display())))?;
+    let on_disk = TextureSource::path(&path);
+    let file_read_s = timed(&on_disk, 3_000, false)?;
+    let file_s = timed(&on_disk, 4_000, true)?;
     let streamed_s = streamed_upload(ctx, tex, &source, &info, &rows, padded.max(total * 2), reps)
         .map_err(fail)?;
     let mb_s = |s: f64| total as f64 * f64::from(reps) / s.max(1e-9) / 1e6;
-    Ok((mb_s(own_s), mb_s(staged_s), mb_s(streamed_s)))
+    Ok(ReadFigures {
+        own: mb_s(own_s),
+        staged: mb_s(staged_s),
+        streamed: mb_s(streamed_s),
+        file_read: mb_s(file_read_s),
+        file: mb_s(file_s),
+    })
+}
+
+/// [`read_upload_bench`]'s figures, MB/s.
+struct ReadFigures {
+    own: f64,
+    staged: f64,
+    streamed: f64,
+    file_read: f64,
+    file: f64,
 }
 
 /// The staged path as the streamer runs it: an IO thread reads each texture's levels straight

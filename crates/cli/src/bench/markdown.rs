@@ -287,6 +287,20 @@ pub fn markdown(r: &BenchReport) -> String {
                 "at least 50%",
             );
         }
+        if u.file_upload_mb_s > 0.0 {
+            let pct = |v: f64| v / u.memcpy_mb_s.max(1e-9) * 100.0;
+            row(
+                "from the file on disk (page cache) straight into staging: read alone / read + upload MB/s",
+                blank(format!(
+                    "{:.0} ({:.0}%) / {:.0} ({:.0}%)",
+                    u.file_read_mb_s,
+                    pct(u.file_read_mb_s),
+                    u.file_upload_mb_s,
+                    pct(u.file_upload_mb_s)
+                )),
+                "at least 50%",
+            );
+        }
         if u.streamed_upload_mb_s > 0.0 {
             row(
                 "read + upload MB/s as streamed: reads straight into staging on an IO thread, overlapping the copies",

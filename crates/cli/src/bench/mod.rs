@@ -475,6 +475,15 @@ pub struct UploadFigures {
     /// `streamed_upload_mb_s` over memcpy.
     #[serde(default)]
     pub streamed_ratio: f64,
+    /// The same KTX2 file on disk (in the page cache): every level read into a lent staging
+    /// chunk (its large levels with one `pread` each, straight into the chunk), no copy into the
+    /// texture: the IO worker's part alone, MB/s. 0 without BC.
+    #[serde(default)]
+    pub file_read_mb_s: f64,
+    /// The same read from the file, then the copies into the texture, submit, wait: MB/s. 0
+    /// without BC.
+    #[serde(default)]
+    pub file_upload_mb_s: f64,
 }
 
 /// Cook throughput and quality at one quality setting.

@@ -141,6 +141,11 @@ fn tiny_bench_report_is_well_formed_and_ordered() {
             .as_ref()
             .is_some_and(|u| u.upload_mb_s > 0.0 && u.memcpy_mb_s > 0.0)
     );
+    // With BC formats, the read paths too, from the KTX2 file on disk included.
+    let u = report.upload.as_ref().expect("upload figures");
+    if u.staged_read_upload_mb_s > 0.0 {
+        assert!(u.file_read_mb_s > 0.0 && u.file_upload_mb_s > 0.0, "{u:?}");
+    }
     assert_eq!(report.cook.len(), 3);
     assert!(
         report
@@ -151,6 +156,10 @@ fn tiny_bench_report_is_well_formed_and_ordered() {
 
     let md = std::fs::read_to_string(out_arg.join("bench.md")).expect("bench.md");
     assert!(md.contains("| figure |") && md.contains("Command: `mipflow bench"));
+    assert_eq!(
+        md.contains("from the file on disk (page cache) straight into staging"),
+        u.file_upload_mb_s > 0.0
+    );
     let png = image::open(out_arg.join("bench.png"))
         .expect("bench.png")
         .to_rgba8();
