@@ -94,15 +94,22 @@ impl Planner {
         }
 
         // Bucket sort by bin, best first; stable, so ties go by texture then coarse to fine.
-        self.counts.fill(0);
+        // Only the bins from the least to the greatest one used are gone through (the
+        // counts outside them stay 0 from the previous sort).
+        let (mut lo, mut hi) = (BINS, 0);
         for it in &self.items {
-            self.counts[it.bin()] += 1;
+            let b = it.bin();
+            self.counts[b] += 1;
+            lo = lo.min(b);
+            hi = hi.max(b);
         }
-        let mut acc = 0u32;
-        for c in self.counts.iter_mut().rev() {
-            let n = *c;
-            *c = acc;
-            acc += n;
+        if lo <= hi {
+            let mut acc = 0u32;
+            for c in self.counts[lo..=hi].iter_mut().rev() {
+                let n = *c;
+                *c = acc;
+                acc += n;
+            }
         }
         self.sorted.clear();
         self.sorted.resize(self.items.len(), Item::default());
@@ -110,6 +117,9 @@ impl Planner {
             let b = it.bin();
             self.sorted[self.counts[b] as usize] = *it;
             self.counts[b] += 1;
+        }
+        if lo <= hi {
+            self.counts[lo..=hi].fill(0);
         }
 
         // The greedy itself touches only the sorted items and two compact per-texture arrays

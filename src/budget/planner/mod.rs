@@ -349,9 +349,20 @@ impl Planner {
                 let j = mask.trailing_zeros() as usize;
                 mask &= mask - 1;
                 let i = block * 64 + j;
+                let t = &tex[j];
+                if !t.histogram && !seen[j].has_histogram() {
+                    // No histogram now nor before: the cheap words are the exact ones and both
+                    // hashes are 0, so the difference found is a change.
+                    let now = Seen::cheap(t);
+                    view_changed |= now.view_differs(&seen[j]);
+                    seen[j] = now;
+                    changed[count] = i as u32;
+                    count += 1;
+                    continue;
+                }
                 // The exact words and a histogram's hash decide; a changed texture's are kept
                 // here (the plan that follows does not compute them again).
-                let (now, hash) = (Seen::of(&tex[j]), histogram_hash(&tex[j]));
+                let (now, hash) = (Seen::of(t), histogram_hash(t));
                 if seen[j] != now || self.hashes[i] != hash {
                     view_changed |= now.view_differs(&seen[j]) || hash != self.hashes[i];
                     seen[j] = now;

@@ -165,6 +165,13 @@ impl Seen {
         ])
     }
 
+    /// Whether these are the words of a texture with a histogram (its hash, kept beside them,
+    /// is then not 0; without one it is 0).
+    #[inline(always)]
+    pub(super) fn has_histogram(&self) -> bool {
+        self.0[3] & HISTOGRAM_MARK != 0
+    }
+
     /// Whether the view part (wanted level, pixels, priority, histogram) differs.
     pub(super) fn view_differs(&self, other: &Seen) -> bool {
         self.0[0] != other.0[0]
