@@ -477,6 +477,21 @@ impl Ktx2Info {
         let v = v.strip_suffix(&[0]).unwrap_or(v);
         std::str::from_utf8(v).ok()
     }
+
+    /// Width over height of the image the texture shows: its `mipflowSourceSize` (the size
+    /// before `mipflow cook --resize` resampled it to whole blocks and levels, e.g. 451x300
+    /// cooked as 448x320) when it has one, else its own size. What a quad drawing it should
+    /// keep, whichever way the texture is loaded.
+    pub fn display_aspect(&self) -> f32 {
+        let source = self.key_value_str("mipflowSourceSize").and_then(|v| {
+            let (w, h) = v.trim_end_matches('\0').split_once('x')?;
+            Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?))
+        });
+        let (w, h) = source
+            .filter(|&(w, h)| w > 0 && h > 0)
+            .unwrap_or((self.width, self.height));
+        w as f32 / h.max(1) as f32
+    }
 }
 
 /// Which way a texture's rows and columns go (`KTXorientation`). mipflow never rewrites the data:

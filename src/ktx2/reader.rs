@@ -716,4 +716,20 @@ mod tests {
             "level 2: out of memory for its 1099511627776 bytes"
         );
     }
+
+    /// The image's shape: a cooked image's `mipflowSourceSize` (the size before it was
+    /// resampled to whole blocks and levels), else the texture's own size; a size that is
+    /// not `WxH` of two positive numbers counts as absent.
+    #[test]
+    fn the_display_aspect_is_the_source_image_s() {
+        let mut info = Ktx2Info::resident(wgpu::TextureFormat::Bc7RgbaUnorm, 448, 320);
+        assert_eq!(info.display_aspect(), 1.4);
+        info.key_values
+            .push(("mipflowSourceSize".into(), b"451x300\0".to_vec()));
+        assert_eq!(info.display_aspect(), 451.0 / 300.0);
+        for bad in [&b"0x300\0"[..], b"451x", b"wide", b"451x-3"] {
+            info.key_values[0].1 = bad.to_vec();
+            assert_eq!(info.display_aspect(), 1.4, "{bad:?}");
+        }
+    }
 }

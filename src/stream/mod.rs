@@ -598,18 +598,11 @@ impl Streamer {
         self.id(h).map(|s| (s.width, s.height))
     }
 
-    /// Width over height of the image a live texture shows: its `mipflowSourceSize` (the size
-    /// before `mipflow cook --resize` resampled it) when it has one, else its own size.
+    /// Width over height of the image a live texture shows ([`Ktx2Info::display_aspect`]). A
+    /// texture added already resident ([`crate::BudgetManager::add_resident_texture`]) has no
+    /// KTX2 metadata: its own size.
     pub fn texture_aspect(&self, h: TextureHandle) -> Option<f32> {
-        let info = &self.slot(h)?.info;
-        let source = info.key_value_str("mipflowSourceSize").and_then(|v| {
-            let (w, h) = v.trim_end_matches('\0').split_once('x')?;
-            Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?))
-        });
-        let (w, h) = source
-            .filter(|&(w, h)| w > 0 && h > 0)
-            .unwrap_or((info.width, info.height));
-        Some(w as f32 / h.max(1) as f32)
+        Some(self.slot(h)?.info.display_aspect())
     }
 
     /// Whether the handle still names a live texture.

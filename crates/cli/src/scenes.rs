@@ -144,11 +144,20 @@ pub fn hall_floor_transforms(length: f32) -> impl Iterator<Item = Mat4> {
 /// Places `textures` as panels along both walls of a hall running from z = 0 towards -z, larger
 /// textures on larger panels, and a tiled floor with the first texture. Returns the hall's length.
 pub fn build_hall(r: &mut Renderer, textures: &[(TextureHandle, u32)]) -> Result<f32> {
+    let shaped: Vec<(TextureHandle, u32, f32)> = textures
+        .iter()
+        .map(|&(tex, size)| (tex, size, r.streamer().texture_aspect(tex).unwrap_or(1.0)))
+        .collect();
+    build_hall_shaped(r, &shaped)
+}
+
+/// [`build_hall`] with each panel's aspect (width over height) given: the image's, which a
+/// texture added already resident cannot tell (its KTX2 metadata is not kept).
+pub fn build_hall_shaped(r: &mut Renderer, textures: &[(TextureHandle, u32, f32)]) -> Result<f32> {
     let (pv, pi) = panel(1.0, 1.0);
     let panel_mesh = r.add_mesh(&pv, &pi)?;
     let length = hall_length(textures.len());
-    for (i, &(tex, size)) in textures.iter().enumerate() {
-        let aspect = r.streamer().texture_aspect(tex).unwrap_or(1.0);
+    for (i, &(tex, size, aspect)) in textures.iter().enumerate() {
         let mat = r.add_material(MaterialDesc::new(tex))?;
         r.add_instance(
             panel_mesh,
@@ -156,7 +165,7 @@ pub fn build_hall(r: &mut Renderer, textures: &[(TextureHandle, u32)]) -> Result
             hall_panel_transform_with_aspect(i, size, aspect),
         )?;
     }
-    if let Some(&(floor_tex, _)) = textures.first() {
+    if let Some(&(floor_tex, _, _)) = textures.first() {
         let (fv, fi) = mipflow::render::quad_xz();
         let floor_mesh = r.add_mesh(&fv, &fi)?;
         let mut md = MaterialDesc::new(floor_tex);
@@ -262,10 +271,17 @@ pub fn build_gallery_with_skips(
     }
     let mut handles = Vec::with_capacity(files.len());
     for f in files {
-        match add_texture(r, TextureSource::Path(Arc::new(f.clone())), residency) {
+        let source = TextureSource::Path(Arc::new(f.clone()));
+        // The image's shape from the file itself, so that every residency draws the same
+        // panels (a texture added resident keeps no KTX2 metadata, and a cooked image's
+        // `mipflowSourceSize` is not its padded size).
+        let aspect = source
+            .info(&mipflow::ktx2::ReadLimits::default())
+            .map(|i| i.display_aspect());
+        match add_texture(r, source, residency) {
             Ok(h) => {
                 let w = r.streamer().texture_width(h).unwrap_or(1024);
-                handles.push((h, w));
+                handles.push((h, w, aspect.unwrap_or(1.0)));
             }
             Err(e) => {
                 tracing::warn!(file = %f.display(), error = %e, "skipped");
@@ -279,7 +295,7 @@ pub fn build_gallery_with_skips(
             dir.display()
         )));
     }
-    build_hall(r, &handles)
+    build_hall_shaped(r, &handles)
 }
 
 /// [`crate::find_files`], its error naming the folder.
