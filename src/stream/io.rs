@@ -15,9 +15,7 @@ use std::thread::JoinHandle;
 
 use super::LevelData;
 use crate::gpu::staging::{RowWriter, StagedLevel, StagingLease};
-use crate::ktx2::{
-    Ktx2Error, Ktx2Info, Supercompression, level_span, read_level, read_level_in, read_level_with,
-};
+use crate::ktx2::{Ktx2Error, Ktx2Info, read_level, read_level_in, read_level_with};
 
 /// Creates a texture with every level of `source`, in its own format, charged to the streamed
 /// textures: for a texture that must never blur (give it to
@@ -296,6 +294,7 @@ fn read_direct(
 ) -> Option<Result<(), Ktx2Error>> {
     #[cfg(unix)]
     {
+        use crate::ktx2::{Supercompression, level_span};
         if info.supercompression != Supercompression::None {
             return None;
         }
