@@ -387,9 +387,11 @@ impl GameRenderer {
                     let limits = mipflow::ktx2::ReadLimits::default();
                     let b = mipflow::stream::load_resident(manager.context(), &m.base, &limits)?;
                     let n = mipflow::stream::load_resident(manager.context(), &m.normal, &limits)?;
+                    // With their files' metadata: the orientation the shader flips by.
+                    let (bi, ni) = (m.base.info(&limits)?, m.normal.info(&limits)?);
                     (
-                        manager.add_resident_texture(b, "base (full)"),
-                        manager.add_resident_texture(n, "normal (full)"),
+                        manager.add_resident_texture_from(b, "base (full)", &bi),
+                        manager.add_resident_texture_from(n, "normal (full)", &ni),
                     )
                 }
             };

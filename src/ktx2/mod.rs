@@ -25,6 +25,7 @@ mod staged;
 mod writer;
 
 pub use format::{BlockFormat, FORMATS};
+#[cfg(unix)]
 pub(crate) use reader::level_span;
 pub use reader::{
     HEADER_LEN, RawHeader, Validation, read_info, read_info_from, read_level, validate,

@@ -336,7 +336,21 @@ impl BudgetManager {
     /// constructors of [`GpuContext`]); the planner counts its bytes as fixed. Its view is
     /// handed out like any other's.
     pub fn add_resident_texture(&mut self, tex: TrackedTexture, label: &str) -> TextureHandle {
-        self.streamer.add_resident(tex, label)
+        self.streamer.add_resident(tex, label, None)
+    }
+
+    /// [`BudgetManager::add_resident_texture`] for a texture made from a KTX2 file (by
+    /// [`crate::stream::load_resident`], or decoded from it): it keeps the file's metadata, so
+    /// that [`Streamer::texture_orientation`] and [`Streamer::texture_aspect`] say what they say
+    /// of the same file streamed (a `KTXorientation` of "ru" flips it alike, a cooked image
+    /// keeps its shape).
+    pub fn add_resident_texture_from(
+        &mut self,
+        tex: TrackedTexture,
+        label: &str,
+        file: &crate::ktx2::Ktx2Info,
+    ) -> TextureHandle {
+        self.streamer.add_resident(tex, label, Some(file))
     }
 
     /// Removes a texture (freed at once). False for a stale handle.

@@ -312,6 +312,18 @@ impl Renderer {
         self.manager.add_resident_texture(tex, label)
     }
 
+    /// [`Renderer::add_resident_texture`] for a texture made from a KTX2 file: drawn with the
+    /// file's orientation and shape, as the same file streamed (see
+    /// [`BudgetManager::add_resident_texture_from`]).
+    pub fn add_resident_texture_from(
+        &mut self,
+        tex: TrackedTexture,
+        label: &str,
+        file: &crate::ktx2::Ktx2Info,
+    ) -> TextureHandle {
+        self.manager.add_resident_texture_from(tex, label, file)
+    }
+
     /// Removes a texture (freed at once). False for a stale handle.
     pub fn remove_texture(&mut self, h: TextureHandle) -> bool {
         if let Some(g) = self.material_groups.get_mut(h.index() as usize) {

@@ -19,7 +19,8 @@ use crate::ktx2::{Ktx2Error, Ktx2Info, read_level, read_level_in, read_level_wit
 
 /// Creates a texture with every level of `source`, in its own format, charged to the streamed
 /// textures: for a texture that must never blur (give it to
-/// [`crate::BudgetManager::add_resident_texture`]), or the all-resident baseline a streamed
+/// [`crate::BudgetManager::add_resident_texture_from`] with the file's [`TextureSource::info`],
+/// so that it keeps the file's orientation and shape), or the all-resident baseline a streamed
 /// render is compared with. Reads the whole file now.
 pub fn load_resident(
     ctx: &crate::gpu::GpuContext,
@@ -302,6 +303,10 @@ fn read_direct(
             Ok(s) => s,
             Err(e) => return Some(Err(e)),
         };
+        if span.byte_length != w.len() as u64 {
+            // Staging laid out for another size: the buffered path reports the mismatch.
+            return None;
+        }
         let read = w.read_at(file, span.offset)?;
         Some(read.map_err(|e| {
             if e.kind() == std::io::ErrorKind::UnexpectedEof {

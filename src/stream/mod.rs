@@ -599,8 +599,8 @@ impl Streamer {
     }
 
     /// Width over height of the image a live texture shows ([`Ktx2Info::display_aspect`]). A
-    /// texture added already resident ([`crate::BudgetManager::add_resident_texture`]) has no
-    /// KTX2 metadata: its own size.
+    /// texture added already resident without its file
+    /// ([`crate::BudgetManager::add_resident_texture`]) has no KTX2 metadata: its own size.
     pub fn texture_aspect(&self, h: TextureHandle) -> Option<f32> {
         Some(self.slot(h)?.info.display_aspect())
     }

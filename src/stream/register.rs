@@ -165,9 +165,19 @@ impl Streamer {
     /// charged to the ledger as `tex` was created (use the tracked constructors of
     /// [`GpuContext`]); the planner counts its bytes as fixed. Its view is handed out like any
     /// other's.
-    pub(crate) fn add_resident(&mut self, tex: TrackedTexture, label: &str) -> TextureHandle {
+    /// `file`: the KTX2 file it was made from, whose metadata it keeps (its orientation, its
+    /// image's shape); without one it has none.
+    pub(crate) fn add_resident(
+        &mut self,
+        tex: TrackedTexture,
+        label: &str,
+        file: Option<&Ktx2Info>,
+    ) -> TextureHandle {
         let (w, h) = (tex.texture().width(), tex.texture().height());
-        let info = Ktx2Info::resident(tex.texture().format(), w, h);
+        let mut info = Ktx2Info::resident(tex.texture().format(), w, h);
+        if let Some(file) = file {
+            info.key_values.clone_from(&file.key_values);
+        }
         let (index, generation) = match self.free.pop() {
             Some(i) => (i, self.slots[i as usize].generation.wrapping_add(1)),
             None => (self.slots.len() as u32, 0),

@@ -360,6 +360,34 @@ fn a_ktx2_file_is_read_into_the_staging_byte_for_byte() {
                 );
             }
         }
+        if w == 256 {
+            // Levels 0 to 2 (rows of 1024, 512 and 256 bytes) come from the file without the
+            // buffer: with none, the buffered path could not read a byte.
+            let source = TextureSource::path(&path);
+            let info = source.info(&ReadLimits::default()).expect("info");
+            let rows: Vec<(u32, u32)> = (0..3)
+                .map(|l| {
+                    let (lw, lh) = info.level_dims(l);
+                    mipflow::gpu::upload::level_rows_of(format, lw, lh)
+                })
+                .collect();
+            let mut ring = StagingRing::new(256 << 10, 2, 2);
+            let lease = ring.lend(&ctx, &rows, u64::MAX).unwrap().expect("lent");
+            let read =
+                source.read_levels_staged(&info, 0..3, &AtomicBool::new(false), lease, &mut []);
+            assert!(read.is_ok(), "{read:?}");
+            // Staging laid out for one row fewer than level 0 has: refused, not a partial read
+            // nor one that runs into the next level.
+            let (row, n) = rows[0];
+            let lease = ring
+                .lend(&ctx, &[(row, n - 1)], u64::MAX)
+                .unwrap()
+                .expect("lent");
+            let err = source
+                .read_levels_staged(&info, 0..1, &AtomicBool::new(false), lease, &mut [0u8; 64])
+                .expect_err("a staging of the wrong size");
+            assert!(err.contains("level 0"), "{err}");
+        }
         // The file cut inside level 0 (stored last) after its header was read.
         let source = TextureSource::path(&path);
         let info = source.info(&ReadLimits::default()).expect("info");

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 /// How the scene builders make textures resident: streamed under the budget (mipflow), or, for
 /// `mipflow bench`'s baselines, every level resident at once, as BC7 or decoded to RGBA8 (the
 /// naive baseline). The baselines are made here, outside the library, with the public API any
-/// game has ([`Renderer::add_resident_texture`]).
+/// game has ([`Renderer::add_resident_texture_from`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Residency {
@@ -41,9 +41,12 @@ pub fn add_texture(
     }
     let limits = mipflow::ktx2::ReadLimits::default();
     let label = source.describe();
+    // The file's metadata goes with the texture (`add_resident_texture_from`): every mode
+    // draws it with the same orientation and shape.
     if residency == Residency::FullBc7 {
+        let info = source.info(&limits)?;
         let tex = mipflow::stream::load_resident(r.context(), &source, &limits)?;
-        return Ok(r.add_resident_texture(tex, &label));
+        return Ok(r.add_resident_texture_from(tex, &label, &info));
     }
     // FullRgba8: every level decoded on the CPU.
     let (info, levels) = source.read_all(&limits)?;
@@ -81,7 +84,7 @@ pub fn add_texture(
         &refs,
         mipflow::Category::Textures,
     )?;
-    Ok(r.add_resident_texture(tex, &label))
+    Ok(r.add_resident_texture_from(tex, &label, &info))
 }
 
 /// Spacing of the hall's panels along z.
@@ -144,20 +147,11 @@ pub fn hall_floor_transforms(length: f32) -> impl Iterator<Item = Mat4> {
 /// Places `textures` as panels along both walls of a hall running from z = 0 towards -z, larger
 /// textures on larger panels, and a tiled floor with the first texture. Returns the hall's length.
 pub fn build_hall(r: &mut Renderer, textures: &[(TextureHandle, u32)]) -> Result<f32> {
-    let shaped: Vec<(TextureHandle, u32, f32)> = textures
-        .iter()
-        .map(|&(tex, size)| (tex, size, r.streamer().texture_aspect(tex).unwrap_or(1.0)))
-        .collect();
-    build_hall_shaped(r, &shaped)
-}
-
-/// [`build_hall`] with each panel's aspect (width over height) given: the image's, which a
-/// texture added already resident cannot tell (its KTX2 metadata is not kept).
-pub fn build_hall_shaped(r: &mut Renderer, textures: &[(TextureHandle, u32, f32)]) -> Result<f32> {
     let (pv, pi) = panel(1.0, 1.0);
     let panel_mesh = r.add_mesh(&pv, &pi)?;
     let length = hall_length(textures.len());
-    for (i, &(tex, size, aspect)) in textures.iter().enumerate() {
+    for (i, &(tex, size)) in textures.iter().enumerate() {
+        let aspect = r.streamer().texture_aspect(tex).unwrap_or(1.0);
         let mat = r.add_material(MaterialDesc::new(tex))?;
         r.add_instance(
             panel_mesh,
@@ -165,7 +159,7 @@ pub fn build_hall_shaped(r: &mut Renderer, textures: &[(TextureHandle, u32, f32)
             hall_panel_transform_with_aspect(i, size, aspect),
         )?;
     }
-    if let Some(&(floor_tex, _, _)) = textures.first() {
+    if let Some(&(floor_tex, _)) = textures.first() {
         let (fv, fi) = mipflow::render::quad_xz();
         let floor_mesh = r.add_mesh(&fv, &fi)?;
         let mut md = MaterialDesc::new(floor_tex);
@@ -271,17 +265,10 @@ pub fn build_gallery_with_skips(
     }
     let mut handles = Vec::with_capacity(files.len());
     for f in files {
-        let source = TextureSource::Path(Arc::new(f.clone()));
-        // The image's shape from the file itself, so that every residency draws the same
-        // panels (a texture added resident keeps no KTX2 metadata, and a cooked image's
-        // `mipflowSourceSize` is not its padded size).
-        let aspect = source
-            .info(&mipflow::ktx2::ReadLimits::default())
-            .map(|i| i.display_aspect());
-        match add_texture(r, source, residency) {
+        match add_texture(r, TextureSource::Path(Arc::new(f.clone())), residency) {
             Ok(h) => {
                 let w = r.streamer().texture_width(h).unwrap_or(1024);
-                handles.push((h, w, aspect.unwrap_or(1.0)));
+                handles.push((h, w));
             }
             Err(e) => {
                 tracing::warn!(file = %f.display(), error = %e, "skipped");
@@ -295,7 +282,7 @@ pub fn build_gallery_with_skips(
             dir.display()
         )));
     }
-    build_hall_shaped(r, &handles)
+    build_hall(r, &handles)
 }
 
 /// [`crate::find_files`], its error naming the folder.

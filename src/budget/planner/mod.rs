@@ -353,6 +353,7 @@ impl Planner {
                 if !t.histogram && !seen[j].has_histogram() {
                     // No histogram now nor before: the cheap words are the exact ones and both
                     // hashes are 0, so the difference found is a change.
+                    debug_assert_eq!(self.hashes[i], 0, "a hash without the histogram mark");
                     let now = Seen::cheap(t);
                     view_changed |= now.view_differs(&seen[j]);
                     seen[j] = now;

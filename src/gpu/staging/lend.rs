@@ -141,24 +141,24 @@ impl RowWriter<'_> {
     /// copy of its bytes (the kernel's, from the page cache), with no buffer in between. Only
     /// for a level whose rows lie back to back in the chunk (rows of a multiple of 256 bytes,
     /// or one row) and nothing written yet; `None` otherwise (then [`RowWriter::write`] the
-    /// bytes). A file shorter than the level is an [`std::io::ErrorKind::UnexpectedEof`] error,
-    /// with [`RowWriter::written`] saying how far it got.
+    /// bytes; also when the level's end lies past what `pread` can address, as on 32-bit
+    /// targets). A file shorter than the level is an [`std::io::ErrorKind::UnexpectedEof`]
+    /// error, with [`RowWriter::written`] saying how far it got.
     #[cfg(unix)]
     pub fn read_at(&mut self, file: &std::fs::File, offset: u64) -> Option<std::io::Result<()>> {
         use std::os::fd::AsRawFd;
         let contiguous = self.pitch == self.row || self.len <= self.row;
-        if self.pos != 0 || !contiguous || self.dst.len() < self.len {
+        let addressable = offset
+            .checked_add(self.len as u64)
+            .is_some_and(|end| libc::off_t::try_from(end).is_ok());
+        if self.pos != 0 || !contiguous || !addressable || self.dst.len() < self.len {
             return None;
         }
         let start = self.dst.as_raw_element_ptr().as_ptr();
         while self.pos < self.len {
             let want = (self.len - self.pos).min(1 << 30);
-            let Some(at) = offset
-                .checked_add(self.pos as u64)
-                .and_then(|a| libc::off_t::try_from(a).ok())
-            else {
-                return Some(Err(std::io::Error::from(std::io::ErrorKind::InvalidInput)));
-            };
+            // In range: `offset + len` fits `off_t` (checked above).
+            let at = (offset + self.pos as u64) as libc::off_t;
             // SAFETY: `start + pos .. start + pos + want` lies within `dst` (`pos + want <=
             // len <= dst.len()`), mapped memory valid for writes that nothing else touches
             // while this writer borrows it. `pread` only writes there (no read of the write-only

@@ -163,7 +163,8 @@ pub fn upload_bench(ctx: &GpuContext, quick: bool) -> Result<UploadFigures> {
         streamed_upload_mb_s,
         streamed_ratio: streamed_upload_mb_s / memcpy_mb_s.max(1e-9),
         file_read_mb_s: figure(|r| r.file_read),
-        file_upload_mb_s: figure(|r| r.file),
+        file_upload_mb_s: figure(|r| r.file_upload),
+        file_read_bounce_mb_s: figure(|r| r.bounce_read),
     })
 }
 
@@ -232,14 +233,17 @@ fn read_upload_bench(
     }
     let own_s = t0.elapsed().as_secs_f64();
     // The staged path from `source`: every level read into a lent chunk, and with `upload` the
-    // copies into the texture, submit, wait, the chunk given back.
-    let mut staged = |source: &TextureSource, rep: u64, upload: bool| -> Result<()> {
+    // copies into the texture, submit, wait, the chunk given back. Returns the seconds the
+    // read itself took.
+    let mut staged = |source: &TextureSource, rep: u64, upload: bool| -> Result<f64> {
         let lease = ring
             .lend(ctx, &rows, u64::MAX)?
             .ok_or_else(|| fail("no staging chunk lent".into()))?;
+        let t0 = Instant::now();
         let staged = source
             .read_levels_staged(&info, 0..count, &cancel, lease, &mut bounce)
             .map_err(fail)?;
+        let read_s = t0.elapsed().as_secs_f64();
         if upload {
             for (l, s) in staged.iter().enumerate() {
                 let n = s.layout().rows;
@@ -252,19 +256,28 @@ fn read_upload_bench(
         ring.recycle(rep);
         ctx.wait_idle()?;
         ring.recycle(rep);
-        Ok(())
+        Ok(read_s)
     };
+    // Seconds for `reps` repetitions after a warm-up: the whole path with `upload`, the reads
+    // alone without.
     let mut timed = |source: &TextureSource, first: u64, upload: bool| -> Result<f64> {
         staged(source, first, upload)?;
         let t0 = Instant::now();
+        let mut reads = 0.0;
         for rep in 0..reps {
-            staged(source, first + 1 + u64::from(rep), upload)?;
+            reads += staged(source, first + 1 + u64::from(rep), upload)?;
         }
-        Ok(t0.elapsed().as_secs_f64())
+        Ok(if upload {
+            t0.elapsed().as_secs_f64()
+        } else {
+            reads
+        })
     };
     let staged_s = timed(&source, 1_000, true)?;
     // The same file on disk (in the page cache, as a game's recently read assets are): its
-    // large levels are read from the file straight into the staging.
+    // large levels are read from the file straight into the staging (on Unix). And the same
+    // file through a game's reader (`KtxReader`), which reads through the bounce buffer: what
+    // every file read did before.
     let dir = tempfile::tempdir().map_err(|e| fail(format!("temp dir: {e}")))?;
     let path = dir.path().join("bench.ktx2");
     let TextureSource::Bytes(bytes) = &source else {
@@ -272,8 +285,11 @@ fn read_upload_bench(
     };
     std::fs::write(&path, &bytes[..]).map_err(|e| fail(format!("{}: {e}", path.display())))?;
     let on_disk = TextureSource::path(&path);
+    let file = std::fs::File::open(&path).map_err(|e| fail(format!("{}: {e}", path.display())))?;
+    let through_reader = TextureSource::reader(FileReader(file));
     let file_read_s = timed(&on_disk, 3_000, false)?;
-    let file_s = timed(&on_disk, 4_000, true)?;
+    let file_upload_s = timed(&on_disk, 4_000, true)?;
+    let bounce_read_s = timed(&through_reader, 5_000, false)?;
     let streamed_s = streamed_upload(ctx, tex, &source, &info, &rows, padded.max(total * 2), reps)
         .map_err(fail)?;
     let mb_s = |s: f64| total as f64 * f64::from(reps) / s.max(1e-9) / 1e6;
@@ -282,7 +298,8 @@ fn read_upload_bench(
         staged: mb_s(staged_s),
         streamed: mb_s(streamed_s),
         file_read: mb_s(file_read_s),
-        file: mb_s(file_s),
+        file_upload: mb_s(file_upload_s),
+        bounce_read: mb_s(bounce_read_s),
     })
 }
 
@@ -292,7 +309,33 @@ struct ReadFigures {
     staged: f64,
     streamed: f64,
     file_read: f64,
-    file: f64,
+    file_upload: f64,
+    bounce_read: f64,
+}
+
+/// A file read through the [`mipflow::stream::KtxReader`] interface (a game's archive would
+/// be one): the IO workers read it through their bounce buffer.
+#[derive(Debug)]
+struct FileReader(std::fs::File);
+
+impl mipflow::stream::KtxReader for FileReader {
+    fn byte_len(&self) -> std::io::Result<u64> {
+        Ok(self.0.metadata()?.len())
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::FileExt::read_exact_at(&self.0, buf, offset)
+        }
+        #[cfg(not(unix))]
+        {
+            use std::io::{Read, Seek};
+            let mut f = &self.0;
+            f.seek(std::io::SeekFrom::Start(offset))?;
+            f.read_exact(buf)
+        }
+    }
 }
 
 /// The staged path as the streamer runs it: an IO thread reads each texture's levels straight

@@ -300,6 +300,15 @@ pub fn markdown(r: &BenchReport) -> String {
                 )),
                 "at least 50%",
             );
+            row(
+                "the same read through the bounce buffer (a `KtxReader` over the file) MB/s",
+                blank(format!(
+                    "{:.0} ({:.0}%)",
+                    u.file_read_bounce_mb_s,
+                    pct(u.file_read_bounce_mb_s)
+                )),
+                "",
+            );
         }
         if u.streamed_upload_mb_s > 0.0 {
             row(

@@ -476,10 +476,15 @@ pub struct UploadFigures {
     #[serde(default)]
     pub streamed_ratio: f64,
     /// The same KTX2 file on disk (in the page cache): every level read into a lent staging
-    /// chunk (its large levels with one `pread` each, straight into the chunk), no copy into the
-    /// texture: the IO worker's part alone, MB/s. 0 without BC.
+    /// chunk (on Unix its large levels with one `pread` each, straight into the chunk), the
+    /// reads alone timed (no copy into the texture): the IO worker's part, MB/s. 0 without BC.
     #[serde(default)]
     pub file_read_mb_s: f64,
+    /// The same reads through a `KtxReader` over the file, which go through the IO worker's
+    /// bounce buffer (two CPU copies: what every file read did before the direct read), MB/s.
+    /// 0 without BC.
+    #[serde(default)]
+    pub file_read_bounce_mb_s: f64,
     /// The same read from the file, then the copies into the texture, submit, wait: MB/s. 0
     /// without BC.
     #[serde(default)]

@@ -144,7 +144,10 @@ fn tiny_bench_report_is_well_formed_and_ordered() {
     // With BC formats, the read paths too, from the KTX2 file on disk included.
     let u = report.upload.as_ref().expect("upload figures");
     if u.staged_read_upload_mb_s > 0.0 {
-        assert!(u.file_read_mb_s > 0.0 && u.file_upload_mb_s > 0.0, "{u:?}");
+        assert!(
+            u.file_read_mb_s > 0.0 && u.file_upload_mb_s > 0.0 && u.file_read_bounce_mb_s > 0.0,
+            "{u:?}"
+        );
     }
     assert_eq!(report.cook.len(), 3);
     assert!(
@@ -270,11 +273,13 @@ fn fly_by_keeps_up_with_a_moving_camera() {
 }
 
 /// A gallery of photos that are not square, nor sized in whole blocks and levels (`chelsea.png`
-/// is 451x300, cooked as 448x320 with `mipflowSourceSize` 451x300): each panel keeps the image's
-/// shape whichever way its texture is loaded, so the streamed modes match the all-resident
-/// render. The resident modes drew the panels at the cooked size's shape (a texture added
-/// resident keeps no KTX2 metadata) and the streamed ones at the source's: 22 of 30 frames
-/// under 40 dB (min 34.4 dB) with a budget far above what the view wants.
+/// is 451x300, cooked as 448x320 with `mipflowSourceSize` 451x300), and one stored bottom row
+/// first (`KTXorientation` "ru"): each panel keeps the image's shape and orientation whichever
+/// way its texture is loaded, so the streamed modes match the all-resident render. The resident
+/// modes (`add_resident_texture` keeps no KTX2 metadata) drew the photos at the cooked size's
+/// shape and the "ru" file unflipped, the streamed ones at the source's shape and flipped: 22 of
+/// 30 frames under 40 dB (min 34.4 dB) with a budget far above what the view wants, from the
+/// shapes alone.
 #[test]
 fn a_gallery_of_photos_that_are_not_square_matches_the_resident_render() {
     if common::gpu().is_none() {
@@ -298,6 +303,28 @@ fn a_gallery_of_photos_that_are_not_square_matches_the_resident_render() {
         "{}",
         String::from_utf8_lossy(&cooked.stderr)
     );
+    // The coffee photo again, its rows declared bottom first: drawn upside down, in every mode.
+    let coffee = mipflow::TextureSource::path(gallery.join("coffee.ktx2"));
+    let (info, levels) = coffee
+        .read_all(&mipflow::ktx2::ReadLimits::default())
+        .expect("read the cooked file");
+    let mut key_values: Vec<(String, Vec<u8>)> = info
+        .key_values
+        .iter()
+        .filter(|(k, _)| k.starts_with("mipflow"))
+        .cloned()
+        .collect();
+    key_values.push(("KTXorientation".into(), b"ru\0".to_vec()));
+    let flipped = mipflow::ktx2::EncodedTexture {
+        format: info.format,
+        width: info.width,
+        height: info.height,
+        levels,
+        key_values,
+    };
+    let mut bytes = Vec::new();
+    mipflow::ktx2::write_ktx2(&mut bytes, &flipped, None, "test").expect("write");
+    std::fs::write(gallery.join("coffee_ru.ktx2"), bytes).expect("write the file");
     let out_arg = dir.join("out");
     let out = bench(
         &[
@@ -325,7 +352,7 @@ fn a_gallery_of_photos_that_are_not_square_matches_the_resident_render() {
     );
     let text = std::fs::read_to_string(out_arg.join("bench.json")).expect("bench.json");
     let report: BenchReport = serde_json::from_str(&text).expect("a BenchReport");
-    assert_eq!(report.scene.textures, 2);
+    assert_eq!(report.scene.textures, 3);
     for m in &report.modes[1..] {
         assert_eq!(m.frames_compared, 30, "{:?}", m.mode);
         let min = m.psnr_min_db.expect("compared");
