@@ -48,14 +48,15 @@ pub fn add_texture(
         let tex = mipflow::stream::load_resident(r.context(), &source, &limits)?;
         return Ok(r.add_resident_texture_from(tex, &label, &info));
     }
-    // FullRgba8: every level decoded on the CPU.
+    // FullRgba8: every level decoded on the CPU, as a shader samples its format (BC1 to BC5,
+    // BC7; BC6H clamped to 0..1).
     let (info, levels) = source.read_all(&limits)?;
     let decoded: Vec<Vec<u8>> = levels
         .iter()
         .enumerate()
         .map(|(l, d)| {
             let (w, h) = info.level_dims(l);
-            mipflow_cook::decode_bc7(d, w, h)
+            mipflow_cook::decode_blocks(info.format, d, w, h)
         })
         .collect();
     let format = if info.format.is_srgb() {
