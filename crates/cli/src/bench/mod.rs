@@ -330,6 +330,13 @@ pub struct ModeSummary {
     pub frames_under_40db: u64,
     /// Frames whose in-frame peak passed the budget (mode (c)).
     pub frames_over_budget: u64,
+    /// Frames whose budget could not hold the fixed bytes, the smallest render targets and
+    /// every texture's floor tail together (the planner's `BudgetTooSmall`; mode (c)).
+    #[serde(default)]
+    pub budget_too_small_frames: u64,
+    /// The most those needed in such a frame, bytes (0 when none).
+    #[serde(default)]
+    pub floor_bytes_max: u64,
     /// The highest budget in force (mode (c)).
     pub budget_bytes: Option<u64>,
     /// Lowest render scale.

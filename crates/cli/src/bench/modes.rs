@@ -247,6 +247,10 @@ impl ModeRun {
         s.blur_max_pixel_octaves = s
             .blur_max_pixel_octaves
             .max(f64::from(stats.blur_pixel_octaves));
+        if streamed && stats.budget_too_small {
+            s.budget_too_small_frames += 1;
+            s.floor_bytes_max = s.floor_bytes_max.max(stats.floor_bytes);
+        }
         self.sample_memory();
         Ok(())
     }

@@ -374,5 +374,36 @@ fn a_gallery_of_photos_that_are_not_square_matches_the_resident_render() {
         assert_eq!(m.frames_under_40db, 0, "{:?}: min {min} dB", m.mode);
         assert!(min > 50.0, "{:?}: min {min} dB", m.mode);
     }
+    // Under the default budget (a quarter of (b)'s textures, 0.1 MiB here) the render targets
+    // alone do not fit: the report says so and what would.
+    let small = dir.join("small");
+    let out = bench(
+        &[
+            "--textures",
+            gallery.to_str().unwrap(),
+            "--frames",
+            "3",
+            "--size",
+            "320x180",
+            "--quick",
+            "--planner-textures",
+            "1000",
+            "--out",
+            small.to_str().unwrap(),
+        ],
+        &dir,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(small.join("bench.json")).expect("bench.json");
+    let report: BenchReport = serde_json::from_str(&text).expect("a BenchReport");
+    let c = &report.modes[2];
+    assert_eq!(c.budget_too_small_frames, 3);
+    assert!(c.floor_bytes_max > c.budget_bytes.unwrap(), "{c:?}");
+    let md = std::fs::read_to_string(small.join("bench.md")).expect("bench.md");
+    assert!(md.contains("pass a larger --budget"), "{md}");
     let _ = std::fs::remove_dir_all(&dir);
 }
