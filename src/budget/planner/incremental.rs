@@ -11,18 +11,18 @@
 //! non-negative terms do not depend on their order). When the floors do not all fit, they
 //! compete like any step, so such a frame goes through every texture; new buckets judge every
 //! texture again. A quiet texture whose inputs change is planned again, unless its new inputs
-//! keep it quiet (checked in [`Planner::select`]: a distant object while the camera moves).
+//! keep it quiet (checked in [`Quiet::stays`], during the change scan: a distant object while the camera moves).
 
 use super::*;
 
 impl Planner {
     /// Fills `self.list` with the textures this plan goes through: every one (`full`, which
-    /// also forgets every quiet mark), or the union of the changed and the active ones. A
-    /// changed texture that was quiet stays quiet, and out of the list, when its new inputs
-    /// keep it quiet (its demand moved but still asks for nothing finer than its floor: a
-    /// distant object while the camera moves); otherwise it loses its mark (it is judged again
-    /// after the plan).
-    pub(super) fn select(&mut self, tex: &[PlanTexture], frame: u64, full: bool) {
+    /// also forgets every quiet mark), or the union of the changed ones the scan listed and the
+    /// active ones. A changed texture that was quiet stays quiet, and out of the list, when its
+    /// new inputs keep it quiet (its demand moved but still asks for nothing finer than its
+    /// floor: a distant object while the camera moves); otherwise the scan took its mark (it is
+    /// judged again after the plan). See [`Quiet::stays`].
+    pub(super) fn select(&mut self, tex: &[PlanTexture], full: bool) {
         let n = tex.len();
         self.list.clear();
         self.levels.resize(n, 0);
@@ -33,38 +33,7 @@ impl Planner {
             self.list.extend(0..n as u32);
             return;
         }
-        let hold = u64::from(self.config.min_frames_between_changes);
-        let mut kept = 0;
-        for k in 0..self.n_changed {
-            if let Some(&ahead) = self.changed[..self.n_changed].get(k + PREFETCH_AHEAD) {
-                prefetch(self.history.get(ahead as usize));
-            }
-            let i = self.changed[k] as usize;
-            if self.quiet[i] {
-                let (t, h) = (&tex[i], &self.history[i]);
-                // Still quiet, and nothing `observe` would record: the same texture (identity)
-                // at the same level, so its history and its work (floor bytes) stand.
-                let floor = t.floor();
-                let still = !t.busy
-                    && t.resident() == floor
-                    && h.level == floor
-                    && h.identity == (t.level_bytes[0], t.count(), floor)
-                    && (h.changed_at == NEVER || frame >= h.changed_at.saturating_add(hold))
-                    && asks_nothing(t, floor, self.min_bias);
-                if still {
-                    continue;
-                }
-                self.quiet[i] = false;
-                // Its work is the one it was judged quiet with (a quiet texture is not
-                // observed again until it changes): the floor it added.
-                self.quiet_floor -= u128::from(self.work[i].floor_bytes);
-            }
-            self.changed[kept] = i as u32;
-            kept += 1;
-        }
-        // `n_changed` keeps counting the textures that still quiet ones too: they did change,
-        // and the next scan's steady-view shortcut asks how many did.
-        let changed = &self.changed[..kept];
+        let changed = &self.changed[..self.n_listed];
         // Merge two ascending lists.
         let (a, c) = (&self.active, changed);
         let (mut x, mut y) = (0, 0);
@@ -94,7 +63,7 @@ impl Planner {
         // Most textures to go through anyway: one sequential pass over all of them reads memory
         // faster than gathering the listed ones, with the same plan.
         if self.list.len() * 2 > n {
-            self.select(tex, frame, true);
+            self.select(tex, true);
         }
     }
 
@@ -104,7 +73,7 @@ impl Planner {
     /// of every changed texture (then they are not computed again, and the scan says whether a
     /// view changed). Running it twice in a frame changes nothing the second time (but
     /// reports no view change unless the scan found one). What it records of a texture must
-    /// stay what [`Planner::select`]'s still-quiet test checks is unchanged (identity, level,
+    /// stay what [`Quiet::stays`] checks is unchanged (identity, level,
     /// hold): a texture that test keeps quiet is not observed.
     pub(super) fn observe(
         &mut self,
@@ -283,6 +252,49 @@ impl Planner {
             }
         }
         post
+    }
+}
+
+/// What the change scan needs to tell whether a changed texture that was quiet stays quiet.
+pub(super) struct Quiet<'a> {
+    pub(super) marks: &'a mut [bool],
+    pub(super) floor: &'a mut u128,
+    pub(super) work: &'a [Work],
+    pub(super) history: &'a [History],
+    pub(super) frame: u64,
+    pub(super) hold: u64,
+    /// The previous plan's least mip bias: new buckets plan every texture anyway.
+    pub(super) min_bias: f32,
+}
+
+impl Quiet<'_> {
+    /// For changed texture `i` (inputs `t`): whether it was quiet and stays quiet, so that a
+    /// plan need not go through it. Stays quiet: still at its floor, not busy, its hold over,
+    /// nothing [`Planner::observe`] would record (the same texture, identity, at the same
+    /// level, so its history and its work, the floor bytes it added, stand), and asking for
+    /// nothing finer than its floor ([`asks_nothing`]). One that was quiet and does not stay so
+    /// loses its mark here and its floor leaves the quiet sum (it is judged again after the
+    /// plan). A plan that goes through every texture forgets every mark anyway.
+    #[inline]
+    pub(super) fn stays(&mut self, t: &PlanTexture, i: usize) -> bool {
+        if !self.marks.get(i).copied().unwrap_or(false) {
+            return false;
+        }
+        let h = &self.history[i];
+        let floor = t.floor();
+        let still = !t.busy
+            && t.resident() == floor
+            && h.level == floor
+            && h.identity == (t.level_bytes[0], t.count(), floor)
+            && (h.changed_at == NEVER || self.frame >= h.changed_at.saturating_add(self.hold))
+            && asks_nothing(t, floor, self.min_bias);
+        if !still {
+            self.marks[i] = false;
+            // Its work is the one it was judged quiet with (a quiet texture is not observed
+            // again until it changes): the floor it added.
+            *self.floor -= u128::from(self.work[i].floor_bytes);
+        }
+        still
     }
 }
 

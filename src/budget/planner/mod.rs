@@ -157,10 +157,12 @@ pub struct Planner {
     wake: u64,
     fixed: u64,
     output_pixels: u64,
-    /// The incremental state (see [`PlannerConfig::incremental`]). `changed[..n_changed]`: the
-    /// textures whose inputs differ from the previous call (the scan's output).
+    /// The incremental state (see [`PlannerConfig::incremental`]). `n_changed`: how many
+    /// textures' inputs differ from the previous call; `changed[..n_listed]`: those of them
+    /// the plan must go through (the scan's output: not the quiet ones that stay quiet).
     changed: Vec<u32>,
     n_changed: usize,
+    n_listed: usize,
     /// The scan found a texture whose view (wanted level, pixels, priority, histogram) changed.
     /// The scan keeps the words and hash of every changed texture in `seen` and `hashes`.
     scan_view_changed: bool,
@@ -224,6 +226,7 @@ impl Planner {
             output_pixels: 0,
             changed: Vec::new(),
             n_changed: 0,
+            n_listed: 0,
             scan_view_changed: false,
             list: Vec::new(),
             active: Vec::new(),
@@ -258,7 +261,7 @@ impl Planner {
     /// When nothing changed since the previous call (every input equal, no hold expiring), this
     /// costs one scan of the inputs and returns the previous plan with `replanned == false`.
     pub fn plan(&mut self, input: &PlanInput<'_>, out: &mut Plan) -> PlanStatus {
-        let scanned = self.scan(input.textures);
+        let scanned = self.scan(input.textures, input.frame);
         if scanned && self.unchanged(input) {
             out.clone_from(&self.cache);
             out.replanned = false;
@@ -299,15 +302,19 @@ impl Planner {
             && self.same_buckets(input.buckets)
     }
 
-    /// Lists the textures whose inputs differ from the previous plan's in
-    /// `changed[..n_changed]`, ascending; false when the scene's size changed (everything is
-    /// planned then). The steady-view cost of a frame, so a branch-free scan and compaction; it
-    /// is bound by reading one cache line per texture.
-    fn scan(&mut self, textures: &[PlanTexture]) -> bool {
+    /// Counts the textures whose inputs differ from the previous plan's (`n_changed`) and lists
+    /// those a plan must go through in `changed[..n_listed]`, ascending; false when the scene's
+    /// size changed (everything is planned then). A changed texture that was quiet and stays
+    /// quiet ([`incremental::stays_quiet`]: a distant object while the camera moves) is not
+    /// listed; one that does not stay quiet loses its mark here, while its line is in the
+    /// cache. The steady-view cost of a frame, so a branch-free scan and compaction; it is bound
+    /// by reading one cache line per texture.
+    fn scan(&mut self, textures: &[PlanTexture], frame: u64) -> bool {
         // Few changes last time (fewer than one a block of 64: a steady view): each block is
         // first checked as a whole.
         let steady = self.n_changed * 64 <= textures.len();
         self.n_changed = 0;
+        self.n_listed = 0;
         self.scan_view_changed = false;
         if self.seen.len() != textures.len() || self.hashes.len() != textures.len() {
             return false;
@@ -323,6 +330,18 @@ impl Planner {
             (s.0[0] ^ k.0[0]) | (s.0[1] ^ k.0[1]) | (s.0[2] ^ k.0[2]) | (s.0[3] ^ k.0[3])
         };
         let mut view_changed = false;
+        let mut total = 0usize;
+        let hold = u64::from(self.config.min_frames_between_changes);
+        let quiet = incremental::Quiet {
+            marks: &mut self.quiet[..],
+            floor: &mut self.quiet_floor,
+            work: &self.work[..],
+            history: &self.history[..],
+            frame,
+            hold,
+            min_bias: self.min_bias,
+        };
+        let mut quiet = quiet;
         for (block, (seen, tex)) in self
             .seen
             .chunks_mut(64)
@@ -357,24 +376,29 @@ impl Planner {
                     let now = Seen::cheap(t);
                     view_changed |= now.view_differs(&seen[j]);
                     seen[j] = now;
-                    changed[count] = i as u32;
-                    count += 1;
-                    continue;
-                }
-                // The exact words and a histogram's hash decide; a changed texture's are kept
-                // here (the plan that follows does not compute them again).
-                let (now, hash) = (Seen::of(t), histogram_hash(t));
-                if seen[j] != now || self.hashes[i] != hash {
+                } else {
+                    // The exact words and a histogram's hash decide; a changed texture's are
+                    // kept here (the plan that follows does not compute them again).
+                    let (now, hash) = (Seen::of(t), histogram_hash(t));
+                    if seen[j] == now && self.hashes[i] == hash {
+                        continue;
+                    }
                     view_changed |= now.view_differs(&seen[j]) || hash != self.hashes[i];
                     seen[j] = now;
                     self.hashes[i] = hash;
+                }
+                total += 1;
+                if !quiet.stays(t, i) {
                     // `count <= i < len`: always in bounds.
                     changed[count] = i as u32;
                     count += 1;
                 }
             }
         }
-        self.n_changed = count;
+        // `n_changed` counts the textures that stay quiet too: they did change, and the next
+        // scan's steady-view shortcut asks how many did.
+        self.n_changed = total;
+        self.n_listed = count;
         self.scan_view_changed = view_changed;
         true
     }

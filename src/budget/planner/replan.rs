@@ -86,7 +86,7 @@ impl Planner {
             || new_run
             || self.quiet.len() != n
             || self.levels.len() != n;
-        self.select(tex, frame, full);
+        self.select(tex, full);
 
         // Pass 1: observe changes, sanitise, sizes.
         let (mut floor_sum, resident_sum, mut view_changed) =
@@ -105,7 +105,7 @@ impl Planner {
             .saturating_add(floor_sum);
         if floor_bytes > input.budget && !full {
             // The floors compete when they do not all fit: every texture takes part.
-            self.select(tex, frame, true);
+            self.select(tex, true);
             let (sum, resident_sum, _) = self.observe(tex, frame, false, scanned);
             floor_sum = sum;
             sums.resident = resident_sum;
