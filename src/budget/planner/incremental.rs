@@ -11,7 +11,8 @@
 //! non-negative terms do not depend on their order). When the floors do not all fit, they
 //! compete like any step, so such a frame goes through every texture; new buckets judge every
 //! texture again. A quiet texture whose inputs change is planned again, unless its new inputs
-//! keep it quiet (checked in [`Quiet::stays`], during the change scan: a distant object while the camera moves).
+//! keep it quiet (checked by [`Quiet::stays`] during the change scan: a distant object while
+//! the camera moves).
 
 use super::*;
 
@@ -73,8 +74,8 @@ impl Planner {
     /// of every changed texture (then they are not computed again, and the scan says whether a
     /// view changed). Running it twice in a frame changes nothing the second time (but
     /// reports no view change unless the scan found one). What it records of a texture must
-    /// stay what [`Quiet::stays`] checks is unchanged (identity, level,
-    /// hold): a texture that test keeps quiet is not observed.
+    /// stay what [`Quiet::stays`] checks is unchanged (identity, level, hold): a texture that
+    /// test keeps quiet is not observed.
     pub(super) fn observe(
         &mut self,
         tex: &[PlanTexture],
