@@ -261,6 +261,16 @@ fn a_level_with_unpadded_rows_is_read_from_a_file_straight_into_the_staging() {
     assert_eq!(read_texture_rgba8(&ctx, tc.texture()).unwrap(), c);
 }
 
+/// `(row bytes, rows)` of the first `count` levels of a file, as a lease lays them out.
+fn level_rows(info: &mipflow::ktx2::Ktx2Info, count: usize) -> Vec<(u32, u32)> {
+    (0..count)
+        .map(|l| {
+            let (w, h) = info.level_dims(l);
+            mipflow::gpu::upload::level_rows_of(info.format, w, h)
+        })
+        .collect()
+}
+
 /// A BC7 chain in a KTX2 file on disk, read by `TextureSource::read_levels_staged` (the IO
 /// workers' path: the large levels straight from the file, the small padded ones through the
 /// buffer), lands in the texture byte for byte as written; the same file in memory too. A file
@@ -304,12 +314,7 @@ fn a_ktx2_file_is_read_into_the_staging_byte_for_byte() {
             TextureSource::bytes(bytes.clone()),
         ] {
             let info = source.info(&ReadLimits::default()).expect("info");
-            let rows: Vec<(u32, u32)> = (0..levels.len())
-                .map(|l| {
-                    let (lw, lh) = info.level_dims(l);
-                    mipflow::gpu::upload::level_rows_of(format, lw, lh)
-                })
-                .collect();
+            let rows = level_rows(&info, levels.len());
             let mut ring = StagingRing::new(256 << 10, 2, 2);
             let lease = ring.lend(&ctx, &rows, u64::MAX).unwrap().expect("lent");
             let mut bounce = vec![0u8; 4096];
@@ -365,12 +370,7 @@ fn a_ktx2_file_is_read_into_the_staging_byte_for_byte() {
             // buffer: with none, the buffered path could not read a byte.
             let source = TextureSource::path(&path);
             let info = source.info(&ReadLimits::default()).expect("info");
-            let rows: Vec<(u32, u32)> = (0..3)
-                .map(|l| {
-                    let (lw, lh) = info.level_dims(l);
-                    mipflow::gpu::upload::level_rows_of(format, lw, lh)
-                })
-                .collect();
+            let rows = level_rows(&info, 3);
             let mut ring = StagingRing::new(256 << 10, 2, 2);
             let lease = ring.lend(&ctx, &rows, u64::MAX).unwrap().expect("lent");
             let read =

@@ -290,34 +290,30 @@ fn a_gallery_of_photos_that_are_not_square_matches_the_resident_render() {
     let dir = out_dir("gallery");
     let photos = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/photos");
     let gallery = dir.join("gallery");
-    let cooked = Command::new(env!("CARGO_BIN_EXE_mipflow"))
-        .arg("cook")
-        .args([
-            format!("{photos}/chelsea.png"),
-            format!("{photos}/coffee.png"),
-        ])
-        .arg("--out")
-        .arg(&gallery)
-        .output()
-        .expect("run mipflow cook");
-    assert!(
-        cooked.status.success(),
-        "{}",
-        String::from_utf8_lossy(&cooked.stderr)
-    );
+    let cook = |args: &[String]| {
+        let cooked = Command::new(env!("CARGO_BIN_EXE_mipflow"))
+            .arg("cook")
+            .args(args)
+            .arg("--out")
+            .arg(&gallery)
+            .output()
+            .expect("run mipflow cook");
+        assert!(
+            cooked.status.success(),
+            "{}",
+            String::from_utf8_lossy(&cooked.stderr)
+        );
+    };
+    cook(&[
+        format!("{photos}/chelsea.png"),
+        format!("{photos}/coffee.png"),
+    ]);
     // And one in BC1: the RGBA8 baseline decodes each file's own format.
-    let cooked = Command::new(env!("CARGO_BIN_EXE_mipflow"))
-        .arg("cook")
-        .arg(format!("{photos}/brick.png"))
-        .args(["--format", "bc1", "--out"])
-        .arg(&gallery)
-        .output()
-        .expect("run mipflow cook");
-    assert!(
-        cooked.status.success(),
-        "{}",
-        String::from_utf8_lossy(&cooked.stderr)
-    );
+    cook(&[
+        format!("{photos}/brick.png"),
+        "--format".into(),
+        "bc1".into(),
+    ]);
     // The coffee photo again, its rows declared bottom first: drawn upside down, in every mode.
     let coffee = mipflow::TextureSource::path(gallery.join("coffee.ktx2"));
     let (info, levels) = coffee
@@ -340,33 +336,30 @@ fn a_gallery_of_photos_that_are_not_square_matches_the_resident_render() {
     let mut bytes = Vec::new();
     mipflow::ktx2::write_ktx2(&mut bytes, &flipped, None, "test").expect("write");
     std::fs::write(gallery.join("coffee_ru.ktx2"), bytes).expect("write the file");
-    let out_arg = dir.join("out");
-    let out = bench(
-        &[
+    let gallery_bench = |out: &std::path::Path, more: &[&str]| -> BenchReport {
+        let mut args = vec![
             "--textures",
             gallery.to_str().unwrap(),
-            "--frames",
-            "30",
             "--size",
             "320x180",
-            "--budget",
-            "64MiB",
             "--quick",
             "--planner-textures",
             "1000",
             "--out",
-            out_arg.to_str().unwrap(),
-        ],
-        &dir,
-    );
-    assert!(
-        out.status.success(),
-        "exit {:?}\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = std::fs::read_to_string(out_arg.join("bench.json")).expect("bench.json");
-    let report: BenchReport = serde_json::from_str(&text).expect("a BenchReport");
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(more);
+        let run = bench(&args, &dir);
+        assert!(
+            run.status.success(),
+            "exit {:?}\n{}",
+            run.status.code(),
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let text = std::fs::read_to_string(out.join("bench.json")).expect("bench.json");
+        serde_json::from_str(&text).expect("a BenchReport")
+    };
+    let report = gallery_bench(&dir.join("out"), &["--frames", "30", "--budget", "64MiB"]);
     assert_eq!(report.scene.textures, 4);
     for m in &report.modes[1..] {
         assert_eq!(m.frames_compared, 30, "{:?}", m.mode);
@@ -377,29 +370,7 @@ fn a_gallery_of_photos_that_are_not_square_matches_the_resident_render() {
     // Under the default budget (a quarter of (b)'s textures, 0.1 MiB here) the render targets
     // alone do not fit: the report says so and what would.
     let small = dir.join("small");
-    let out = bench(
-        &[
-            "--textures",
-            gallery.to_str().unwrap(),
-            "--frames",
-            "3",
-            "--size",
-            "320x180",
-            "--quick",
-            "--planner-textures",
-            "1000",
-            "--out",
-            small.to_str().unwrap(),
-        ],
-        &dir,
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = std::fs::read_to_string(small.join("bench.json")).expect("bench.json");
-    let report: BenchReport = serde_json::from_str(&text).expect("a BenchReport");
+    let report = gallery_bench(&small, &["--frames", "3"]);
     let c = &report.modes[2];
     assert_eq!(c.budget_too_small_frames, 3);
     assert!(c.floor_bytes_max > c.budget_bytes.unwrap(), "{c:?}");
