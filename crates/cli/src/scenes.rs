@@ -48,18 +48,33 @@ pub fn add_texture(
         let tex = mipflow::stream::load_resident(r.context(), &source, &limits)?;
         return Ok(r.add_resident_texture_from(tex, &label, &info));
     }
-    // FullRgba8: every level decoded on the CPU, as a shader samples its format (BC1 to BC5,
-    // BC7; BC6H clamped to 0..1).
+    // FullRgba8: every level decoded on the CPU, as a shader samples its format: RGBA8 for
+    // BC1 to BC5 and BC7, RGBA16F for BC6H (its values past 1 are what HDR is for).
     let (info, levels) = source.read_all(&limits)?;
+    let hdr = matches!(
+        info.format,
+        wgpu::TextureFormat::Bc6hRgbUfloat | wgpu::TextureFormat::Bc6hRgbFloat
+    );
     let decoded: Vec<Vec<u8>> = levels
         .iter()
         .enumerate()
         .map(|(l, d)| {
             let (w, h) = info.level_dims(l);
-            mipflow_cook::decode_blocks(info.format, d, w, h)
+            if hdr {
+                let signed = info.format == wgpu::TextureFormat::Bc6hRgbFloat;
+                let rgb = mipflow_cook::decode_bc6h(d, w, h, signed);
+                rgb.chunks_exact(3)
+                    .flat_map(|t| [t[0], t[1], t[2], 1.0])
+                    .flat_map(|v| half::f16::from_f32(v).to_le_bytes())
+                    .collect()
+            } else {
+                mipflow_cook::decode_blocks(info.format, d, w, h)
+            }
         })
         .collect();
-    let format = if info.format.is_srgb() {
+    let format = if hdr {
+        wgpu::TextureFormat::Rgba16Float
+    } else if info.format.is_srgb() {
         wgpu::TextureFormat::Rgba8UnormSrgb
     } else {
         wgpu::TextureFormat::Rgba8Unorm

@@ -274,10 +274,11 @@ fn fly_by_keeps_up_with_a_moving_camera() {
 
 /// A gallery of photos that are not square, nor sized in whole blocks and levels (`chelsea.png`
 /// is 451x300, cooked as 448x320 with `mipflowSourceSize` 451x300), one stored bottom row
-/// first (`KTXorientation` "ru") and one in BC1: each panel keeps the image's shape and
-/// orientation whichever way its texture is loaded, and the RGBA8 baseline decodes each file's
-/// own format (it decoded every file as BC7: (b) and (c) at 14.7 dB against it), so the
-/// streamed modes match the all-resident render. The resident
+/// first (`KTXorientation` "ru"), one in BC1 and an HDR one in BC6H: each panel keeps the
+/// image's shape and orientation whichever way its texture is loaded, and the uncompressed
+/// baseline decodes each file's own format (it decoded every file as BC7: (b) and (c) at
+/// 14.7 dB against it; and BC6H clamped to 8 bits: 27.5 dB), so the streamed modes match the
+/// all-resident render. The resident
 /// modes (`add_resident_texture` keeps no KTX2 metadata) drew the photos at the cooked size's
 /// shape and the "ru" file unflipped, the streamed ones at the source's shape and flipped: 22 of
 /// 30 frames under 40 dB (min 34.4 dB) with a budget far above what the view wants, from the
@@ -308,12 +309,20 @@ fn a_gallery_of_photos_that_are_not_square_matches_the_resident_render() {
         format!("{photos}/chelsea.png"),
         format!("{photos}/coffee.png"),
     ]);
-    // And one in BC1: the RGBA8 baseline decodes each file's own format.
+    // And one in BC1, and an HDR image (values up to 4) in BC6H: the uncompressed baseline
+    // decodes each file's own format (BC6H to RGBA16F).
     cook(&[
         format!("{photos}/brick.png"),
         "--format".into(),
         "bc1".into(),
     ]);
+    let hdr = dir.join("glow.hdr");
+    image::DynamicImage::ImageRgb32F(image::Rgb32FImage::from_fn(128, 128, |x, y| {
+        image::Rgb([x as f32 / 32.0, y as f32 / 32.0, 0.5])
+    }))
+    .save(&hdr)
+    .expect("write the HDR image");
+    cook(&[hdr.to_str().unwrap().to_owned()]);
     // The coffee photo again, its rows declared bottom first: drawn upside down, in every mode.
     let coffee = mipflow::TextureSource::path(gallery.join("coffee.ktx2"));
     let (info, levels) = coffee
@@ -360,7 +369,7 @@ fn a_gallery_of_photos_that_are_not_square_matches_the_resident_render() {
         serde_json::from_str(&text).expect("a BenchReport")
     };
     let report = gallery_bench(&dir.join("out"), &["--frames", "30", "--budget", "64MiB"]);
-    assert_eq!(report.scene.textures, 4);
+    assert_eq!(report.scene.textures, 5);
     for m in &report.modes[1..] {
         assert_eq!(m.frames_compared, 30, "{:?}", m.mode);
         let min = m.psnr_min_db.expect("compared");
