@@ -274,8 +274,25 @@ pub fn build_gallery_with_skips(
     find_files(dir, &["ktx2"], &mut files)?;
     files.sort();
     if files.is_empty() {
+        // Images the demo would cook on the fly: say how to show them here.
+        let mut images = Vec::new();
+        find_files(
+            dir,
+            &["png", "jpg", "jpeg", "tga", "bmp", "exr", "hdr"],
+            &mut images,
+        )?;
+        let hint = if images.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " ({} image file(s): this command reads KTX2 only; cook them first with \
+                 `mipflow cook {} --out <DIR>`, or show them in the demo, which cooks on the fly)",
+                images.len(),
+                dir.display()
+            )
+        };
         return Err(Error::Scenario(format!(
-            "no .ktx2 files under {}",
+            "no .ktx2 files under {}{hint}",
             dir.display()
         )));
     }

@@ -248,6 +248,15 @@ fn flags_override_the_scenario_and_bad_input_exits_2() {
     assert_eq!(r.frames.len(), 5);
     assert_eq!(r.size, [160, 90]);
     assert_eq!(r.budget_bytes_max, 100 * 1024);
+    // A folder of images (which the demo cooks on the fly): the error says how to show them.
+    let photos = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/photos");
+    let r = run("images", &["--textures", photos, "--frames", "2"]).unwrap();
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("image file(s)") && r.stderr.contains("mipflow cook"),
+        "{}",
+        r.stderr
+    );
     for args in [
         vec!["--scenario", "/nonexistent/scenario.toml"],
         vec!["--size", "wide"],
