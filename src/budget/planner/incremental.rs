@@ -276,26 +276,40 @@ impl Quiet<'_> {
     /// nothing finer than its floor ([`asks_nothing`]). One that was quiet and does not stay so
     /// loses its mark here and its floor leaves the quiet sum (it is judged again after the
     /// plan). A plan that goes through every texture forgets every mark anyway.
-    #[inline]
-    pub(super) fn stays(&mut self, t: &PlanTexture, i: usize) -> bool {
-        if !self.marks.get(i).copied().unwrap_or(false) {
-            return false;
-        }
-        let h = &self.history[i];
+    ///
+    /// `view_only`: only the view words changed since the previous scan (wanted level, pixels,
+    /// priority; not the levels, `busy`, the identity or the histogram flag). Then everything
+    /// but the demand is what the previous scan saw, and a quiet texture was quiet with those
+    /// words (judged so, or kept so by this test): still at its floor, not busy, the same
+    /// identity and level as its history, its hold over (the frame only grows within a run,
+    /// and a new run forgets every mark). So only the demand is checked, without reading the
+    /// history: a distant object while the camera moves costs the words it changed.
+    #[inline(always)]
+    pub(super) fn stays(&mut self, t: &PlanTexture, i: usize, view_only: bool) -> bool {
+        // Without branches on the mark or the demand (either way at random in a moving view):
+        // the demand test is a few float operations on a line already read.
+        let marked = self.marks.get(i).copied().unwrap_or(false);
         let floor = t.floor();
-        let still = !t.busy
-            && t.resident() == floor
-            && h.level == floor
-            && h.identity == (t.level_bytes[0], t.count(), floor)
-            && (h.changed_at == NEVER || self.frame >= h.changed_at.saturating_add(self.hold))
-            && asks_nothing(t, floor, self.min_bias);
-        if !still {
+        let still = if view_only {
+            asks_nothing(t, floor, self.min_bias)
+        } else {
+            let h = &self.history[i];
+            marked
+                && !t.busy
+                && t.resident() == floor
+                && h.level == floor
+                && h.identity == (t.level_bytes[0], t.count(), floor)
+                && (h.changed_at == NEVER || self.frame >= h.changed_at.saturating_add(self.hold))
+                && asks_nothing(t, floor, self.min_bias)
+        };
+        // Marked and not still, as one comparison (rare: a branch the CPU predicts).
+        if u8::from(marked) > u8::from(still) {
             self.marks[i] = false;
             // Its work is the one it was judged quiet with (a quiet texture is not observed
             // again until it changes): the floor it added.
             *self.floor -= u128::from(self.work[i].floor_bytes);
         }
-        still
+        std::hint::select_unpredictable(still, marked, false)
     }
 }
 
@@ -342,10 +356,10 @@ fn asks_nothing_now(w: &Work, t: &PlanTexture, min_bias: f32) -> bool {
 /// 0 and no step finer gains anything (each step's gain is 0 minus a blur, never positive), so
 /// at its floor it adds only its floor bytes to a plan: it may be quiet. From the texture's
 /// inputs as [`Planner::observe`] sanitises them.
+#[inline(always)]
 pub(super) fn asks_nothing(t: &PlanTexture, floor: u8, min_bias: f32) -> bool {
     if t.histogram {
-        // `blur_pixels` is 0 exactly when every bin with pixels has no blur at `floor`.
-        !t.level_pixels.iter().any(|&p| p > 0.0) || t.blur_pixels(floor, min_bias) == 0.0
+        histogram_asks_nothing(t, floor, min_bias)
     } else {
         let wanted = if t.wanted_level.is_nan() {
             f32::INFINITY
@@ -354,10 +368,18 @@ pub(super) fn asks_nothing(t: &PlanTexture, floor: u8, min_bias: f32) -> bool {
         };
         // Blur only shrinks as the wanted level (bias included) grows, and `wanted + bias`
         // grows with the bias (IEEE addition is monotonic).
-        sanitize_weight(t.screen_pixels) == 0.0
-            || wanted == f32::INFINITY
-            || blur(floor, wanted + min_bias) == 0.0
+        // `|`, not `||`: no branch on a demand that moves at random.
+        (sanitize_weight(t.screen_pixels) == 0.0)
+            | (wanted == f32::INFINITY)
+            | (blur(floor, wanted + min_bias) == 0.0)
     }
+}
+
+/// [`asks_nothing`] of a texture with a histogram (out of line: most have none).
+#[inline(never)]
+fn histogram_asks_nothing(t: &PlanTexture, floor: u8, min_bias: f32) -> bool {
+    // `blur_pixels` is 0 exactly when every bin with pixels has no blur at `floor`.
+    !t.level_pixels.iter().any(|&p| p > 0.0) || t.blur_pixels(floor, min_bias) == 0.0
 }
 
 /// How many listed textures ahead [`Planner::observe`] asks for the memory it will read. Why

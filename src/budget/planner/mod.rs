@@ -369,12 +369,14 @@ impl Planner {
                 mask &= mask - 1;
                 let i = block * 64 + j;
                 let t = &tex[j];
+                let view_only;
                 if !t.histogram && !seen[j].has_histogram() {
                     // No histogram now nor before: the cheap words are the exact ones and both
                     // hashes are 0, so the difference found is a change.
                     debug_assert_eq!(self.hashes[i], 0, "a hash without the histogram mark");
                     let now = Seen::cheap(t);
                     view_changed |= now.view_differs(&seen[j]);
+                    view_only = now.same_but_view(&seen[j]);
                     seen[j] = now;
                 } else {
                     // The exact words and a histogram's hash decide; a changed texture's are
@@ -384,15 +386,16 @@ impl Planner {
                         continue;
                     }
                     view_changed |= now.view_differs(&seen[j]) || hash != self.hashes[i];
+                    view_only = now.same_but_view(&seen[j]);
                     seen[j] = now;
                     self.hashes[i] = hash;
                 }
                 total += 1;
-                if !quiet.stays(t, i) {
-                    // `count <= i < len`: always in bounds.
-                    changed[count] = i as u32;
-                    count += 1;
-                }
+                // Listed unless it stays quiet, without a branch (`count <= i < len`: always
+                // in bounds; a texture that stays quiet is overwritten by the next one).
+                let stays = quiet.stays(t, i, view_only);
+                changed[count] = i as u32;
+                count += usize::from(!stays);
             }
         }
         // `n_changed` counts the textures that stay quiet too: they did change, and the next

@@ -172,6 +172,13 @@ impl Seen {
         self.0[3] & HISTOGRAM_MARK != 0
     }
 
+    /// Whether everything but the view (wanted level, pixels, priority; a histogram's bins are
+    /// not in the words) is the same: levels, `busy`, identity, flags and allowed bases.
+    #[inline(always)]
+    pub(super) fn same_but_view(&self, other: &Seen) -> bool {
+        (self.0[1] ^ other.0[1]) >> 32 == 0 && self.0[2] == other.0[2] && self.0[3] == other.0[3]
+    }
+
     /// Whether the view part (wanted level, pixels, priority, histogram) differs.
     pub(super) fn view_differs(&self, other: &Seen) -> bool {
         self.0[0] != other.0[0]
