@@ -87,7 +87,8 @@ impl FeedbackDemand {
         self.fresh = latest.is_some_and(|f| f > self.last_cut);
         // The feedback was recorded at a view the camera has left since: the histograms lag.
         self.moved_since_feedback = latest.is_none_or(|f| self.last_moved > f);
-        self.hidden_min_pixels = 4.0 * (1u32 << (2 * feedback.config().block_shift)) as f32;
+        // The feedback's blocks are at most 32x32 (`block_shift` capped at 5, as it records).
+        self.hidden_min_pixels = 4.0 * (1u32 << (2 * feedback.config().block_shift.min(5))) as f32;
         let slots = manager.plan_textures().len();
         if self.feedback_since.len() < slots {
             self.feedback_since.resize(slots, u64::MAX);

@@ -12,6 +12,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
+/// The most one [`Ledger::charge`] counts (64 PiB, far beyond any device): a larger charge is
+/// counted as this, so that no sum of charges wraps.
+pub const MAX_CHARGE: u64 = 1 << 56;
+
 /// What a GPU allocation is for. Each category is accounted separately.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -173,6 +177,8 @@ impl Ledger {
     /// Charges `bytes` to `category` for a resource labelled `label`. The bytes come back when the
     /// returned [`Charge`] is dropped (or [`Charge::release`]d).
     pub fn charge(&self, category: Category, bytes: u64, label: &str) -> Charge {
+        // No device holds more; so that the sums of any charges cannot wrap.
+        let bytes = bytes.min(MAX_CHARGE);
         let inner = &self.inner;
         let c = &inner.per[category.index()];
         let now = c.bytes.fetch_add(bytes, Ordering::AcqRel) + bytes;
@@ -325,6 +331,17 @@ impl Drop for Charge {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_charge_of_every_byte_is_counted_as_the_most_one_can_be() {
+        let l = Ledger::new();
+        let a = l.charge(Category::Other, u64::MAX, "reserve");
+        let b = l.charge(Category::Other, u64::MAX, "reserve again");
+        assert_eq!(l.total_bytes(), 2 * MAX_CHARGE);
+        drop(a);
+        drop(b);
+        assert_eq!(l.total_bytes(), 0);
+    }
 
     #[test]
     fn charge_and_release_track_bytes_counts_and_peaks() {

@@ -95,7 +95,8 @@ pub fn read_level(ctx: &GpuContext, texture: &wgpu::Texture, level: u32) -> Resu
     rx.recv()
         .map_err(|_| Error::Readback("the map callback never ran".into()))?
         .map_err(|e| Error::Readback(e.to_string()))?;
-    let mut out = Vec::with_capacity((unpadded * rows) as usize);
+    let mut out =
+        Vec::with_capacity(usize::try_from(u64::from(unpadded) * u64::from(rows)).unwrap_or(0));
     {
         let data = slice
             .get_mapped_range()

@@ -34,8 +34,9 @@ pub fn create_texture_with_levels(
             desc.dimension,
             i as u32,
         );
-        let expect = size::level_bytes(desc.format, w, h).unwrap_or(0)
-            * u64::from(desc.size.depth_or_array_layers);
+        let expect = size::level_bytes(desc.format, w, h)
+            .unwrap_or(0)
+            .saturating_mul(u64::from(desc.size.depth_or_array_layers));
         if data.len() as u64 != expect {
             return Err(Error::InvalidResource {
                 label: label.to_owned(),
@@ -61,6 +62,15 @@ pub fn write_level(
     level: u32,
     data: &[u8],
 ) -> Result<()> {
+    if level >= texture.mip_level_count() {
+        return Err(Error::InvalidResource {
+            label: "texture upload".into(),
+            reason: format!(
+                "level {level} of a texture of {} levels",
+                texture.mip_level_count()
+            ),
+        });
+    }
     ctx.scoped("texture upload staging", data.len() as u64, || {
         write_level_unscoped(ctx, texture, level, data)
     })
@@ -70,6 +80,9 @@ pub fn write_level(
 /// formats), and the number of such rows: the unit staged uploads work in
 /// ([`super::staging::StagingRing::write_rows`]).
 pub fn level_rows(texture: &wgpu::Texture, level: u32) -> (u32, u32) {
+    if level >= texture.mip_level_count() {
+        return (0, 0); // no such level: no rows
+    }
     let extent = texture.size().mip_level_size(level, texture.dimension());
     level_rows_of(texture.format(), extent.width, extent.height)
 }
@@ -78,7 +91,10 @@ pub fn level_rows(texture: &wgpu::Texture, level: u32) -> (u32, u32) {
 pub fn level_rows_of(format: wgpu::TextureFormat, width: u32, height: u32) -> (u32, u32) {
     let (bw, bh) = format.block_dimensions();
     let block = size::block_bytes(format).unwrap_or(4);
-    (width.div_ceil(bw) * block, height.div_ceil(bh))
+    (
+        width.div_ceil(bw).saturating_mul(block),
+        height.div_ceil(bh),
+    )
 }
 
 fn write_level_unscoped(ctx: &GpuContext, texture: &wgpu::Texture, level: u32, data: &[u8]) {

@@ -73,7 +73,10 @@ impl BlockFormat {
 
     /// Bytes of one level of `width` x `height` texels (partial edge blocks count whole).
     pub fn level_size(&self, width: u32, height: u32) -> u64 {
-        u64::from(width.div_ceil(4)) * u64::from(height.div_ceil(4)) * u64::from(self.block_bytes)
+        // Saturating: a hostile header's 2^32-texel sides are then refused for their size.
+        u64::from(width.div_ceil(4))
+            .saturating_mul(u64::from(height.div_ceil(4)))
+            .saturating_mul(u64::from(self.block_bytes))
     }
 
     /// Whether the format stores sRGB-encoded colour.
@@ -86,7 +89,9 @@ impl BlockFormat {
 /// for one that is not in [`FORMATS`]).
 pub fn level_size(format: wgpu::TextureFormat, width: u32, height: u32) -> u64 {
     let block = format.block_copy_size(None).unwrap_or(16);
-    u64::from(width.div_ceil(4)) * u64::from(height.div_ceil(4)) * u64::from(block)
+    u64::from(width.div_ceil(4))
+        .saturating_mul(u64::from(height.div_ceil(4)))
+        .saturating_mul(u64::from(block))
 }
 
 /// What an unsupported `vkFormat` probably is, for its error message.
@@ -135,5 +140,18 @@ mod tests {
         assert_eq!(bc1.level_size(1000, 600), 250 * 150 * 8);
         assert_eq!(level_size(F::Bc4RUnorm, 3, 5), 2 * 8);
         assert_eq!(level_size(F::Bc7RgbaUnorm, 3, 5), 2 * 16);
+    }
+
+    #[test]
+    fn a_level_too_large_to_count_saturates() {
+        // 2^30 x 2^30 blocks of 16 bytes is 2^64: the size saturates (and a file can never
+        // hold it) instead of wrapping to 0, which would pass a length check.
+        let bc7 = BlockFormat::from_wgpu(F::Bc7RgbaUnorm).unwrap();
+        assert_eq!(bc7.level_size(u32::MAX, u32::MAX), u64::MAX);
+        assert_eq!(level_size(F::Bc7RgbaUnorm, u32::MAX, u32::MAX), u64::MAX);
+        assert_eq!(
+            level_size(F::Bc1RgbaUnorm, u32::MAX, u32::MAX),
+            (1u64 << 60) * 8
+        );
     }
 }

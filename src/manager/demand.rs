@@ -2,8 +2,9 @@
 //! (a level and pixels, a histogram of pixels per level, a bounding volume seen by a
 //! [`DemandView`]).
 
-use super::{BudgetManager, reset_demand};
+use super::BudgetManager;
 use crate::budget::planner::MAX_LEVELS;
+use crate::budget::planner::PlanTexture;
 use crate::demand::{Demand, DemandView};
 use crate::stream::TextureHandle;
 
@@ -126,5 +127,32 @@ impl BudgetManager {
             reset_demand(&mut self.streamer.plan_textures_mut()[i]);
         }
         true
+    }
+}
+
+impl BudgetManager {
+    /// Resets the demand of every texture that holds an earlier frame's (given before a frame
+    /// and not again since): one pass over a compact array, touching only those textures.
+    pub(super) fn expire_demand(&mut self) {
+        let now = self.frame;
+        let textures = self.streamer.plan_textures_mut();
+        for (i, d) in self.demand_frame.iter_mut().enumerate() {
+            if *d != 0 && *d != now {
+                *d = 0;
+                if let Some(p) = textures.get_mut(i) {
+                    reset_demand(p);
+                }
+            }
+        }
+    }
+}
+
+/// No demand: not wanted, no pixels, no histogram.
+pub(super) fn reset_demand(p: &mut PlanTexture) {
+    p.wanted_level = f32::INFINITY;
+    p.screen_pixels = 0.0;
+    if p.histogram {
+        p.histogram = false;
+        p.level_pixels = [0.0; MAX_LEVELS];
     }
 }

@@ -25,7 +25,7 @@
 use std::time::Instant;
 
 use crate::budget::planner::{
-    MAX_LEVELS, Plan, PlanInput, PlanStatus, PlanTexture, Planner, ScaleBucket, TransitionKind,
+    Plan, PlanInput, PlanStatus, PlanTexture, Planner, ScaleBucket, TransitionKind,
 };
 use crate::budget::{Budget, EffectiveBudget, LedgerSnapshot};
 use crate::gpu::{GpuContext, GpuOptions, TrackedTexture};
@@ -181,6 +181,12 @@ pub struct BudgetManager {
     /// reset by its first `add_demand` of a frame, or by the frame when none was given: so a
     /// frame touches only the textures given demand and those that had some before, not all.
     demand_frame: Vec<u64>,
+    /// The last frame [`BudgetManager::end_frame`] was called for, and whether a frame left
+    /// without it was reported.
+    ended_frame: u64,
+    end_missed: bool,
+    /// The last output that was not empty: a 0x0 frame (a minimised window) plans for it.
+    last_output: (u32, u32),
     /// Last: fields drop in order, and the context's leak report must see everything else gone.
     ctx: GpuContext,
 }
@@ -249,6 +255,9 @@ impl BudgetManager {
             buckets_for: (0, 0),
             frame: 0,
             demand_frame: Vec::new(),
+            ended_frame: 0,
+            end_missed: false,
+            last_output: (0, 0),
             ctx,
             config,
         }
@@ -381,7 +390,10 @@ impl BudgetManager {
 
     /// Removes every texture (their memory freed at once) and frees the render targets.
     pub fn clear(&mut self) {
+        // Handles from before name no texture after (their generations are never reused).
+        let generations = self.streamer.after_generations();
         self.streamer = Streamer::new(self.config.stream.clone());
+        self.streamer.start_generations_at(generations);
         self.demand_frame.clear();
         self.targets.release();
         self.planner.invalidate();
@@ -400,23 +412,13 @@ impl BudgetManager {
 
     /// Counts a frame that drew nothing (a 0x0 output): frame numbers stay those of the caller.
     pub fn skip_frame(&mut self) -> u64 {
+        // Nothing of its own to end: it is ended when the frame before it was.
+        let ended = self.ended_frame == self.frame;
         self.frame += 1;
-        self.frame
-    }
-
-    /// Resets the demand of every texture that holds an earlier frame's (given before a frame
-    /// and not again since): one pass over a compact array, touching only those textures.
-    fn expire_demand(&mut self) {
-        let now = self.frame;
-        let textures = self.streamer.plan_textures_mut();
-        for (i, d) in self.demand_frame.iter_mut().enumerate() {
-            if *d != 0 && *d != now {
-                *d = 0;
-                if let Some(p) = textures.get_mut(i) {
-                    reset_demand(p);
-                }
-            }
+        if ended {
+            self.ended_frame = self.frame;
         }
+        self.frame
     }
 
     /// The streaming and resolution half of a frame at an `output` size (see the module
@@ -427,7 +429,34 @@ impl BudgetManager {
     ///
     /// The demand is consumed: give it again before the next frame (until then, the streamer's
     /// figures, [`Streamer::wanted_bytes`] and [`Streamer::texture_infos`], show this frame's).
+    ///
+    /// A 0x0 `output` (a minimised window) plans for the last output that was not empty, so the
+    /// render targets and the textures stay as they were instead of the textures taking the
+    /// targets' bytes until the window comes back ([`BudgetManager::skip_frame`] is the cheaper
+    /// call for a frame that draws nothing). A frame left without `end_frame` is ended when the
+    /// next one starts (its work is submitted by then), so that its staging still comes back.
     pub fn frame(&mut self, output: (u32, u32), timing: FrameTiming) -> Result<FramePlan> {
+        if self.frame > self.ended_frame {
+            if !self.end_missed && self.frame > 0 {
+                tracing::warn!(
+                    frame = self.frame,
+                    "BudgetManager::end_frame was not called after the frame's last submit; \
+                     ended when the next frame starts"
+                );
+                self.end_missed = true;
+            }
+            self.end_frame();
+        }
+        let output = if output.0 == 0 || output.1 == 0 {
+            if self.last_output == (0, 0) {
+                output
+            } else {
+                self.last_output
+            }
+        } else {
+            self.last_output = output;
+            output
+        };
         self.frame += 1;
         self.expire_demand();
         let frame = self.frame;
@@ -470,12 +499,15 @@ impl BudgetManager {
             self.planner.invalidate();
         }
         let snap = ledger.snapshot();
-        let mut fixed = snap.by_category.buffers.bytes
-            + snap.by_category.overlay.bytes
-            + snap.by_category.other.bytes;
+        let mut fixed = snap
+            .by_category
+            .buffers
+            .bytes
+            .saturating_add(snap.by_category.overlay.bytes)
+            .saturating_add(snap.by_category.other.bytes);
         if !self.config.render_targets {
             // The caller's own targets: fixed bytes, not the planner's to scale.
-            fixed += snap.by_category.render_targets.bytes;
+            fixed = fixed.saturating_add(snap.by_category.render_targets.bytes);
         }
         // Staging headroom, between the planner's limit and the budget: 1/16 of the budget (at
         // least 256 KiB, at most the per-frame upload cap). Uploads go in bands of rows that fit
@@ -634,6 +666,7 @@ impl BudgetManager {
     /// Call after the frame's last submit: the frame's upload staging is released once the GPU
     /// has finished it.
     pub fn end_frame(&mut self) {
+        self.ended_frame = self.frame;
         self.streamer.end_frame(&self.ctx, self.frame);
     }
 
@@ -652,10 +685,18 @@ impl BudgetManager {
         }
         if self.buckets_for != output {
             let set = self.targets.set();
+            // A bucket whose targets pass the device's largest texture (a window wider than
+            // an adopted device's default 8192) costs everything: the planner never picks it,
+            // and the scale stays where the targets can be made.
+            let max = self.ctx.device().limits().max_texture_dimension_2d;
             self.buckets.clear();
             self.buckets.extend(self.range.iter().map(|b| ScaleBucket {
                 scale: b.scale(),
-                bytes: set.bytes(output, b.scale()),
+                bytes: if set.fits(output, b.scale(), max) {
+                    set.bytes(output, b.scale())
+                } else {
+                    u64::MAX
+                },
             }));
             self.buckets_for = output;
             self.mem_index = self.mem_index.min(self.buckets.len().saturating_sub(1));
@@ -737,15 +778,5 @@ impl BudgetManager {
         self.budget.note_out_of_memory(self.frame, total);
         self.streamer.count_out_of_memory();
         self.planner.invalidate();
-    }
-}
-
-/// No demand: not wanted, no pixels, no histogram.
-fn reset_demand(p: &mut PlanTexture) {
-    p.wanted_level = f32::INFINITY;
-    p.screen_pixels = 0.0;
-    if p.histogram {
-        p.histogram = false;
-        p.level_pixels = [0.0; MAX_LEVELS];
     }
 }

@@ -211,6 +211,19 @@ impl TargetSet {
         self.intermediate
     }
 
+    /// Whether every target for an `output` size at `scale` is at most `max` texels on a side
+    /// (the device's `max_texture_dimension_2d`): a bucket that passes it cannot be made.
+    pub fn fits(&self, output: (u32, u32), scale: f32, max: u32) -> bool {
+        if output.0 == 0 || output.1 == 0 {
+            return true;
+        }
+        let scaled = super::buckets::scaled_size(output, scale);
+        self.specs
+            .iter()
+            .filter_map(|s| s.at(output, scaled))
+            .all(|d| d.size.0 <= max && d.size.1 <= max)
+    }
+
     /// Bytes of every target for an `output` size at `scale` (0 for an empty output): what the
     /// planner is told each bucket costs, and exactly what the pool charges.
     pub fn bytes(&self, output: (u32, u32), scale: f32) -> u64 {

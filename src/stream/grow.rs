@@ -214,9 +214,9 @@ impl Streamer {
                 let elapsed_ms = t0.elapsed().as_secs_f32() * 1e3;
                 let over_time =
                     !self.config.deterministic && elapsed_ms > self.config.upload_ms_per_frame;
-                if self.frame_stats.uploaded_bytes >= self.config.upload_bytes_per_frame
-                    || over_time
-                {
+                // A cap of 0 still lets the first band of a frame through (as any cap does).
+                let uploaded = self.frame_stats.uploaded_bytes;
+                if (uploaded > 0 && uploaded >= self.config.upload_bytes_per_frame) || over_time {
                     break 'passes;
                 }
                 let total = ctx.ledger().total_bytes();
@@ -408,7 +408,7 @@ impl Streamer {
             let over_time = !self.config.deterministic
                 && t0.elapsed().as_secs_f32() * 1e3 > self.config.upload_ms_per_frame;
             let uploaded = self.frame_stats.uploaded_bytes;
-            if over_time || uploaded >= self.config.upload_bytes_per_frame {
+            if over_time || (uploaded > 0 && uploaded >= self.config.upload_bytes_per_frame) {
                 return false;
             }
             // The band: what the frame's cap allows (at least one row while the frame has

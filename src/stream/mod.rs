@@ -411,6 +411,9 @@ pub struct Streamer {
     /// per-frame demand for 10k textures reads one small array, not 10k slots.
     ids: Vec<SlotId>,
     free: Vec<u32>,
+    /// The generation of a texture in a new slot: above every generation a handle of an
+    /// earlier streamer of the same manager holds (see [`Streamer::after_generations`]).
+    generation_base: u32,
     plan_tex: Vec<PlanTexture>,
     /// Textures were added or removed since [`Streamer::take_changed`].
     changed: bool,
@@ -529,6 +532,7 @@ impl Streamer {
             slots: Vec::new(),
             ids: Vec::new(),
             free: Vec::new(),
+            generation_base: 0,
             plan_tex: Vec::new(),
             ready: Default::default(),
             staging: Vec::new(),

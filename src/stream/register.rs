@@ -114,7 +114,7 @@ impl Streamer {
 
         let (index, generation) = match self.free.pop() {
             Some(i) => (i, self.slots[i as usize].generation.wrapping_add(1)),
-            None => (self.slots.len() as u32, 0),
+            None => (self.slots.len() as u32, self.generation_base),
         };
         let mut slot = Slot {
             generation,
@@ -180,7 +180,7 @@ impl Streamer {
         }
         let (index, generation) = match self.free.pop() {
             Some(i) => (i, self.slots[i as usize].generation.wrapping_add(1)),
-            None => (self.slots.len() as u32, 0),
+            None => (self.slots.len() as u32, self.generation_base),
         };
         let slot = Slot {
             generation,
@@ -217,6 +217,20 @@ impl Streamer {
 
     /// Removes a texture: its GPU memory is freed at once, its reads are cancelled, and the handle
     /// becomes stale. Returns false for a stale handle.
+    /// A streamer that replaces this one (the manager's `clear`) starts its slots' generations
+    /// here, so that a handle from before can never name a texture added after.
+    pub(crate) fn after_generations(&self) -> u32 {
+        self.slots
+            .iter()
+            .map(|s| s.generation.wrapping_add(1))
+            .fold(self.generation_base, u32::max)
+    }
+
+    /// See [`Streamer::after_generations`].
+    pub(crate) fn start_generations_at(&mut self, base: u32) {
+        self.generation_base = base;
+    }
+
     pub(crate) fn remove_texture(&mut self, h: TextureHandle) -> bool {
         if self.slot(h).is_none() {
             return false;

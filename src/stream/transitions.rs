@@ -98,7 +98,8 @@ impl Streamer {
         // figure) must not change the chunk size, which would drop and remake the chunks.
         let chunk = (headroom / 4).clamp(64 << 10, 4 << 20);
         let chunk = 1u64 << (63 - chunk.leading_zeros());
-        let burst = (self.config.upload_bytes_per_frame * 2 / chunk).clamp(4, 256) as usize;
+        let burst =
+            (self.config.upload_bytes_per_frame.saturating_mul(2) / chunk).clamp(4, 256) as usize;
         self.ring.set_size(chunk, 4, burst);
         for (s, p) in self.slots.iter().zip(self.plan_tex.iter_mut()) {
             if s.backoff_until > frame {

@@ -118,7 +118,7 @@ impl Planner {
         // A lower scale frees bytes before any drop needs room; a higher one waits for the drops.
         let down = bucket != cur && self.rt(bucket) <= self.rt(cur);
         let after_rescale = if down {
-            start - self.rt(cur).min(start) + self.rt(bucket)
+            (start - self.rt(cur).min(start)).saturating_add(self.rt(bucket))
         } else {
             start
         };
@@ -187,7 +187,7 @@ impl Planner {
         }
         if bucket != cur && !down {
             list.push(rescale);
-            peak = peak.max(total - self.rt(cur).min(total) + self.rt(bucket));
+            peak = peak.max((total - self.rt(cur).min(total)).saturating_add(self.rt(bucket)));
         }
 
         // Grows, most valuable first (the greedy's order; missing floors before anything): the

@@ -140,7 +140,7 @@ impl StagingRing {
     /// is dropped). The ring keeps `chunk_bytes * base_chunks` while in use, and holds at most
     /// `chunk_bytes * max_chunks`.
     pub fn set_size(&mut self, chunk_bytes: u64, base_chunks: usize, max_chunks: usize) {
-        let chunk_bytes = chunk_bytes.max(ALIGN).div_ceil(ALIGN) * ALIGN;
+        let chunk_bytes = chunk_bytes.clamp(ALIGN, u64::MAX / 2).div_ceil(ALIGN) * ALIGN;
         self.base_chunks = base_chunks.max(1);
         self.max_chunks = max_chunks.max(self.base_chunks);
         if chunk_bytes != self.chunk_bytes {
@@ -185,7 +185,7 @@ impl StagingRing {
             });
         }
         let want = (data.len() as u64 / row) as u32;
-        if want == 0 || first + want > rows {
+        if want == 0 || first.saturating_add(want) > rows {
             return Ok(0);
         }
         let padded = row.div_ceil(ALIGN) * ALIGN;

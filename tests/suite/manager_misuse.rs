@@ -1,0 +1,201 @@
+//! The budget manager used the way a game gets it wrong, on lavapipe: frames never ended, a
+//! handle kept across `clear`, a minimised window passed as a 0x0 output, an output wider than
+//! the device's largest texture, an upload cap of 0. Each degrades to what the game meant,
+//! never a stall, an alias or an error on every frame.
+
+use crate::common;
+
+use mipflow::stream::TextureHandle;
+use mipflow::{Budget, BudgetManager, FrameTiming, ManagerConfig, TextureOptions, TextureSource};
+use mipflow_cook::Quality;
+use mipflow_cook::procedural::{TextureSpec, cook_procedural};
+
+fn ktx(seed: u64, size: u32) -> Vec<u8> {
+    let spec = TextureSpec {
+        name: format!("misuse-{seed}"),
+        size,
+        seed,
+        number: seed as u32,
+    };
+    cook_procedural(&spec, Quality::Fast).expect("cook")
+}
+
+fn config(budget: u64, render_targets: bool) -> ManagerConfig {
+    let mut c = ManagerConfig::default();
+    c.budget = Budget::bytes(budget);
+    c.render_targets = render_targets;
+    c.stream = c.stream.with_deterministic(true);
+    c
+}
+
+fn manager(ctx: &mipflow::GpuContext, c: ManagerConfig) -> BudgetManager {
+    BudgetManager::new(ctx.device().clone(), ctx.queue().clone(), c).unwrap()
+}
+
+fn add(m: &mut BudgetManager, seeds: std::ops::Range<u64>, size: u32) -> Vec<TextureHandle> {
+    seeds
+        .map(|s| {
+            m.add_texture(
+                TextureSource::bytes(ktx(s, size)),
+                TextureOptions::default(),
+            )
+            .unwrap()
+        })
+        .collect()
+}
+
+/// Every texture's resident level, in handle order.
+fn levels(m: &BudgetManager, handles: &[TextureHandle]) -> Vec<u8> {
+    let infos = m.streamer().texture_infos();
+    handles
+        .iter()
+        .map(|h| {
+            infos
+                .iter()
+                .find(|i| i.index == h.index())
+                .unwrap()
+                .resident_level
+        })
+        .collect()
+}
+
+#[test]
+fn frames_never_ended_still_give_their_staging_back() {
+    let Some(ctx) = common::gpu() else { return };
+    // More levels than the staging ring's first chunks hold (about 8 MiB through chunks of
+    // 1 MiB), so chunks must come back for streaming to go on.
+    let files: Vec<Vec<u8>> = (0..24).map(|s| ktx(s, 512)).collect();
+    // The same frames twice: ended after each frame's work as documented, and never ended.
+    let run = |end: bool| {
+        let mut m = manager(&ctx, config(64 << 20, false));
+        let h: Vec<TextureHandle> = files
+            .iter()
+            .map(|f| {
+                m.add_texture(TextureSource::bytes(f.clone()), TextureOptions::default())
+                    .unwrap()
+            })
+            .collect();
+        for _ in 0..60 {
+            for &t in &h {
+                m.add_demand(t, 0.0, 50_000.0);
+            }
+            m.frame((1280, 720), FrameTiming::default()).unwrap();
+            if end {
+                m.end_frame();
+            }
+        }
+        let staging = m.context().ledger().snapshot().by_category.staging.bytes;
+        (levels(&m, &h), staging)
+    };
+    let (ended, ended_staging) = run(true);
+    let (never, never_staging) = run(false);
+    assert!(ended.iter().all(|&l| l == 0), "{ended:?}");
+    assert_eq!(never, ended, "every texture streams in without end_frame");
+    // Without end_frame no chunk ever came back: each frame that uploaded made new ones, and
+    // they stay charged.
+    assert_eq!(
+        never_staging, ended_staging,
+        "staging held at the end without end_frame, against with it"
+    );
+}
+
+#[test]
+fn a_handle_kept_across_clear_names_no_texture_after() {
+    let Some(ctx) = common::gpu() else { return };
+    let mut m = manager(&ctx, config(64 << 20, false));
+    let old = add(&mut m, 0..1, 64)[0];
+    m.clear();
+    let new = add(&mut m, 1..2, 64)[0];
+    assert_eq!(new.index(), old.index(), "the slot is reused");
+    assert_ne!(new, old);
+    assert!(
+        !m.add_demand(old, 0.0, 1000.0),
+        "a stale handle takes no demand"
+    );
+    assert!(
+        !m.remove_texture(old),
+        "nor removes the texture in its slot"
+    );
+    assert!(m.add_demand(new, 0.0, 1000.0));
+    // Cleared twice: still never reused.
+    m.clear();
+    let third = add(&mut m, 2..3, 64)[0];
+    assert_ne!(third, new);
+    assert_ne!(third, old);
+    assert!(!m.remove_texture(new));
+    assert!(m.remove_texture(third));
+}
+
+#[test]
+fn a_minimised_window_keeps_its_targets_and_textures() {
+    let Some(ctx) = common::gpu() else { return };
+    let mut m = manager(&ctx, config(16 << 20, true));
+    let h = add(&mut m, 0..6, 256);
+    let frame = |m: &mut BudgetManager, output| {
+        for &t in &h {
+            m.add_demand(t, 0.0, 50_000.0);
+        }
+        let plan = m.frame(output, FrameTiming::default()).unwrap();
+        m.end_frame();
+        plan
+    };
+    for _ in 0..30 {
+        frame(&mut m, (640, 360));
+    }
+    let snap = m.context().ledger().snapshot().by_category;
+    let (targets, textures) = (snap.render_targets.bytes, snap.textures.bytes);
+    assert!(targets > 0);
+    let before = levels(&m, &h);
+    for _ in 0..30 {
+        let plan = frame(&mut m, (0, 0));
+        assert_eq!(plan.render_scale, 1.0);
+    }
+    let snap = m.context().ledger().snapshot().by_category;
+    assert_eq!(snap.render_targets.bytes, targets, "the targets are kept");
+    assert_eq!(
+        snap.textures.bytes, textures,
+        "and the textures as they were"
+    );
+    assert_eq!(levels(&m, &h), before);
+    let size = m.targets().map(|t| t.output_size());
+    assert_eq!(size, Some((640, 360)));
+}
+
+#[test]
+fn an_output_wider_than_the_largest_texture_renders_at_a_scale_that_fits() {
+    let Some(ctx) = common::gpu() else { return };
+    let max = ctx.device().limits().max_texture_dimension_2d;
+    let output = (max + max / 4, 64);
+    let mut m = manager(&ctx, config(512 << 20, true));
+    for _ in 0..3 {
+        let plan = m
+            .frame(output, FrameTiming::default())
+            .expect("a frame at a scale the device can make");
+        m.end_frame();
+        let scaled = (output.0 as f32 * plan.render_scale).round() as u32;
+        assert!(plan.render_scale < 1.0 && scaled <= max, "{plan:?}");
+        let made = m.targets().map(|t| t.bucket());
+        assert_eq!(made, Some(plan.bucket));
+    }
+    // The same manager at a size that fits goes back to full scale.
+    let plan = m.frame((1280, 720), FrameTiming::default()).unwrap();
+    m.end_frame();
+    assert_eq!(plan.memory_bucket.scale(), 1.0);
+}
+
+#[test]
+fn an_upload_cap_of_zero_still_streams_a_band_a_frame() {
+    let Some(ctx) = common::gpu() else { return };
+    let mut c = config(64 << 20, false);
+    c.stream.upload_bytes_per_frame = 0;
+    let mut m = manager(&ctx, c);
+    let h = add(&mut m, 0..2, 128);
+    for _ in 0..200 {
+        for &t in &h {
+            m.add_demand(t, 0.0, 20_000.0);
+        }
+        m.frame((640, 360), FrameTiming::default()).unwrap();
+        m.end_frame();
+    }
+    assert_eq!(levels(&m, &h), vec![0, 0]);
+}
