@@ -39,6 +39,7 @@ use crate::stream::{
 use crate::{Error, Result};
 
 mod demand;
+mod targets;
 
 /// How a [`BudgetManager`] is made. `Default`: a 256 MiB budget, default streaming, scales from
 /// 0.5 to 1, bilinear upscale targets, memory-driven scaling only.
@@ -373,7 +374,8 @@ impl BudgetManager {
     }
 
     /// The render-target bytes of every scale bucket at the last frame's output size, as the
-    /// planner priced them (ascending scale).
+    /// planner priced them (ascending scale); `u64::MAX` for a bucket whose targets would pass
+    /// the device's largest texture (never planned).
     pub fn scale_buckets(&self) -> &[ScaleBucket] {
         &self.buckets
     }
@@ -460,7 +462,12 @@ impl BudgetManager {
         self.frame += 1;
         self.expire_demand();
         let frame = self.frame;
-        self.plan_and_stream(frame, output, timing)
+        let planned = self.plan_and_stream(frame, output, timing);
+        if planned.is_err() {
+            // The caller has an error to handle, not a frame to end: ended here.
+            self.end_frame();
+        }
+        planned
     }
 
     fn plan_and_stream(
@@ -471,6 +478,7 @@ impl BudgetManager {
     ) -> Result<FramePlan> {
         let ledger = self.ctx.ledger().clone();
         self.refresh_buckets(output);
+        self.fit_buckets(output)?;
         self.streamer.ensure_fallback(&self.ctx)?;
         self.streamer.begin_frame(&self.ctx);
         if self.streamer.take_changed() {
@@ -515,7 +523,7 @@ impl BudgetManager {
         // large level over more frames, while every byte of it is one texture bytes lack.
         let headroom = (effective / 16)
             .max(256 << 10)
-            .min(self.config.stream.upload_bytes_per_frame);
+            .min(self.config.stream.upload_bytes_per_frame.max(64 << 10));
         let fell = effective < self.streamer.plan_budget();
         self.streamer.prepare_plan(frame, effective, headroom);
         let t0 = Instant::now();
@@ -668,105 +676,6 @@ impl BudgetManager {
     pub fn end_frame(&mut self) {
         self.ended_frame = self.frame;
         self.streamer.end_frame(&self.ctx, self.frame);
-    }
-
-    fn refresh_buckets(&mut self, output: (u32, u32)) {
-        if !self.config.render_targets {
-            if self.buckets.len() != 1 {
-                self.buckets.clear();
-                self.buckets.push(ScaleBucket {
-                    scale: 1.0,
-                    bytes: 0,
-                });
-                self.range = BucketRange::new(1.0, 1.0);
-                self.mem_index = 0;
-            }
-            return;
-        }
-        if self.buckets_for != output {
-            let set = self.targets.set();
-            // A bucket whose targets pass the device's largest texture (a window wider than
-            // an adopted device's default 8192) costs everything: the planner never picks it,
-            // and the scale stays where the targets can be made.
-            let max = self.ctx.device().limits().max_texture_dimension_2d;
-            self.buckets.clear();
-            self.buckets.extend(self.range.iter().map(|b| ScaleBucket {
-                scale: b.scale(),
-                bytes: if set.fits(output, b.scale(), max) {
-                    set.bytes(output, b.scale())
-                } else {
-                    u64::MAX
-                },
-            }));
-            self.buckets_for = output;
-            self.mem_index = self.mem_index.min(self.buckets.len().saturating_sub(1));
-        }
-    }
-
-    /// `bucket` (at most the planner's memory bucket), or when its targets cost more than the
-    /// memory bucket's (a lower scale can cost more than native: an upscaler's intermediate is
-    /// only made below native scale), the largest lower bucket that costs no more.
-    fn within_memory_bucket(&self, bucket: Bucket) -> Bucket {
-        let price = |b: Bucket| self.buckets.get(self.range.index_of(b)).map(|s| s.bytes);
-        let Some(allowed) = price(self.range.at(self.mem_index)) else {
-            return bucket;
-        };
-        if price(bucket).is_none_or(|p| p <= allowed) {
-            return bucket;
-        }
-        self.range
-            .iter()
-            .rev()
-            .filter(|&b| b < bucket)
-            .find(|&b| price(b).is_some_and(|p| p <= allowed))
-            .unwrap_or(self.range.min())
-    }
-
-    fn set_targets(&mut self, output: (u32, u32), bucket: Bucket) -> Result<()> {
-        let current = self
-            .targets
-            .current()
-            .map(|t| (t.bucket(), t.output_size()));
-        if current == Some((bucket, output)) {
-            return Ok(());
-        }
-        // Free before allocating, so a change of scale never holds both sets of targets.
-        self.targets.release();
-        self.targets.ensure(&self.ctx, output, bucket)?;
-        Ok(())
-    }
-
-    /// The render targets at `bucket`, or, when the driver is out of memory for them, at the
-    /// largest smaller bucket it can give: a frame at a lower resolution rather than no frame.
-    /// The effective budget is then capped at what the driver gave (with those smaller targets
-    /// in it), so the next plans keep the scale, and the textures, within it. Returns the
-    /// bucket made.
-    fn set_targets_within_memory(&mut self, output: (u32, u32), bucket: Bucket) -> Result<Bucket> {
-        let oom = match self.set_targets(output, bucket) {
-            Err(e @ Error::OutOfMemory { .. }) => e,
-            other => return other.map(|()| bucket),
-        };
-        // Targets released this frame stay alive in the driver until the GPU has finished the
-        // frames that used them: wait for it (only on this error path), then try again before
-        // giving up any scale.
-        let _ = self.ctx.wait_idle();
-        match self.set_targets(output, bucket) {
-            Err(Error::OutOfMemory { .. }) => {}
-            other => return other.map(|()| bucket),
-        }
-        for lower in self.range.iter().rev().filter(|&b| b < bucket) {
-            match self.set_targets(output, lower) {
-                Ok(()) => {
-                    self.note_out_of_memory(&oom);
-                    self.mem_index = self.range.index_of(lower);
-                    return Ok(lower);
-                }
-                Err(Error::OutOfMemory { .. }) => {}
-                Err(e) => return Err(e),
-            }
-        }
-        self.note_out_of_memory(&oom);
-        Err(oom)
     }
 
     /// The driver ran out of memory for a creation of the manager's (or of the caller's, who

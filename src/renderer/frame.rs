@@ -187,6 +187,9 @@ impl Renderer {
         target: &wgpu::TextureView,
         input: &FrameInput,
     ) -> Result<&FrameStats> {
+        if std::mem::take(&mut self.frame_open) {
+            self.manager.end_frame(); // the last render failed after planning
+        }
         let out_tex = target.texture();
         let output = (out_tex.width(), out_tex.height());
         let now = Instant::now();
@@ -210,6 +213,7 @@ impl Renderer {
             .begin_frame(self.manager.context(), next, slots as u32)?;
         self.visibility(&input.camera, output);
         let plan = self.manager.frame(output, FrameTiming { gpu_ms, cpu_ms })?;
+        self.frame_open = true;
         let bucket = plan.bucket;
         self.refresh_material_groups();
         let ctx = self.manager.context();
@@ -384,6 +388,7 @@ impl Renderer {
             t.after_submit();
         }
         self.manager.end_frame();
+        self.frame_open = false;
         self.last_submit = Some(Instant::now());
 
         let mut stats = self.manager.frame_stats(

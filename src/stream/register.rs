@@ -215,8 +215,6 @@ impl Streamer {
         TextureHandle { index, generation }
     }
 
-    /// Removes a texture: its GPU memory is freed at once, its reads are cancelled, and the handle
-    /// becomes stale. Returns false for a stale handle.
     /// A streamer that replaces this one (the manager's `clear`) starts its slots' generations
     /// here, so that a handle from before can never name a texture added after.
     pub(crate) fn after_generations(&self) -> u32 {
@@ -231,6 +229,8 @@ impl Streamer {
         self.generation_base = base;
     }
 
+    /// Removes a texture: its GPU memory is freed at once, its reads are cancelled, and the handle
+    /// becomes stale. Returns false for a stale handle.
     pub(crate) fn remove_texture(&mut self, h: TextureHandle) -> bool {
         if self.slot(h).is_none() {
             return false;

@@ -177,6 +177,36 @@ fn an_output_wider_than_the_largest_texture_renders_at_a_scale_that_fits() {
         let made = m.targets().map(|t| t.bucket());
         assert_eq!(made, Some(plan.bucket));
     }
+    // Wider than any scale of the range can fit (the least is 0.5): an error that says so,
+    // every frame, and the textures left as they are.
+    let h = add(&mut m, 0..2, 128);
+    for _ in 0..20 {
+        for &t in &h {
+            m.add_demand(t, 0.0, 20_000.0);
+        }
+        m.frame((1280, 720), FrameTiming::default()).unwrap();
+        m.end_frame();
+    }
+    let before = (
+        levels(&m, &h),
+        m.context().ledger().snapshot().by_category.textures.bytes,
+    );
+    assert_eq!(before.0, vec![0, 0]);
+    for _ in 0..3 {
+        for &t in &h {
+            m.add_demand(t, 0.0, 20_000.0);
+        }
+        let e = m.frame((3 * max, 64), FrameTiming::default()).unwrap_err();
+        assert!(e.to_string().contains("largest texture"), "{e}");
+    }
+    let after = (
+        levels(&m, &h),
+        m.context().ledger().snapshot().by_category.textures.bytes,
+    );
+    assert_eq!(
+        after, before,
+        "nothing evicted for targets that cannot be made"
+    );
     // The same manager at a size that fits goes back to full scale.
     let plan = m.frame((1280, 720), FrameTiming::default()).unwrap();
     m.end_frame();

@@ -34,8 +34,12 @@ impl Running {
                 .scale_buckets()
                 .last()
                 .map_or(c.render_targets.bytes, |b| b.bytes);
-            let fixed = window_bytes + full_targets;
-            let auto = fixed.div_ceil(1 << 20) * (1 << 20) + AUTO_ROOM_BYTES;
+            // Saturating: a bucket past the device's largest texture is priced u64::MAX.
+            let fixed = window_bytes.saturating_add(full_targets);
+            let auto = fixed
+                .div_ceil(1 << 20)
+                .saturating_mul(1 << 20)
+                .saturating_add(AUTO_ROOM_BYTES);
             // Only a real change (a resize, the overlay shown): not every egui buffer growth.
             if auto.abs_diff(self.base_budget) >= 2 << 20 {
                 tracing::info!(

@@ -1,0 +1,147 @@
+//! The manager's render targets: the scale buckets priced at the output size, and the targets
+//! made at the planned bucket (a lower one when the driver is out of memory).
+
+use super::BudgetManager;
+use crate::budget::planner::ScaleBucket;
+use crate::resolution::{Bucket, BucketRange};
+use crate::{Error, Result};
+
+impl BudgetManager {
+    /// After [`BudgetManager::refresh_buckets`]: buckets past the device's largest texture are
+    /// priced u64::MAX; the plan starts from the highest one that can be made, or, when none
+    /// can, the frame is refused before planning.
+    pub(super) fn fit_buckets(&mut self, output: (u32, u32)) -> Result<()> {
+        if !self.config.render_targets {
+            return Ok(());
+        }
+        // Buckets past the device's largest texture are priced u64::MAX: start the plan from
+        // the highest one that can be made (a plan from an impossible one would first
+        // cancel every grow to make room that no release can give), and when none can,
+        // say so before planning, the textures left as they are.
+        let top = self.buckets.iter().rposition(|b| b.bytes != u64::MAX);
+        match top {
+            Some(top) if self.buckets[self.mem_index].bytes == u64::MAX => {
+                self.mem_index = top;
+            }
+            Some(_) => {}
+            None => {
+                return Err(Error::InvalidResource {
+                    label: "render targets".into(),
+                    reason: format!(
+                        "an output of {}x{}: no render scale from {} to {} gives targets \
+                         within the device's largest texture ({})",
+                        output.0,
+                        output.1,
+                        self.range.min().scale(),
+                        self.range.max().scale(),
+                        self.ctx.device().limits().max_texture_dimension_2d
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn refresh_buckets(&mut self, output: (u32, u32)) {
+        if !self.config.render_targets {
+            if self.buckets.len() != 1 {
+                self.buckets.clear();
+                self.buckets.push(ScaleBucket {
+                    scale: 1.0,
+                    bytes: 0,
+                });
+                self.range = BucketRange::new(1.0, 1.0);
+                self.mem_index = 0;
+            }
+            return;
+        }
+        if self.buckets_for != output {
+            let set = self.targets.set();
+            // A bucket whose targets pass the device's largest texture (a window wider than
+            // an adopted device's default 8192) costs everything: the planner never picks it,
+            // and the scale stays where the targets can be made.
+            let max = self.ctx.device().limits().max_texture_dimension_2d;
+            self.buckets.clear();
+            self.buckets.extend(self.range.iter().map(|b| ScaleBucket {
+                scale: b.scale(),
+                bytes: if set.fits(output, b.scale(), max) {
+                    set.bytes(output, b.scale())
+                } else {
+                    u64::MAX
+                },
+            }));
+            self.buckets_for = output;
+            self.mem_index = self.mem_index.min(self.buckets.len().saturating_sub(1));
+        }
+    }
+
+    /// `bucket` (at most the planner's memory bucket), or when its targets cost more than the
+    /// memory bucket's (a lower scale can cost more than native: an upscaler's intermediate is
+    /// only made below native scale), the largest lower bucket that costs no more.
+    pub(super) fn within_memory_bucket(&self, bucket: Bucket) -> Bucket {
+        let price = |b: Bucket| self.buckets.get(self.range.index_of(b)).map(|s| s.bytes);
+        let Some(allowed) = price(self.range.at(self.mem_index)) else {
+            return bucket;
+        };
+        if price(bucket).is_none_or(|p| p <= allowed) {
+            return bucket;
+        }
+        self.range
+            .iter()
+            .rev()
+            .filter(|&b| b < bucket)
+            .find(|&b| price(b).is_some_and(|p| p <= allowed))
+            .unwrap_or(self.range.min())
+    }
+
+    pub(super) fn set_targets(&mut self, output: (u32, u32), bucket: Bucket) -> Result<()> {
+        let current = self
+            .targets
+            .current()
+            .map(|t| (t.bucket(), t.output_size()));
+        if current == Some((bucket, output)) {
+            return Ok(());
+        }
+        // Free before allocating, so a change of scale never holds both sets of targets.
+        self.targets.release();
+        self.targets.ensure(&self.ctx, output, bucket)?;
+        Ok(())
+    }
+
+    /// The render targets at `bucket`, or, when the driver is out of memory for them, at the
+    /// largest smaller bucket it can give: a frame at a lower resolution rather than no frame.
+    /// The effective budget is then capped at what the driver gave (with those smaller targets
+    /// in it), so the next plans keep the scale, and the textures, within it. Returns the
+    /// bucket made.
+    pub(super) fn set_targets_within_memory(
+        &mut self,
+        output: (u32, u32),
+        bucket: Bucket,
+    ) -> Result<Bucket> {
+        let oom = match self.set_targets(output, bucket) {
+            Err(e @ Error::OutOfMemory { .. }) => e,
+            other => return other.map(|()| bucket),
+        };
+        // Targets released this frame stay alive in the driver until the GPU has finished the
+        // frames that used them: wait for it (only on this error path), then try again before
+        // giving up any scale.
+        let _ = self.ctx.wait_idle();
+        match self.set_targets(output, bucket) {
+            Err(Error::OutOfMemory { .. }) => {}
+            other => return other.map(|()| bucket),
+        }
+        for lower in self.range.iter().rev().filter(|&b| b < bucket) {
+            match self.set_targets(output, lower) {
+                Ok(()) => {
+                    self.note_out_of_memory(&oom);
+                    self.mem_index = self.range.index_of(lower);
+                    return Ok(lower);
+                }
+                Err(Error::OutOfMemory { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.note_out_of_memory(&oom);
+        Err(oom)
+    }
+}
