@@ -10,17 +10,9 @@ use crate::common;
 
 use mipflow::stream::KtxReader;
 use mipflow::{Budget, BudgetManager, FrameTiming, ManagerConfig, TextureOptions, TextureSource};
-use mipflow_cook::Quality;
-use mipflow_cook::procedural::{TextureSpec, cook_procedural};
 
 fn ktx(seed: u64, size: u32) -> Vec<u8> {
-    let spec = TextureSpec {
-        name: format!("api-{seed}"),
-        size,
-        seed,
-        number: seed as u32,
-    };
-    cook_procedural(&spec, Quality::Fast).expect("cook")
+    common::cooked("api", seed, size)
 }
 
 /// A game's archive: bytes behind `read_at`, counting what was read, failing when told to.

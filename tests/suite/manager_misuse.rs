@@ -7,17 +7,9 @@ use crate::common;
 
 use mipflow::stream::TextureHandle;
 use mipflow::{Budget, BudgetManager, FrameTiming, ManagerConfig, TextureOptions, TextureSource};
-use mipflow_cook::Quality;
-use mipflow_cook::procedural::{TextureSpec, cook_procedural};
 
 fn ktx(seed: u64, size: u32) -> Vec<u8> {
-    let spec = TextureSpec {
-        name: format!("misuse-{seed}"),
-        size,
-        seed,
-        number: seed as u32,
-    };
-    cook_procedural(&spec, Quality::Fast).expect("cook")
+    common::cooked("misuse", seed, size)
 }
 
 fn config(budget: u64, render_targets: bool) -> ManagerConfig {

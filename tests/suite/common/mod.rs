@@ -32,6 +32,17 @@ pub fn reference_dir() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference")
 }
 
+/// A procedural texture `name-seed` cooked at `size`² (fast BC7): KTX2 bytes.
+pub fn cooked(name: &str, seed: u64, size: u32) -> Vec<u8> {
+    let spec = mipflow_cook::procedural::TextureSpec {
+        name: format!("{name}-{seed}"),
+        size,
+        seed,
+        number: seed as u32,
+    };
+    mipflow_cook::procedural::cook_procedural(&spec, mipflow_cook::Quality::Fast).expect("cook")
+}
+
 /// Procedural texture `i` of the demo set with `seed`, cooked at `size`² (fast BC7) and added to
 /// `r` as a streamed texture with a material: (texture, material).
 pub fn procedural_material(
