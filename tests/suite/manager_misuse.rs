@@ -221,3 +221,36 @@ fn an_upload_cap_of_zero_still_streams_a_band_a_frame() {
     }
     assert_eq!(levels(&m, &h), vec![0, 0]);
 }
+
+#[test]
+fn an_upload_cap_of_zero_fills_a_full_budget_one_row_a_frame() {
+    let Some(ctx) = common::gpu() else { return };
+    // Eight 256² chains (87 KiB each) under 640 KiB: the planner fills its limit, and every
+    // band (one row of blocks a frame, 1 KiB at level 0) has to find room beside the textures
+    // already there. No band may stall, and no frame pass the budget.
+    let mut c = config(640 << 10, false);
+    c.stream.upload_bytes_per_frame = 0;
+    let mut m = manager(&ctx, c);
+    let h = add(&mut m, 0..8, 256);
+    let mut over = 0;
+    for _ in 0..2_000 {
+        for &t in &h {
+            m.add_demand(t, 0.0, 50_000.0);
+        }
+        m.frame((640, 360), FrameTiming::default()).unwrap();
+        m.end_frame();
+        let ledger = m.context().ledger();
+        over += usize::from(ledger.take_window_peak() > 640 << 10);
+        assert!(m.streamer().frame_stats().uploaded_bytes <= 1024 + 1024);
+    }
+    assert_eq!(over, 0, "frames over the budget");
+    let targets: Vec<u8> = h
+        .iter()
+        .map(|t| m.last_plan().target_level[t.index() as usize])
+        .collect();
+    assert!(
+        targets.contains(&0),
+        "the limit holds some full chains: {targets:?}"
+    );
+    assert_eq!(levels(&m, &h), targets, "every planned level built");
+}
