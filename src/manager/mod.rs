@@ -465,7 +465,7 @@ impl BudgetManager {
         let planned = self.plan_and_stream(frame, output, timing);
         if planned.is_err() {
             // The caller has an error to handle, not a frame to end: ended here.
-            self.end_frame();
+            self.end_open_frame();
         }
         planned
     }
@@ -676,6 +676,14 @@ impl BudgetManager {
     pub fn end_frame(&mut self) {
         self.ended_frame = self.frame;
         self.streamer.end_frame(&self.ctx, self.frame);
+    }
+
+    /// Ends the last frame if it was not ended, without the missed-`end_frame` warning: for a
+    /// caller whose frame failed after [`BudgetManager::frame`] (the `Renderer`'s error paths).
+    pub(crate) fn end_open_frame(&mut self) {
+        if self.frame > self.ended_frame {
+            self.end_frame();
+        }
     }
 
     /// The driver ran out of memory for a creation of the manager's (or of the caller's, who

@@ -187,9 +187,8 @@ impl Renderer {
         target: &wgpu::TextureView,
         input: &FrameInput,
     ) -> Result<&FrameStats> {
-        if std::mem::take(&mut self.frame_open) {
-            self.manager.end_frame(); // the last render failed after planning
-        }
+        // A render that failed after planning (its error returned) left its frame open.
+        self.manager.end_open_frame();
         let out_tex = target.texture();
         let output = (out_tex.width(), out_tex.height());
         let now = Instant::now();
@@ -213,7 +212,6 @@ impl Renderer {
             .begin_frame(self.manager.context(), next, slots as u32)?;
         self.visibility(&input.camera, output);
         let plan = self.manager.frame(output, FrameTiming { gpu_ms, cpu_ms })?;
-        self.frame_open = true;
         let bucket = plan.bucket;
         self.refresh_material_groups();
         let ctx = self.manager.context();
@@ -388,7 +386,6 @@ impl Renderer {
             t.after_submit();
         }
         self.manager.end_frame();
-        self.frame_open = false;
         self.last_submit = Some(Instant::now());
 
         let mut stats = self.manager.frame_stats(

@@ -150,9 +150,6 @@ pub struct Renderer {
     upscale: UpscalePass,
     timer: Option<GpuTimer>,
     last_submit: Option<Instant>,
-    /// The manager's frame was planned and not yet ended: a render that failed after planning
-    /// (its error returned) ends it when the next render starts.
-    frame_open: bool,
     /// Demand through the GPU feedback's verdicts (cuts, motion, per-slot view and hidden
     /// state).
     demand: crate::feedback_demand::FeedbackDemand,
@@ -218,7 +215,6 @@ impl Renderer {
             uniform_scratch: Vec::new(),
             material_groups: Vec::new(),
             last_submit: None,
-            frame_open: false,
             demand: Default::default(),
             on_screen: Vec::new(),
             depth_group: None,
