@@ -22,7 +22,7 @@
 
 use glam::{Mat4, Vec3, Vec4};
 
-use crate::render::scene::{Camera, demand_at, extrapolate_view};
+use crate::render::scene::{Camera, demand_at, extrapolate_view, level_at};
 
 /// Frames the look-ahead extrapolates the camera's motion by (the Renderer's too).
 pub const LOOK_AHEAD_FRAMES: u32 = 12;
@@ -64,16 +64,33 @@ pub struct Demand {
     pub weight: f32,
 }
 
-/// A frustum's six planes, normalised once (a sphere test is then six dot products).
+/// A frustum's six planes, normalised once, stored by coordinate (planes 0-3 in the first
+/// lanes, 4-5 and two planes that reject nothing in the second), so that a sphere test is eight
+/// multiply-adds over four lanes and one comparison, without a branch per plane.
 #[derive(Clone, Copy, Debug)]
-struct Frustum([Vec4; 6]);
+struct Frustum {
+    x: [Vec4; 2],
+    y: [Vec4; 2],
+    z: [Vec4; 2],
+    w: [Vec4; 2],
+}
 
 impl Frustum {
     /// Planes from the rows of `view_proj` (depth 0..1 clip space).
     fn new(view_proj: &Mat4) -> Self {
         let m = view_proj.transpose();
         let (r0, r1, r2, r3) = (m.x_axis, m.y_axis, m.z_axis, m.w_axis);
-        let mut planes = [r3 + r0, r3 - r0, r3 + r1, r3 - r1, r2, r3 - r2];
+        // The two last planes are 0: `0 >= -radius` holds for every sphere.
+        let mut planes = [
+            r3 + r0,
+            r3 - r0,
+            r3 + r1,
+            r3 - r1,
+            r2,
+            r3 - r2,
+            Vec4::ZERO,
+            Vec4::ZERO,
+        ];
         for p in &mut planes {
             let n = p.truncate().length();
             // A degenerate plane rejects nothing.
@@ -83,14 +100,42 @@ impl Frustum {
                 Vec4::ZERO
             };
         }
-        Self(planes)
+        let lanes = |f: fn(&Vec4) -> f32, k: usize| {
+            Vec4::new(
+                f(&planes[k]),
+                f(&planes[k + 1]),
+                f(&planes[k + 2]),
+                f(&planes[k + 3]),
+            )
+        };
+        Self {
+            x: [lanes(|p| p.x, 0), lanes(|p| p.x, 4)],
+            y: [lanes(|p| p.y, 0), lanes(|p| p.y, 4)],
+            z: [lanes(|p| p.z, 0), lanes(|p| p.z, 4)],
+            w: [lanes(|p| p.w, 0), lanes(|p| p.w, 4)],
+        }
     }
 
-    /// Whether a sphere is at least partly inside.
+    /// A frustum that rejects nothing.
+    const ALL: Self = Self {
+        x: [Vec4::ZERO; 2],
+        y: [Vec4::ZERO; 2],
+        z: [Vec4::ZERO; 2],
+        w: [Vec4::ZERO; 2],
+    };
+
+    /// Whether a sphere is at least partly inside (its centre within `radius` of the inner side
+    /// of every plane).
     #[inline]
     fn touches(&self, center: Vec3, radius: f32) -> bool {
-        let p = center.extend(1.0);
-        self.0.iter().all(|pl| pl.dot(p) >= -radius)
+        let (cx, cy, cz) = (
+            Vec4::splat(center.x),
+            Vec4::splat(center.y),
+            Vec4::splat(center.z),
+        );
+        let r = Vec4::splat(-radius);
+        let side = |k: usize| self.x[k] * cx + self.y[k] * cy + self.z[k] * cz + self.w[k];
+        (side(0).cmpge(r) & side(1).cmpge(r)).all()
     }
 }
 
@@ -119,7 +164,7 @@ impl DemandView {
             view: Frustum::new(&(camera.projection(aspect) * camera.view)),
             guard: None,
             ahead: None,
-            predicted: [(Frustum([Vec4::ZERO; 6]), Vec3::ZERO); MAX_PREDICTED_FRAMES as usize],
+            predicted: [(Frustum::ALL, Vec3::ZERO); MAX_PREDICTED_FRAMES as usize],
             predicted_count: 0,
             eye: camera.position(),
             tan_half_fov: (camera.fov_y * 0.5).tan().max(1e-4),
@@ -220,41 +265,53 @@ impl DemandView {
             return None;
         }
         let radius = radius.max(0.0);
-        // Each frustum tested once: the weight (as `weight` gives it) and the predicted levels
-        // come from the same tests.
+        // Each frustum tested at most once: the weight (as `weight` gives it) and the predicted
+        // levels come from the same tests. The finest predicted level is the level at the
+        // nearest predicted eye whose view holds the sphere (the level never decreases with
+        // the distance), so one distance and one logarithm serve every predicted view.
         let in_view = self.view.touches(center, radius);
-        let in_ahead = self.ahead.is_some_and(|a| a.touches(center, radius));
-        let mut in_predicted = false;
-        let mut predicted_level = f32::INFINITY;
-        let at = |eye: Vec3| {
-            demand_at(
-                eye,
-                center,
-                radius,
-                texels_per_unit.max(0.0),
-                self.tan_half_fov,
-                self.near,
-                self.viewport_height,
-            )
-        };
+        let mut nearest_sq = f32::INFINITY;
         for (f, eye) in &self.predicted[..self.predicted_count as usize] {
             if f.touches(center, radius) {
-                predicted_level = predicted_level.min(at(*eye).0);
-                in_predicted = true;
+                nearest_sq = nearest_sq.min(eye.distance_squared(center));
             }
         }
+        let in_predicted = nearest_sq < f32::INFINITY;
+        // In a predicted view is ahead already: the look-ahead frustum is tested only when not.
+        let ahead = in_predicted || self.ahead.is_some_and(|a| a.touches(center, radius));
         let weight = if in_view {
             1.0
-        } else if in_ahead || in_predicted {
+        } else if ahead {
             LOOK_AHEAD_WEIGHT
         } else if self.guard.is_some_and(|g| g.touches(center, radius)) {
             GUARD_BAND_WEIGHT
         } else {
             return None;
         };
-        let (now_level, pixels) = at(self.eye);
-        let level = now_level.min(predicted_level);
-        let ahead = in_ahead || in_predicted;
+        let texels_per_unit = texels_per_unit.max(0.0);
+        let (now_level, pixels) = demand_at(
+            self.eye,
+            center,
+            radius,
+            texels_per_unit,
+            self.tan_half_fov,
+            self.near,
+            self.viewport_height,
+        );
+        // Only a predicted eye nearer than the current one can ask for a finer level; `sqrt`
+        // is monotonic, so squares compare as the distances do.
+        let level = if nearest_sq < self.eye.distance_squared(center) {
+            now_level.min(level_at(
+                nearest_sq.sqrt(),
+                radius,
+                texels_per_unit,
+                self.tan_half_fov,
+                self.near,
+                self.viewport_height,
+            ))
+        } else {
+            now_level
+        };
         Some(Demand {
             level,
             now_level,
@@ -319,6 +376,86 @@ mod tests {
         let right = Vec3::new(5.0, 0.0, 0.0);
         assert!(v.sphere(right, 0.5, 1.0).is_none());
         assert_eq!(a.sphere(right, 0.5, 1.0).unwrap().weight, LOOK_AHEAD_WEIGHT);
+    }
+
+    /// `sphere` against the plain reading of its contract: each frustum tested, every predicted
+    /// view that holds the sphere priced at its own eye, the finest level kept. The shortcuts
+    /// (one distance and one logarithm for every predicted view, none when no predicted eye is
+    /// nearer, no look-ahead test once a predicted view holds the sphere) give the same bits.
+    #[test]
+    fn sphere_matches_a_level_per_predicted_view() {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut unit = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let out = (1280, 720);
+        let (mut predicted_finer, mut leaving, mut checked) = (0, 0, 0);
+        for _ in 0..200 {
+            let eye = Vec3::new(unit() * 20.0 - 10.0, 1.6, unit() * 20.0 - 10.0);
+            let at = eye + Vec3::new(unit() - 0.5, unit() * 0.4 - 0.2, unit() - 0.5);
+            let now = Camera::look_at(eye, at);
+            // The previous frame: up to 3 units behind, turned a little.
+            let back = Vec3::new(unit() - 0.5, 0.0, unit() - 0.5) * 6.0;
+            let prev = Camera::look_at(eye + back, at + back * (0.8 + unit() * 0.4));
+            let v = DemandView::new(&now, out)
+                .with_guard_band(&now, out, 2.0)
+                .with_prediction(&now, out, prev.view, 1 + (unit() * 4.0) as u32);
+            for _ in 0..50 {
+                let c = eye + Vec3::new(unit() - 0.5, unit() - 0.5, unit() - 0.5) * 60.0;
+                let r = unit() * 3.0;
+                let texels = 64.0 + unit() * 4096.0;
+                let got = v.sphere(c, r, texels);
+                // The reference.
+                let price =
+                    |e: Vec3| demand_at(e, c, r, texels, v.tan_half_fov, v.near, v.viewport_height);
+                let mut pred = f32::INFINITY;
+                let mut in_pred = false;
+                for (f, e) in &v.predicted[..v.predicted_count as usize] {
+                    if f.touches(c, r) {
+                        pred = pred.min(price(*e).0);
+                        in_pred = true;
+                    }
+                }
+                let in_ahead = v.ahead.is_some_and(|a| a.touches(c, r));
+                let weight = if v.view.touches(c, r) {
+                    Some(1.0)
+                } else if in_ahead || in_pred {
+                    Some(LOOK_AHEAD_WEIGHT)
+                } else if v.guard.is_some_and(|g| g.touches(c, r)) {
+                    Some(GUARD_BAND_WEIGHT)
+                } else {
+                    None
+                };
+                let want = weight.map(|w| {
+                    let (now_level, pixels) = price(v.eye);
+                    Demand {
+                        level: now_level.min(pred),
+                        now_level,
+                        leaving: v.predicted_count > 0 && !(in_ahead || in_pred),
+                        pixels: pixels * w,
+                        weight: w,
+                    }
+                });
+                assert_eq!(
+                    got.map(|d| d.level.to_bits()),
+                    want.map(|d| d.level.to_bits())
+                );
+                assert_eq!(got, want);
+                if let Some(d) = got {
+                    checked += 1;
+                    predicted_finer += usize::from(d.level < d.now_level);
+                    leaving += usize::from(d.leaving);
+                }
+            }
+        }
+        // The comparison saw each case: demands, predicted levels finer than now, leaving ones.
+        assert!(
+            checked > 1000 && predicted_finer > 100 && leaving > 20,
+            "{checked} {predicted_finer} {leaving}"
+        );
     }
 
     #[test]

@@ -16,24 +16,30 @@ impl BudgetManager {
     /// hysteresis). False for a stale handle; non-finite or negative figures are ignored. On a
     /// texture that was given a histogram this frame, the pixels go to the level's bin.
     pub fn add_demand(&mut self, h: TextureHandle, wanted_level: f32, pixels: f32) -> bool {
-        if !self.begin_demand(h) {
+        let Some(i) = self.begin_demand(h) else {
             return false;
-        }
+        };
+        self.demand_at(i, wanted_level, pixels);
+        true
+    }
+
+    /// [`BudgetManager::add_demand`] on slot `i`, whose handle was checked and whose demand
+    /// this frame was begun.
+    fn demand_at(&mut self, i: usize, wanted_level: f32, pixels: f32) {
         if wanted_level.is_nan() || !pixels.is_finite() || pixels < 0.0 {
-            return true;
+            return;
         }
-        let p = &mut self.streamer.plan_textures_mut()[h.index() as usize];
+        let p = &mut self.streamer.plan_textures_mut()[i];
         if p.histogram {
             if wanted_level.is_finite() {
                 let bin = (wanted_level.max(0.0) as usize).min(MAX_LEVELS - 1);
                 p.level_pixels[bin] += pixels;
                 p.summarize_histogram();
             }
-            return true;
+            return;
         }
         p.wanted_level = p.wanted_level.min(wanted_level.max(0.0));
         p.screen_pixels += pixels;
-        true
     }
 
     /// [`BudgetManager::add_demand`] from a [`Demand`] of a [`DemandView`], its pixels times
@@ -41,11 +47,23 @@ impl BudgetManager {
     /// than `h` has or has in flight (a read started now would land after it has gone: the IO
     /// would be thrown away).
     pub fn add_view_demand(&mut self, h: TextureHandle, d: &Demand, pixel_weight: f32) -> bool {
-        let level = match self.streamer.plan_textures().get(h.index() as usize) {
-            Some(p) if d.leaving => d.level.max(f32::from(p.in_flight_level)),
-            _ => d.level,
+        let Some(i) = self.begin_demand(h) else {
+            return false;
         };
-        self.add_demand(h, level, d.pixels * pixel_weight)
+        self.view_demand_at(i, d, pixel_weight);
+        true
+    }
+
+    /// [`BudgetManager::add_view_demand`] on slot `i` (checked, its demand begun).
+    fn view_demand_at(&mut self, i: usize, d: &Demand, pixel_weight: f32) {
+        let level = if d.leaving {
+            // Beginning the demand resets the wanted level and pixels, not the levels.
+            d.level
+                .max(f32::from(self.streamer.plan_textures()[i].in_flight_level))
+        } else {
+            d.level
+        };
+        self.demand_at(i, level, d.pixels * pixel_weight);
     }
 
     /// Demand for `h` this frame as a histogram (form (b), what GPU feedback measures):
@@ -57,10 +75,10 @@ impl BudgetManager {
     /// the histogram at its level's bin. Negative or NaN bins count as 0. False for a stale
     /// handle.
     pub fn add_demand_levels(&mut self, h: TextureHandle, pixels_per_level: &[f32]) -> bool {
-        if !self.begin_demand(h) {
+        let Some(i) = self.begin_demand(h) else {
             return false;
-        }
-        let p = &mut self.streamer.plan_textures_mut()[h.index() as usize];
+        };
+        let p = &mut self.streamer.plan_textures_mut()[i];
         if !p.histogram {
             // Form (a) given earlier this frame joins the histogram.
             let (level, pixels) = (p.wanted_level, p.screen_pixels);
@@ -92,9 +110,12 @@ impl BudgetManager {
         radius: f32,
         uv_per_unit: f32,
     ) -> Option<Demand> {
+        // One handle check: `texture_width` is `None` for a stale handle.
         let width = self.streamer.texture_width(h)?;
         let d = view.sphere(center, radius, uv_per_unit * width as f32)?;
-        self.add_view_demand(h, &d, 1.0);
+        let i = h.index() as usize;
+        self.begin_demand_at(i);
+        self.view_demand_at(i, &d, 1.0);
         Some(d)
     }
 
@@ -112,12 +133,20 @@ impl BudgetManager {
         self.add_demand_sphere(h, view, center, radius, uv_per_unit)
     }
 
-    /// Starts this frame's demand on the first call after a frame; false for a stale handle.
-    fn begin_demand(&mut self, h: TextureHandle) -> bool {
+    /// Starts this frame's demand on the first call after a frame: the texture's slot, `None`
+    /// for a stale handle.
+    fn begin_demand(&mut self, h: TextureHandle) -> Option<usize> {
         if !self.streamer.contains(h) {
-            return false;
+            return None;
         }
-        let (i, next) = (h.index() as usize, self.frame + 1);
+        let i = h.index() as usize;
+        self.begin_demand_at(i);
+        Some(i)
+    }
+
+    /// [`BudgetManager::begin_demand`] for slot `i` of a checked handle.
+    fn begin_demand_at(&mut self, i: usize) {
+        let next = self.frame + 1;
         if i >= self.demand_frame.len() {
             // Grows with the texture count only.
             self.demand_frame.resize(i + 1, 0);
@@ -126,7 +155,6 @@ impl BudgetManager {
             self.demand_frame[i] = next;
             reset_demand(&mut self.streamer.plan_textures_mut()[i]);
         }
-        true
     }
 }
 

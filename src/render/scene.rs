@@ -285,18 +285,40 @@ pub(crate) fn demand_at(
     viewport_height: u32,
 ) -> (f32, f32) {
     let centre_d = eye.distance(center);
-    let d = (centre_d - radius).max(near.max(1e-4));
-    let world_per_pixel = 2.0 * d * tan / viewport_height.max(1) as f32;
-    let texels_per_pixel = texels_per_unit * world_per_pixel;
-    let level = if texels_per_pixel > 0.0 {
-        texels_per_pixel.log2().max(0.0)
-    } else {
-        f32::INFINITY
-    };
+    let level = level_at(
+        centre_d,
+        radius,
+        texels_per_unit,
+        tan,
+        near,
+        viewport_height,
+    );
     let proj_radius_px =
         radius / (centre_d.max(near.max(1e-4)) * tan) * viewport_height as f32 * 0.5;
     let pixels = std::f32::consts::PI * proj_radius_px * proj_radius_px;
     (level, pixels)
+}
+
+/// The level of [`demand_at`] from the distance between the eye and the sphere's centre. It
+/// never decreases as the distance grows (each step is a monotonic float operation), so the
+/// finest level over several eyes is the level at the nearest of them.
+#[inline]
+pub(crate) fn level_at(
+    centre_d: f32,
+    radius: f32,
+    texels_per_unit: f32,
+    tan: f32,
+    near: f32,
+    viewport_height: u32,
+) -> f32 {
+    let d = (centre_d - radius).max(near.max(1e-4));
+    let world_per_pixel = 2.0 * d * tan / viewport_height.max(1) as f32;
+    let texels_per_pixel = texels_per_unit * world_per_pixel;
+    if texels_per_pixel > 0.0 {
+        texels_per_pixel.log2().max(0.0)
+    } else {
+        f32::INFINITY
+    }
 }
 
 #[cfg(test)]
