@@ -153,6 +153,8 @@ impl BudgetManager {
         }
         if self.demand_frame[i] != next {
             self.demand_frame[i] = next;
+            // Within the capacity of earlier frames: grows with the texture count only.
+            self.demanded.0.push(i as u32);
             reset_demand(&mut self.streamer.plan_textures_mut()[i]);
         }
     }
@@ -160,18 +162,53 @@ impl BudgetManager {
 
 impl BudgetManager {
     /// Resets the demand of every texture that holds an earlier frame's (given before a frame
-    /// and not again since): one pass over a compact array, touching only those textures.
-    pub(super) fn expire_demand(&mut self) {
+    /// and not again since), and caps this frame's at the `output`'s pixels. Touches only the
+    /// textures whose demand was begun in this frame or the one before (every texture holding
+    /// demand is among them), not every texture.
+    pub(super) fn expire_demand(&mut self, output: (u32, u32)) {
         let now = self.frame;
         let textures = self.streamer.plan_textures_mut();
-        for (i, d) in self.demand_frame.iter_mut().enumerate() {
-            if *d != 0 && *d != now {
+        let (begun, before) = (&mut self.demanded.0, &mut self.demanded.1);
+        // `skip_frame` calls between demand and a frame leave earlier frames' demand in
+        // `begun`: both lists are checked (a texture listed twice is reset once).
+        for &i in before.iter().chain(begun.iter()) {
+            let i = i as usize;
+            if let Some(d) = self.demand_frame.get_mut(i)
+                && *d != 0
+                && *d != now
+            {
                 *d = 0;
                 if let Some(p) = textures.get_mut(i) {
                     reset_demand(p);
                 }
             }
         }
+        // This frame's demand over more than the screen (overlapping draws) is capped at it.
+        let screen = (output.0 as f32) * (output.1 as f32);
+        for &i in begun.iter() {
+            let i = i as usize;
+            if self.demand_frame.get(i) != Some(&now) {
+                continue;
+            }
+            if let Some(p) = textures.get_mut(i)
+                && p.screen_pixels > screen
+            {
+                if p.histogram {
+                    // A histogram over more than the screen: scaled down as a whole, so its
+                    // shape (which levels are wanted) stays.
+                    let k = screen / p.screen_pixels;
+                    for b in &mut p.level_pixels {
+                        *b *= k;
+                    }
+                    p.summarize_histogram();
+                } else {
+                    p.screen_pixels = screen;
+                }
+            }
+        }
+        // This frame's become the frame before's; no allocation once both have grown.
+        std::mem::swap(begun, before);
+        begun.clear();
     }
 }
 

@@ -182,6 +182,10 @@ pub struct BudgetManager {
     /// reset by its first `add_demand` of a frame, or by the frame when none was given: so a
     /// frame touches only the textures given demand and those that had some before, not all.
     demand_frame: Vec<u64>,
+    /// The textures whose demand was begun since the last frame (`demanded.0`) and in the
+    /// frame before (`demanded.1`): every texture holding demand is in one of them, so a frame
+    /// touches those, not every texture (at 100k textures and 5k in view, 5k).
+    demanded: (Vec<u32>, Vec<u32>),
     /// The last frame [`BudgetManager::end_frame`] was called for, and whether a frame left
     /// without it was reported.
     ended_frame: u64,
@@ -256,6 +260,7 @@ impl BudgetManager {
             buckets_for: (0, 0),
             frame: 0,
             demand_frame: Vec::new(),
+            demanded: (Vec::new(), Vec::new()),
             ended_frame: 0,
             end_missed: false,
             last_output: (0, 0),
@@ -397,6 +402,8 @@ impl BudgetManager {
         self.streamer = Streamer::new(self.config.stream.clone());
         self.streamer.start_generations_at(generations);
         self.demand_frame.clear();
+        self.demanded.0.clear();
+        self.demanded.1.clear();
         self.targets.release();
         self.planner.invalidate();
     }
@@ -460,7 +467,7 @@ impl BudgetManager {
             output
         };
         self.frame += 1;
-        self.expire_demand();
+        self.expire_demand(output);
         let frame = self.frame;
         let planned = self.plan_and_stream(frame, output, timing);
         if planned.is_err() {
@@ -484,23 +491,6 @@ impl BudgetManager {
         if self.streamer.take_changed() {
             self.planner.invalidate();
         }
-        let screen = (output.0 as f32) * (output.1 as f32);
-        for p in self.streamer.plan_textures_mut() {
-            if p.screen_pixels > screen {
-                if p.histogram {
-                    // A histogram over more than the screen (overlapping draws): scaled down
-                    // as a whole, so its shape (which levels are wanted) stays.
-                    let k = screen / p.screen_pixels;
-                    for b in &mut p.level_pixels {
-                        *b *= k;
-                    }
-                    p.summarize_histogram();
-                } else {
-                    p.screen_pixels = screen;
-                }
-            }
-        }
-
         // Plan.
         let (budget, effective, moved) = self.budget.at_frame(frame);
         if moved {

@@ -13,20 +13,32 @@ impl Streamer {
     /// of the other grows would wait for it.
     pub(crate) fn issue_io(&mut self, ctx: &GpuContext, budget: u64, peak: u64) {
         let budget = self.oom_at.map_or(budget, |c| c.min(budget));
-        for i in 0..self.slots.len() {
-            if self.slots[i].inflight.is_none() {
-                continue;
-            }
-            let spare = budget
-                .saturating_sub(peak)
-                .saturating_sub(self.ring.bytes());
-            let room = budget.saturating_sub(ctx.ledger().total_bytes()).min(spare);
-            if !self.issue_read(i, Some((ctx, room))) {
-                break;
+        // The grows in flight, in slot order: the set bits of `inflight_bits` (a bit whose
+        // grow has ended is cleared here).
+        let mut pending = 0u32;
+        let mut issuing = true;
+        for w in 0..self.inflight_bits.len() {
+            let mut bits = self.inflight_bits[w];
+            while bits != 0 {
+                let b = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let i = w * 64 + b;
+                if self.slots.get(i).is_none_or(|s| s.inflight.is_none()) {
+                    self.inflight_bits[w] &= !(1 << b);
+                    continue;
+                }
+                pending += 1;
+                if issuing {
+                    let spare = budget
+                        .saturating_sub(peak)
+                        .saturating_sub(self.ring.bytes());
+                    let room = budget.saturating_sub(ctx.ledger().total_bytes()).min(spare);
+                    // A full queue: the later grows wait for the next frame (counted still).
+                    issuing = self.issue_read(i, Some((ctx, room)));
+                }
             }
         }
-        self.frame_stats.pending =
-            self.slots.iter().filter(|s| s.inflight.is_some()).count() as u32;
+        self.frame_stats.pending = pending;
     }
 
     /// Queues the read of texture `i`'s grow if it waits for data. Returns false when the IO

@@ -415,6 +415,13 @@ pub struct Streamer {
     /// earlier streamer of the same manager holds (see [`Streamer::after_generations`]).
     generation_base: u32,
     plan_tex: Vec<PlanTexture>,
+    /// One bit per slot, set when the slot's grow is requested (`Slot::inflight` becomes
+    /// `Some`) and cleared lazily once it is `None`: the per-frame IO pass visits the grows in
+    /// flight, in slot order, not every slot (100k slots are megabytes).
+    inflight_bits: Vec<u64>,
+    /// Slots whose `backoff_until` was set (a failed read or transition), until it passes:
+    /// what the per-frame back-off check goes through instead of every slot.
+    backing_off: Vec<u32>,
     /// Textures were added or removed since [`Streamer::take_changed`].
     changed: bool,
     /// The ledger's total at the out-of-memory errors not yet taken by the budget's owner (the
@@ -534,6 +541,8 @@ impl Streamer {
             free: Vec::new(),
             generation_base: 0,
             plan_tex: Vec::new(),
+            inflight_bits: Vec::new(),
+            backing_off: Vec::new(),
             ready: Default::default(),
             staging: Vec::new(),
             completed_frame: Arc::new(AtomicU64::new(0)),

@@ -76,6 +76,7 @@ impl Streamer {
                 // spend IO on it forever. A transient error (a file being replaced) heals
                 // after the back-off.
                 slot.backoff_until = self.frame + READ_RETRY_FRAMES;
+                note_backoff(&mut self.backing_off, r.slot);
                 let p = &mut self.plan_tex[r.slot as usize];
                 p.busy = false;
                 p.in_flight_level = p.resident_level;
@@ -101,12 +102,19 @@ impl Streamer {
         let burst =
             (self.config.upload_bytes_per_frame.saturating_mul(2) / chunk).clamp(4, 256) as usize;
         self.ring.set_size(chunk, 4, burst);
-        for (s, p) in self.slots.iter().zip(self.plan_tex.iter_mut()) {
-            if s.backoff_until > frame {
-                // Do not ask for levels finer than those it has while backing off.
-                p.wanted_level = p.wanted_level.max(f32::from(p.resident_level));
+        let (slots, plan_tex) = (&self.slots, &mut self.plan_tex);
+        self.backing_off.retain(|&i| {
+            let i = i as usize;
+            match (slots.get(i), plan_tex.get_mut(i)) {
+                (Some(s), Some(p)) if s.backoff_until > frame => {
+                    // Do not ask for levels finer than those it has while backing off.
+                    p.wanted_level = p.wanted_level.max(f32::from(p.resident_level));
+                    true
+                }
+                // Over (or the slot holds another texture now, whose `backoff_until` is 0).
+                _ => false,
             }
-        }
+        });
     }
 
     /// The effective budget of the last plan (`u64::MAX` before the first).
@@ -219,6 +227,7 @@ impl Streamer {
                 }
                 // From nothing: the floor comes from CPU data; the rest by IO.
                 let read_end = from.min(self.plan_tex[i].floor_level);
+                mark_inflight(&mut self.inflight_bits, i);
                 s.inflight = Some(InFlight {
                     to: t.to,
                     from,
@@ -450,6 +459,7 @@ impl Streamer {
         // Same back-off as a failed read: a transition that failed for another reason (a driver
         // refusing a size) would fail again if retried every frame.
         self.slots[i].backoff_until = self.frame + READ_RETRY_FRAMES;
+        note_backoff(&mut self.backing_off, i as u32);
     }
 
     /// Rebuilds texture `i` smaller, with levels `to..` (`to > from`): every level is copied from
@@ -484,4 +494,20 @@ impl Streamer {
         self.plan_tex[i].resident_level = to;
         Ok(())
     }
+}
+
+/// Lists slot `i` among those backing off (once).
+fn note_backoff(list: &mut Vec<u32>, i: u32) {
+    if !list.contains(&i) {
+        list.push(i);
+    }
+}
+
+/// Sets slot `i`'s bit in [`Streamer`]'s `inflight_bits` (grows with the slot count only).
+fn mark_inflight(bits: &mut Vec<u64>, i: usize) {
+    let w = i / 64;
+    if w >= bits.len() {
+        bits.resize(w + 1, 0);
+    }
+    bits[w] |= 1 << (i % 64);
 }

@@ -254,3 +254,68 @@ fn an_upload_cap_of_zero_fills_a_full_budget_one_row_a_frame() {
     );
     assert_eq!(levels(&m, &h), targets, "every planned level built");
 }
+
+/// Demand lasts the frame it was given for (the manager resets only the textures given demand
+/// in this frame or the one before, not every texture): a texture not given demand again has
+/// none; demand given before a `skip_frame` does not survive into the frame after it (and is
+/// not added to what is given after it); demand over more than the output is capped at it,
+/// a histogram scaled as a whole.
+#[test]
+fn demand_lasts_its_frame_and_is_capped_at_the_output() {
+    let Some(ctx) = common::gpu() else { return };
+    let mut m = manager(&ctx, config(64 << 20, true));
+    let h = add(&mut m, 0..4, 64);
+    let out = (64u32, 32u32);
+    let screen = 64.0 * 32.0;
+    let demand = |m: &BudgetManager, h: TextureHandle| {
+        let p = m.plan_textures()[h.index() as usize];
+        (p.wanted_level, p.screen_pixels)
+    };
+    let frame = |m: &mut BudgetManager| {
+        m.frame(out, FrameTiming::default()).unwrap();
+        m.end_frame();
+    };
+
+    // Over the output: capped. A histogram over it keeps its shape.
+    assert!(m.add_demand(h[0], 0.0, 1e9));
+    assert!(m.add_demand(h[1], 1.0, 100.0));
+    assert!(m.add_demand_levels(h[2], &[3e6, 1e6]));
+    frame(&mut m);
+    assert_eq!(demand(&m, h[0]), (0.0, screen));
+    assert_eq!(demand(&m, h[1]), (1.0, 100.0));
+    let bins = m.plan_textures()[h[2].index() as usize].level_pixels;
+    assert_eq!((bins[0], bins[1]), (0.75 * screen, 0.25 * screen));
+    assert_eq!(demand(&m, h[3]), (f32::INFINITY, 0.0));
+
+    // The next frame: only h[1] asked again.
+    assert!(m.add_demand(h[1], 2.0, 50.0));
+    frame(&mut m);
+    assert_eq!(demand(&m, h[0]), (f32::INFINITY, 0.0));
+    assert_eq!(demand(&m, h[1]), (2.0, 50.0));
+    let p2 = m.plan_textures()[h[2].index() as usize];
+    assert!(!p2.histogram && p2.screen_pixels == 0.0 && p2.level_pixels == [0.0; 16]);
+
+    // Demand, then a skipped frame, then a frame with no demand: none left.
+    assert!(m.add_demand(h[3], 1.5, 300.0));
+    m.skip_frame();
+    frame(&mut m);
+    assert_eq!(demand(&m, h[3]), (f32::INFINITY, 0.0));
+    assert_eq!(demand(&m, h[1]), (f32::INFINITY, 0.0));
+
+    // Demand, a skipped frame, demand again: the frame has the second only.
+    assert!(m.add_demand(h[3], 0.5, 300.0));
+    m.skip_frame();
+    assert!(m.add_demand(h[3], 1.0, 40.0));
+    frame(&mut m);
+    assert_eq!(demand(&m, h[3]), (1.0, 40.0));
+
+    // Many frames of demand for one texture: the others stay without.
+    for _ in 0..5 {
+        assert!(m.add_demand(h[0], 1.0, 10.0));
+        frame(&mut m);
+    }
+    assert_eq!(demand(&m, h[0]), (1.0, 10.0));
+    for &o in &h[1..] {
+        assert_eq!(demand(&m, o), (f32::INFINITY, 0.0));
+    }
+}

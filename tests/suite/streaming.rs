@@ -314,7 +314,8 @@ fn corrupt_level_keeps_the_texture_and_is_reported() {
         "{:?}",
         infos[1].error
     );
-    assert!(errors >= 1);
+    // Read once, then backed off (300 frames): not read again every frame.
+    assert_eq!(errors, 1);
     assert!(h.m.context().take_uncaptured_errors().is_empty());
     let _ = std::fs::remove_dir_all(&dir);
 }
