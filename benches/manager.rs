@@ -10,6 +10,12 @@
 //! every wanted level moves and the plan is made again each frame (uploads of what arrives are
 //! included in its figure: that is what the frame costs the render thread).
 //!
+//! Then an open world: 100k registered textures (128² BC7) along a corridor the camera flies
+//! down (one texture pair a frame), of which the game's own culling gives demand to the 5k
+//! nearest ahead each frame, as a game with a spatial index does. What it shows: the frame's
+//! cost follows the textures given demand and the grows in flight, not the textures registered
+//! (`MIPFLOW_BENCH_OPEN_WORLD=0` skips it; `=N` registers N).
+//!
 //! `cargo bench --bench manager`. Prints a table (mean, p50, p95 of the frame in µs, and the
 //! planner's own share). Without a GPU adapter it says so and exits.
 
@@ -198,4 +204,104 @@ fn main() {
             }
         }
     }
+    let registered: usize = std::env::var("MIPFLOW_BENCH_OPEN_WORLD")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(if quick { 2_000 } else { 100_000 });
+    if registered > 0 {
+        open_world(&ctx, registered, (registered / 20).max(1));
+    }
+}
+
+/// The open world of the module documentation: `registered` textures, `window` given demand.
+fn open_world(ctx: &GpuContext, registered: usize, window: usize) {
+    const SIDE: u32 = 128;
+    let levels = (0..mipflow::budget::size::full_mip_count(SIDE, SIDE))
+        .map(|l| {
+            let s = (SIDE >> l).max(1);
+            vec![0x5Au8; mipflow::ktx2::bc7_level_size(s, s) as usize]
+        })
+        .collect();
+    let tex = EncodedTexture {
+        format: wgpu::TextureFormat::Bc7RgbaUnormSrgb,
+        width: SIDE,
+        height: SIDE,
+        levels,
+        key_values: Vec::new(),
+    };
+    let mut bytes = Vec::new();
+    write_ktx2(&mut bytes, &tex, None, "mipflow bench").expect("write");
+    let mut c = ManagerConfig::default();
+    // Every floor (about 1.4 KiB each) and the window's full chains fit.
+    c.budget = Budget::bytes(1 << 30);
+    let mut m = BudgetManager::new(ctx.device().clone(), ctx.queue().clone(), c).expect("manager");
+    let source = TextureSource::bytes(bytes);
+    let t0 = Instant::now();
+    // Texture i on the left or right wall, half a unit further down the corridor per index.
+    let panels: Vec<(mipflow::TextureHandle, Vec3)> = (0..registered)
+        .map(|i| {
+            let h = m
+                .add_texture(source.clone(), TextureOptions::default())
+                .expect("add");
+            let x = if i % 2 == 0 { -2.0 } else { 2.0 };
+            (h, Vec3::new(x, 1.5, -(i as f32) * 0.5))
+        })
+        .collect();
+    let setup_s = t0.elapsed().as_secs_f64();
+    let frames = (registered / 2)
+        .saturating_sub(window / 2)
+        .min(WARMUP + FRAMES);
+    let (mut frame_us, mut demand_us, mut planner_us) = (Vec::new(), Vec::new(), Vec::new());
+    let mut rest_us = Vec::new();
+    let mut prev: Option<Mat4> = None;
+    for f in 0..frames {
+        // One texture pair a frame, looking 10 units down the corridor.
+        let z = -(f as f32) * 1.0;
+        let camera = Camera::look_at(Vec3::new(0.0, 1.6, z), Vec3::new(0.0, 1.6, z - 10.0));
+        let t0 = Instant::now();
+        let mut view = DemandView::new(&camera, OUTPUT).with_guard_band(&camera, OUTPUT, 2.0);
+        if let Some(p) = prev {
+            view = view.with_look_ahead(&camera, OUTPUT, p);
+        }
+        // The game's culling: from a few pairs behind the camera, the `window` nearest ahead.
+        let first = (2 * f).saturating_sub(40);
+        for &(h, center) in &panels[first..(first + window).min(registered)] {
+            m.add_demand_sphere(h, &view, center, 0.7, 1.0);
+        }
+        let td = t0.elapsed().as_secs_f64() * 1e6;
+        let plan = m.frame(OUTPUT, FrameTiming::default()).expect("frame");
+        m.end_frame();
+        let dt = t0.elapsed().as_secs_f64() * 1e6;
+        prev = Some(camera.view);
+        std::hint::black_box(plan);
+        if f >= WARMUP.min(frames / 2) {
+            let planner = f64::from(m.streamer().frame_stats().planner_us);
+            frame_us.push(dt);
+            demand_us.push(td);
+            planner_us.push(planner);
+            rest_us.push(dt - td - planner);
+        }
+        if f % 8 == 0 {
+            let _ = ctx.wait_idle();
+        }
+    }
+    let p = |v: &mut Vec<f64>, q: usize| {
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() * q / 100).copied().unwrap_or(0.0)
+    };
+    let n = frame_us.len();
+    println!();
+    println!(
+        "open world: {registered} textures registered ({setup_s:.1} s to add), {window} given demand a frame, camera flying (one pair a frame), {n} frames"
+    );
+    println!("| frame p50 µs | frame p95 µs | demand p50 µs | planner p50 µs | rest p50 µs |");
+    println!("|---|---|---|---|---|");
+    println!(
+        "| {:.0} | {:.0} | {:.0} | {:.0} | {:.0} |",
+        p(&mut frame_us, 50),
+        p(&mut frame_us, 95),
+        p(&mut demand_us, 50),
+        p(&mut planner_us, 50),
+        p(&mut rest_us, 50)
+    );
 }
