@@ -310,8 +310,17 @@ fn simulate(seed: u64) -> Report {
     full.incremental = false;
     let mut full_planner = Planner::new(full);
     let mut full_plan = Plan::default();
-    let mut planner = Planner::new(config);
+    let mut planner = Planner::new(config.clone());
     let mut plan = Plan::default();
+    // A third planner told which textures changed (`plan_with_changes`): the textures that
+    // differ from those of its previous call, and a few more at random (a caller's list may
+    // name textures that did not change). Its plans must be the incremental ones.
+    let mut hinted_planner = Planner::new(config);
+    let mut hinted_plan = Plan::default();
+    let mut hinted_seen: Vec<PlanTexture> = Vec::new();
+    let mut hints: Vec<u32> = Vec::new();
+    // Its own generator: the run's is left as it was (the digest of the plans stays).
+    let mut hint_rng = Rng(0x5EED_u64 ^ n as u64);
     let mut current_bucket = buckets.len() - 1;
     let mut exec = {
         let inp = PlanInput {
@@ -403,6 +412,26 @@ fn simulate(seed: u64) -> Report {
         let status = planner.plan(&inp, &mut plan);
         let full_status = full_planner.plan(&inp, &mut full_plan);
         assert_eq!(status, full_status, "{}: status", ctx(frame));
+        hints.clear();
+        if hinted_seen.len() == textures.len() {
+            hints.extend(
+                (0..textures.len())
+                    .filter(|&i| hinted_seen[i] != textures[i])
+                    .map(|i| i as u32),
+            );
+        }
+        for _ in 0..hint_rng.next() % 3 {
+            hints.push((hint_rng.next() % textures.len().max(1) as u64) as u32);
+        }
+        let hinted_status = hinted_planner.plan_with_changes(&inp, &hints, &mut hinted_plan);
+        hinted_seen.clone_from(&textures);
+        assert_eq!(hinted_status, status, "{}: status (hinted)", ctx(frame));
+        assert!(
+            hinted_plan == plan
+                && hinted_plan.quality_cost.to_bits() == plan.quality_cost.to_bits(),
+            "{}: the plan told which textures changed differs from the one that checked them all",
+            ctx(frame)
+        );
         assert_eq!(plan.replanned, full_plan.replanned, "{}", ctx(frame));
         // `!=` takes -0.0 for +0.0: the blur's bits are compared too.
         if plan != full_plan || plan.quality_cost.to_bits() != full_plan.quality_cost.to_bits() {

@@ -182,6 +182,8 @@ pub struct Planner {
     levels: Vec<u8>,
     /// The least mip bias of the current buckets (see [`incremental::asks_nothing`]).
     min_bias: f32,
+    /// [`Planner::plan_with_changes`]'s list of possibly changed textures, sorted.
+    hint: Vec<u32>,
 }
 
 impl Default for Planner {
@@ -234,6 +236,7 @@ impl Planner {
             quiet_floor: 0,
             levels: Vec::new(),
             min_bias: 0.0,
+            hint: Vec::new(),
         }
     }
 
@@ -262,6 +265,29 @@ impl Planner {
     /// costs one scan of the inputs and returns the previous plan with `replanned == false`.
     pub fn plan(&mut self, input: &PlanInput<'_>, out: &mut Plan) -> PlanStatus {
         let scanned = self.scan(input.textures, input.frame);
+        self.plan_scanned(input, out, scanned)
+    }
+
+    /// [`Planner::plan`] for a caller that knows which textures it changed: `changed` lists
+    /// every texture whose [`PlanTexture`] may differ from the previous call's (in any order,
+    /// repeats allowed); every other texture must be exactly as it was. Then the change check
+    /// reads only those, not every texture: with 100k textures registered and a few thousand
+    /// given demand, most of a frame's planning time. The plan is the one [`Planner::plan`]
+    /// makes. Debug builds check every texture left out and panic on one that changed (the
+    /// caller's list was wrong); a scene whose size changed is checked in full anyway.
+    pub fn plan_with_changes(
+        &mut self,
+        input: &PlanInput<'_>,
+        changed: &[u32],
+        out: &mut Plan,
+    ) -> PlanStatus {
+        let scanned = self.scan_listed(input.textures, input.frame, changed);
+        self.plan_scanned(input, out, scanned)
+    }
+
+    /// The rest of a plan once the change check ran (`scanned`: it did, over a scene of the
+    /// previous call's size).
+    fn plan_scanned(&mut self, input: &PlanInput<'_>, out: &mut Plan, scanned: bool) -> PlanStatus {
         if scanned && self.unchanged(input) {
             out.clone_from(&self.cache);
             out.replanned = false;
@@ -368,38 +394,87 @@ impl Planner {
                 let j = mask.trailing_zeros() as usize;
                 mask &= mask - 1;
                 let i = block * 64 + j;
-                let t = &tex[j];
-                let view_only;
-                if !t.histogram && !seen[j].has_histogram() {
-                    // No histogram now nor before: the cheap words are the exact ones and both
-                    // hashes are 0, so the difference found is a change.
-                    debug_assert_eq!(self.hashes[i], 0, "a hash without the histogram mark");
-                    let now = Seen::cheap(t);
-                    view_changed |= now.view_differs(&seen[j]);
-                    view_only = now.same_but_view(&seen[j]);
-                    seen[j] = now;
-                } else {
-                    // The exact words and a histogram's hash decide; a changed texture's are
-                    // kept here (the plan that follows does not compute them again).
-                    let (now, hash) = (Seen::of(t), histogram_hash(t));
-                    if seen[j] == now && self.hashes[i] == hash {
-                        continue;
-                    }
-                    view_changed |= now.view_differs(&seen[j]) || hash != self.hashes[i];
-                    view_only = now.same_but_view(&seen[j]);
-                    seen[j] = now;
-                    self.hashes[i] = hash;
-                }
+                let Some(stays) = scan_one::<true>(
+                    &tex[j],
+                    &mut seen[j],
+                    &mut self.hashes[i],
+                    i,
+                    &mut quiet,
+                    &mut view_changed,
+                ) else {
+                    continue;
+                };
                 total += 1;
                 // Listed unless it stays quiet, without a branch (`count <= i < len`: always
                 // in bounds; a texture that stays quiet is overwritten by the next one).
-                let stays = quiet.stays(t, i, view_only);
                 changed[count] = i as u32;
                 count += usize::from(!stays);
             }
         }
         // `n_changed` counts the textures that stay quiet too: they did change, and the next
         // scan's steady-view shortcut asks how many did.
+        self.n_changed = total;
+        self.n_listed = count;
+        self.scan_view_changed = view_changed;
+        true
+    }
+
+    /// [`Planner::scan`] over the textures `hint` lists (the others are the caller's promise
+    /// of no change; checked in debug builds).
+    fn scan_listed(&mut self, textures: &[PlanTexture], frame: u64, hint: &[u32]) -> bool {
+        self.n_changed = 0;
+        self.n_listed = 0;
+        self.scan_view_changed = false;
+        let n = textures.len();
+        if self.seen.len() != n || self.hashes.len() != n {
+            return false;
+        }
+        self.changed.resize(n, 0);
+        self.hint.clear();
+        self.hint
+            .extend(hint.iter().copied().filter(|&i| (i as usize) < n));
+        self.hint.sort_unstable();
+        self.hint.dedup();
+        let hold = u64::from(self.config.min_frames_between_changes);
+        let mut quiet = incremental::Quiet {
+            marks: &mut self.quiet[..],
+            floor: &mut self.quiet_floor,
+            work: &self.work[..],
+            history: &self.history[..],
+            frame,
+            hold,
+            min_bias: self.min_bias,
+        };
+        let (mut count, mut total, mut view_changed) = (0usize, 0usize, false);
+        for &i in &self.hint {
+            let i = i as usize;
+            let Some(stays) = scan_one::<false>(
+                &textures[i],
+                &mut self.seen[i],
+                &mut self.hashes[i],
+                i,
+                &mut quiet,
+                &mut view_changed,
+            ) else {
+                continue;
+            };
+            total += 1;
+            self.changed[count] = i as u32;
+            count += usize::from(!stays);
+        }
+        #[cfg(debug_assertions)]
+        {
+            let mut listed = self.hint.iter().peekable();
+            for (i, t) in textures.iter().enumerate() {
+                if listed.next_if(|&&h| h as usize == i).is_some() {
+                    continue;
+                }
+                assert!(
+                    Seen::of(t) == self.seen[i] && histogram_hash(t) == self.hashes[i],
+                    "Planner::plan_with_changes: texture {i} changed but is not in the list"
+                );
+            }
+        }
         self.n_changed = total;
         self.n_listed = count;
         self.scan_view_changed = view_changed;
@@ -459,4 +534,48 @@ impl Planner {
         let bias = self.mip_bias(bucket);
         f64::from(if bias > 0.0 { bias } else { 0.0 })
     }
+}
+
+/// The change check of one texture whose words may differ from what the previous scan saw
+/// (`seen`, and `hash` for a histogram): `None` when they do not; otherwise the new words are
+/// kept, a change of view is noted in `view_changed`, and the result says whether the texture
+/// was quiet and stays quiet ([`incremental::Quiet::stays`]), so that a plan need not go
+/// through it.
+///
+/// `DIFFERS`: the caller found the cheap words differ (the full scan's mask), so they are not
+/// compared again.
+#[inline(always)]
+fn scan_one<const DIFFERS: bool>(
+    t: &PlanTexture,
+    seen: &mut Seen,
+    hash: &mut u64,
+    i: usize,
+    quiet: &mut incremental::Quiet<'_>,
+    view_changed: &mut bool,
+) -> Option<bool> {
+    let view_only;
+    if !t.histogram && !seen.has_histogram() {
+        // No histogram now nor before: the cheap words are the exact ones and both hashes
+        // are 0.
+        debug_assert_eq!(*hash, 0, "a hash without the histogram mark");
+        let now = Seen::cheap(t);
+        if !DIFFERS && now == *seen {
+            return None;
+        }
+        *view_changed |= now.view_differs(seen);
+        view_only = now.same_but_view(seen);
+        *seen = now;
+    } else {
+        // The exact words and a histogram's hash decide; a changed texture's are kept here
+        // (the plan that follows does not compute them again).
+        let (now, h) = (Seen::of(t), histogram_hash(t));
+        if *seen == now && *hash == h {
+            return None;
+        }
+        *view_changed |= now.view_differs(seen) || h != *hash;
+        view_only = now.same_but_view(seen);
+        *seen = now;
+        *hash = h;
+    }
+    Some(quiet.stays(t, i, view_only))
 }
