@@ -206,6 +206,16 @@ impl BudgetManager {
                 }
             }
         }
+        // Both lists' demand may have changed since the last plan (given, or expired).
+        if let Some(dirty) = self.plan_dirty.as_mut() {
+            dirty.extend_from_slice(before);
+            dirty.extend_from_slice(begun);
+            if dirty.len() > 2 * textures.len() + 1024 {
+                // Frames that did not plan (each refused) added theirs: check every texture.
+                dirty.clear();
+                self.plan_dirty_spare = self.plan_dirty.take().unwrap_or_default();
+            }
+        }
         // This frame's become the frame before's; no allocation once both have grown.
         std::mem::swap(begun, before);
         begun.clear();

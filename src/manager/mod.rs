@@ -186,6 +186,13 @@ pub struct BudgetManager {
     /// frame before (`demanded.1`): every texture holding demand is in one of them, so a frame
     /// touches those, not every texture (at 100k textures and 5k in view, 5k).
     demanded: (Vec<u32>, Vec<u32>),
+    /// The textures whose planner records may have changed since the last plan (demand given
+    /// or expired, the streamer's changes), for [`Planner::plan_with_changes`]; `None` when
+    /// the next plan must check every texture (textures added or removed, or the list grew
+    /// past the texture count over frames that did not plan).
+    plan_dirty: Option<Vec<u32>>,
+    /// `plan_dirty`'s buffer while it is `None` (kept, so that no frame allocates).
+    plan_dirty_spare: Vec<u32>,
     /// The last frame [`BudgetManager::end_frame`] was called for, and whether a frame left
     /// without it was reported.
     ended_frame: u64,
@@ -261,6 +268,8 @@ impl BudgetManager {
             frame: 0,
             demand_frame: Vec::new(),
             demanded: (Vec::new(), Vec::new()),
+            plan_dirty: None,
+            plan_dirty_spare: Vec::new(),
             ended_frame: 0,
             end_missed: false,
             last_output: (0, 0),
@@ -404,6 +413,7 @@ impl BudgetManager {
         self.demand_frame.clear();
         self.demanded.0.clear();
         self.demanded.1.clear();
+        self.check_every_texture();
         self.targets.release();
         self.planner.invalidate();
     }
@@ -477,6 +487,14 @@ impl BudgetManager {
         planned
     }
 
+    /// The next plan checks every texture for changes (see `plan_dirty`).
+    fn check_every_texture(&mut self) {
+        if let Some(mut d) = self.plan_dirty.take() {
+            d.clear();
+            self.plan_dirty_spare = d;
+        }
+    }
+
     fn plan_and_stream(
         &mut self,
         frame: u64,
@@ -490,6 +508,7 @@ impl BudgetManager {
         self.streamer.begin_frame(&self.ctx);
         if self.streamer.take_changed() {
             self.planner.invalidate();
+            self.check_every_texture();
         }
         // Plan.
         let (budget, effective, moved) = self.budget.at_frame(frame);
@@ -516,6 +535,21 @@ impl BudgetManager {
             .min(self.config.stream.upload_bytes_per_frame.max(64 << 10));
         let fell = effective < self.streamer.plan_budget();
         self.streamer.prepare_plan(frame, effective, headroom);
+        // The textures whose records changed since the last plan: those given demand or whose
+        // demand expired (`expire_demand` listed them) and those the streamer changed; or
+        // every texture.
+        let dirty = match self.plan_dirty.take() {
+            Some(mut d) => {
+                self.streamer.take_touched(&mut d);
+                Some(d)
+            }
+            None => {
+                let mut spare = std::mem::take(&mut self.plan_dirty_spare);
+                self.streamer.take_touched(&mut spare);
+                spare.clear();
+                None
+            }
+        };
         let t0 = Instant::now();
         let input = PlanInput {
             frame,
@@ -527,7 +561,16 @@ impl BudgetManager {
             current_bucket: self.mem_index,
             textures: self.streamer.plan_textures(),
         };
-        let status = self.planner.plan(&input, &mut self.plan);
+        let status = match dirty.as_deref() {
+            Some(changed) => self
+                .planner
+                .plan_with_changes(&input, changed, &mut self.plan),
+            None => self.planner.plan(&input, &mut self.plan),
+        };
+        // Every change so far is in this plan's input: the list starts again.
+        let mut list = dirty.unwrap_or_else(|| std::mem::take(&mut self.plan_dirty_spare));
+        list.clear();
+        self.plan_dirty = Some(list);
         self.streamer
             .note_planner_time(t0.elapsed().as_secs_f32() * 1e6);
         if !self.plan.transitions.is_empty() {

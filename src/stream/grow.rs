@@ -189,6 +189,7 @@ impl Streamer {
             }
             self.ready.swap_remove(k);
             self.slots[i].inflight = None;
+            self.touched.push(i as u32);
             let p = &mut self.plan_tex[i];
             p.busy = false;
             p.in_flight_level = p.resident_level;
@@ -300,6 +301,7 @@ impl Streamer {
     pub(super) fn end_grow(&mut self, i: usize) {
         self.slots[i].inflight = None;
         self.ready.retain(|&r| r as usize != i);
+        self.touched.push(i as u32);
         let p = &mut self.plan_tex[i];
         p.busy = false;
         p.in_flight_level = p.resident_level;
@@ -508,6 +510,7 @@ impl Streamer {
         }
         self.slots[i].error = None;
         self.plan_tex[i].resident_level = st.to;
+        self.touched.push(i as u32);
         let target = self.plan_tex[i].in_flight_level;
         let floor = self.plan_tex[i].floor_level;
         let read_to = self.slots[i].step_target(&self.plan_tex[i]);

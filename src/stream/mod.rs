@@ -422,6 +422,12 @@ pub struct Streamer {
     /// Slots whose `backoff_until` was set (a failed read or transition), until it passes:
     /// what the per-frame back-off check goes through instead of every slot.
     backing_off: Vec<u32>,
+    /// Slots whose planner record (`plan_tex`) the streamer changed since the manager last
+    /// took them ([`Streamer::take_touched`]): with the textures given demand, every record
+    /// that may differ from the previous plan's input (see
+    /// [`crate::budget::planner::Planner::plan_with_changes`]). Added and removed textures
+    /// set `changed` instead (the manager then checks every texture).
+    touched: Vec<u32>,
     /// Textures were added or removed since [`Streamer::take_changed`].
     changed: bool,
     /// The ledger's total at the out-of-memory errors not yet taken by the budget's owner (the
@@ -543,6 +549,7 @@ impl Streamer {
             plan_tex: Vec::new(),
             inflight_bits: Vec::new(),
             backing_off: Vec::new(),
+            touched: Vec::new(),
             ready: Default::default(),
             staging: Vec::new(),
             completed_frame: Arc::new(AtomicU64::new(0)),
@@ -653,6 +660,13 @@ impl Streamer {
 
     /// The planner's view of every texture (index = slot), to fill in `wanted_level` and
     /// `screen_pixels` before [`Streamer::plan`]. Dead slots have `level_count == 0`.
+    /// Appends the slots whose planner record the streamer changed since the last call to
+    /// `out` (repeats possible), and forgets them.
+    pub(crate) fn take_touched(&mut self, out: &mut Vec<u32>) {
+        out.extend_from_slice(&self.touched);
+        self.touched.clear();
+    }
+
     pub(crate) fn plan_textures_mut(&mut self) -> &mut [PlanTexture] {
         &mut self.plan_tex
     }

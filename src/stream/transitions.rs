@@ -8,6 +8,12 @@ impl Streamer {
     /// workers' finished reads (never blocks).
     pub(crate) fn begin_frame(&mut self, ctx: &GpuContext) {
         self.frame_stats = StreamFrameStats::default();
+        if self.touched.len() > 2 * self.slots.len() + 1024 {
+            // Not taken for many frames (a loading screen polling without plans): the next
+            // plan checks every texture instead, and the list stops growing.
+            self.touched.clear();
+            self.changed = true;
+        }
         if self.config.deterministic && self.ring.busy() {
             // Staging chunks come back when the GPU is done with them: waiting for it keeps the
             // upload pace the same on every run (deterministic mode blocks on IO anyway).
@@ -77,6 +83,7 @@ impl Streamer {
                 // after the back-off.
                 slot.backoff_until = self.frame + READ_RETRY_FRAMES;
                 note_backoff(&mut self.backing_off, r.slot);
+                self.touched.push(r.slot);
                 let p = &mut self.plan_tex[r.slot as usize];
                 p.busy = false;
                 p.in_flight_level = p.resident_level;
@@ -102,11 +109,12 @@ impl Streamer {
         let burst =
             (self.config.upload_bytes_per_frame.saturating_mul(2) / chunk).clamp(4, 256) as usize;
         self.ring.set_size(chunk, 4, burst);
-        let (slots, plan_tex) = (&self.slots, &mut self.plan_tex);
+        let (slots, plan_tex, touched) = (&self.slots, &mut self.plan_tex, &mut self.touched);
         self.backing_off.retain(|&i| {
-            let i = i as usize;
-            match (slots.get(i), plan_tex.get_mut(i)) {
+            let k = i as usize;
+            match (slots.get(k), plan_tex.get_mut(k)) {
                 (Some(s), Some(p)) if s.backoff_until > frame => {
+                    touched.push(i);
                     // Do not ask for levels finer than those it has while backing off.
                     p.wanted_level = p.wanted_level.max(f32::from(p.resident_level));
                     true
@@ -164,6 +172,7 @@ impl Streamer {
                     }
                 }
                 self.ready.retain(|&r| r as usize != i);
+                self.touched.push(i as u32);
                 let p = &mut self.plan_tex[i];
                 p.busy = false;
                 p.in_flight_level = p.resident_level;
@@ -185,6 +194,7 @@ impl Streamer {
                         Err(e) => self.note_create_error(ctx, i, &e),
                     }
                 }
+                self.touched.push(i as u32);
                 let p = &mut self.plan_tex[i];
                 p.resident_level = resident;
                 p.in_flight_level = resident;
@@ -245,6 +255,7 @@ impl Streamer {
                 if t.to >= read_end {
                     self.ready.push(i as u32);
                 }
+                self.touched.push(i as u32);
                 let p = &mut self.plan_tex[i];
                 p.busy = true;
                 p.in_flight_level = t.to;
@@ -325,6 +336,7 @@ impl Streamer {
     /// queued yet, else once the levels in flight have landed (see `finish_step`). Returns
     /// false when the texture has no such grow (the `Grow` then starts afresh).
     pub(super) fn retarget(&mut self, i: usize, to: u8) -> bool {
+        self.touched.push(i as u32);
         let p = &mut self.plan_tex[i];
         let Some(f) = self.slots[i].inflight.as_mut() else {
             return false;
@@ -492,6 +504,7 @@ impl Streamer {
         // Old texture destroyed now that the copy is submitted (wgpu frees it when the GPU is done).
         self.slots[i].gpu = Some(Resident::new(tex));
         self.plan_tex[i].resident_level = to;
+        self.touched.push(i as u32);
         Ok(())
     }
 }
