@@ -11,6 +11,10 @@
 //!   every frame is planned again. Only the plan is timed (until session 9 the update of the
 //!   view, a pass over every texture, was timed with it).
 //!
+//! - `moving-told`: the same, the planner told which textures moved
+//!   (`Planner::plan_with_changes`, as the budget manager does): the change check reads those
+//!   only (a list half as long as the scene or longer is checked in full, as `moving`).
+//!
 //! Goals (issue 18): moving, at most 100 µs at 10k textures and 1 ms at 100k; steady, at most
 //! 20 µs at 10k. `cargo bench --bench planner`
 //! (`cargo bench --bench planner -- incremental/moving/10000` for one line).
@@ -54,6 +58,23 @@ fn planner(c: &mut Criterion) {
                     total
                 })
             });
+            if incremental {
+                // The same motion, the planner told which textures moved
+                // (`Planner::plan_with_changes`, as the budget manager does).
+                group.bench_function(name("moving-told"), |b| {
+                    b.iter_custom(|iters| {
+                        let mut total = Duration::ZERO;
+                        for _ in 0..iters {
+                            sign = -sign;
+                            scene.move_view(0.01 * sign);
+                            let t0 = Instant::now();
+                            black_box(scene.plan_frame_with_changes());
+                            total += t0.elapsed();
+                        }
+                        total
+                    })
+                });
+            }
         }
     }
     group.finish();

@@ -45,6 +45,8 @@ pub struct BenchScene {
     pub planner: Planner,
     /// Its last plan.
     pub plan: Plan,
+    /// The textures in view (those [`BenchScene::move_view`] moves), once asked for.
+    in_view: Vec<u32>,
 }
 
 impl BenchScene {
@@ -91,6 +93,7 @@ impl BenchScene {
             frame: 0,
             planner: Planner::new(config),
             plan: Plan::default(),
+            in_view: Vec::new(),
         }
     }
 
@@ -145,6 +148,23 @@ impl BenchScene {
         self.frame += 1;
         let inp = self.input(&self.textures, &self.buckets);
         let _ = self.planner.plan(&inp, &mut self.plan);
+        self.plan.replanned
+    }
+
+    /// [`BenchScene::plan_frame`] told which textures changed since the previous plan: those
+    /// [`BenchScene::move_view`] moves (every texture in view), as a caller that knows its
+    /// changes does ([`Planner::plan_with_changes`]). Only after a `move_view` (or none).
+    pub fn plan_frame_with_changes(&mut self) -> bool {
+        self.frame += 1;
+        if self.in_view.is_empty() {
+            self.in_view = (0..self.textures.len() as u32)
+                .filter(|&i| self.textures[i as usize].wanted_level.is_finite())
+                .collect();
+        }
+        let inp = self.input(&self.textures, &self.buckets);
+        let _ = self
+            .planner
+            .plan_with_changes(&inp, &self.in_view, &mut self.plan);
         self.plan.replanned
     }
 

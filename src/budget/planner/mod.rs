@@ -182,7 +182,9 @@ pub struct Planner {
     levels: Vec<u8>,
     /// The least mip bias of the current buckets (see [`incremental::asks_nothing`]).
     min_bias: f32,
-    /// [`Planner::plan_with_changes`]'s list of possibly changed textures, sorted.
+    /// [`Planner::plan_with_changes`]'s textures as bits (all 0 between calls), and in debug
+    /// builds as a sorted list (for the check of the others).
+    hint_bits: Vec<u64>,
     hint: Vec<u32>,
 }
 
@@ -236,6 +238,7 @@ impl Planner {
             quiet_floor: 0,
             levels: Vec::new(),
             min_bias: 0.0,
+            hint_bits: Vec::new(),
             hint: Vec::new(),
         }
     }
@@ -420,21 +423,30 @@ impl Planner {
     }
 
     /// [`Planner::scan`] over the textures `hint` lists (the others are the caller's promise
-    /// of no change; checked in debug builds).
+    /// of no change; checked in debug builds). A list half as long as the scene or longer
+    /// (repeats counted) is checked as a whole instead: the full scan's sequential pass over
+    /// every texture is then as fast (measured at 10k textures, half of them listed).
     fn scan_listed(&mut self, textures: &[PlanTexture], frame: u64, hint: &[u32]) -> bool {
+        let n = textures.len();
+        if hint.len() * 2 >= n {
+            return self.scan(textures, frame);
+        }
         self.n_changed = 0;
         self.n_listed = 0;
         self.scan_view_changed = false;
-        let n = textures.len();
         if self.seen.len() != n || self.hashes.len() != n {
             return false;
         }
         self.changed.resize(n, 0);
+        // The listed textures as bits, gone through in ascending order (no sort; repeats are
+        // one bit). The words are cleared as they are gone through, ready for the next call.
+        self.hint_bits.resize(n.div_ceil(64), 0);
+        for &i in hint {
+            if (i as usize) < n {
+                self.hint_bits[i as usize / 64] |= 1 << (i % 64);
+            }
+        }
         self.hint.clear();
-        self.hint
-            .extend(hint.iter().copied().filter(|&i| (i as usize) < n));
-        self.hint.sort_unstable();
-        self.hint.dedup();
         let hold = u64::from(self.config.min_frames_between_changes);
         let mut quiet = incremental::Quiet {
             marks: &mut self.quiet[..],
@@ -446,21 +458,35 @@ impl Planner {
             min_bias: self.min_bias,
         };
         let (mut count, mut total, mut view_changed) = (0usize, 0usize, false);
-        for &i in &self.hint {
-            let i = i as usize;
-            let Some(stays) = scan_one::<false>(
-                &textures[i],
-                &mut self.seen[i],
-                &mut self.hashes[i],
-                i,
-                &mut quiet,
-                &mut view_changed,
-            ) else {
-                continue;
-            };
-            total += 1;
-            self.changed[count] = i as u32;
-            count += usize::from(!stays);
+        // Local slices: their pointers stay in registers through the loop.
+        let (seen, hashes, changed) = (
+            &mut self.seen[..n],
+            &mut self.hashes[..n],
+            &mut self.changed[..n],
+        );
+        for (w, word) in self.hint_bits.iter_mut().enumerate() {
+            let mut bits = std::mem::take(word);
+            while bits != 0 {
+                let i = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if cfg!(debug_assertions) {
+                    self.hint.push(i as u32);
+                }
+                let Some(stays) = scan_one::<false>(
+                    &textures[i],
+                    &mut seen[i],
+                    &mut hashes[i],
+                    i,
+                    &mut quiet,
+                    &mut view_changed,
+                ) else {
+                    continue;
+                };
+                total += 1;
+                // As in `scan`: `count <= total <= i < n`, in bounds.
+                changed[count] = i as u32;
+                count += usize::from(!stays);
+            }
         }
         #[cfg(debug_assertions)]
         {
