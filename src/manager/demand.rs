@@ -162,15 +162,13 @@ impl BudgetManager {
 
 impl BudgetManager {
     /// Resets the demand of every texture that holds an earlier frame's (given before a frame
-    /// and not again since), and caps this frame's at the `output`'s pixels. Touches only the
-    /// textures whose demand was begun in this frame or the one before (every texture holding
-    /// demand is among them), not every texture.
-    pub(super) fn expire_demand(&mut self, output: (u32, u32)) {
+    /// and not again since), and caps this frame's at the `output`'s pixels (none for a
+    /// skipped frame). Touches only the textures whose demand was begun in this frame or the
+    /// one before (every texture holding demand is among them), not every texture.
+    pub(super) fn expire_demand(&mut self, output: Option<(u32, u32)>) {
         let now = self.frame;
         let textures = self.streamer.plan_textures_mut();
         let (begun, before) = (&mut self.demanded.0, &mut self.demanded.1);
-        // `skip_frame` calls between demand and a frame leave earlier frames' demand in
-        // `begun`: both lists are checked (a texture listed twice is reset once).
         for &i in before.iter().chain(begun.iter()) {
             let i = i as usize;
             if let Some(d) = self.demand_frame.get_mut(i)
@@ -184,7 +182,7 @@ impl BudgetManager {
             }
         }
         // This frame's demand over more than the screen (overlapping draws) is capped at it.
-        let screen = (output.0 as f32) * (output.1 as f32);
+        let screen = output.map_or(f32::INFINITY, |o| (o.0 as f32) * (o.1 as f32));
         for &i in begun.iter() {
             let i = i as usize;
             if self.demand_frame.get(i) != Some(&now) {

@@ -437,6 +437,9 @@ impl BudgetManager {
         if ended {
             self.ended_frame = self.frame;
         }
+        // The demand given for it is over with it, as a frame's is (and the lists of textures
+        // given demand stay the size of one frame's, however long a game skips).
+        self.expire_demand(None);
         self.frame
     }
 
@@ -477,7 +480,7 @@ impl BudgetManager {
             output
         };
         self.frame += 1;
-        self.expire_demand(output);
+        self.expire_demand(Some(output));
         let frame = self.frame;
         let planned = self.plan_and_stream(frame, output, timing);
         if planned.is_err() {

@@ -77,3 +77,45 @@ fn steady_frames_allocate_nothing_per_instance() {
     );
     assert!(small.1 <= 250, "{small:?} allocations per frame");
 }
+
+/// A game paused (or minimised) that still gives demand and skips its frames: the manager's
+/// per-frame lists stay the size of one frame's demand, so the loop allocates nothing once
+/// warm (they grew with every skipped frame in a first version of them).
+#[test]
+fn skipped_frames_with_demand_allocate_nothing() {
+    let Some(ctx) = common::gpu() else { return };
+    let mut c = mipflow::ManagerConfig::default();
+    c.budget = Budget::bytes(64 << 20);
+    let mut m = mipflow::BudgetManager::new(ctx.device().clone(), ctx.queue().clone(), c).unwrap();
+    let handles: Vec<_> = (0..8)
+        .map(|s| {
+            m.add_texture(
+                mipflow::TextureSource::bytes(common::cooked("alloc-skip", s, 64)),
+                mipflow::TextureOptions::default(),
+            )
+            .unwrap()
+        })
+        .collect();
+    m.frame((64, 64), mipflow::FrameTiming::default()).unwrap();
+    m.end_frame();
+    let mut paused = |m: &mut mipflow::BudgetManager, frames: usize| {
+        let before = allocations();
+        for _ in 0..frames {
+            for &h in &handles {
+                assert!(m.add_demand(h, 0.0, 100.0));
+            }
+            m.skip_frame();
+        }
+        allocations() - before
+    };
+    paused(&mut m, 100);
+    assert_eq!(
+        paused(&mut m, 3000),
+        0,
+        "allocations over 3000 skipped frames"
+    );
+    // And the demand of the last skipped frame does not outlive the next real one.
+    m.frame((64, 64), mipflow::FrameTiming::default()).unwrap();
+    m.end_frame();
+    assert!(m.plan_textures().iter().all(|p| p.screen_pixels == 0.0));
+}
