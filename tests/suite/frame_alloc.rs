@@ -98,7 +98,7 @@ fn skipped_frames_with_demand_allocate_nothing() {
         .collect();
     m.frame((64, 64), mipflow::FrameTiming::default()).unwrap();
     m.end_frame();
-    let mut paused = |m: &mut mipflow::BudgetManager, frames: usize| {
+    let paused = |m: &mut mipflow::BudgetManager, frames: usize| {
         let before = allocations();
         for _ in 0..frames {
             for &h in &handles {
