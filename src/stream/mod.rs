@@ -658,8 +658,6 @@ impl Streamer {
         self.slot(h)?.gpu.as_ref().map(|r| r.tex.texture())
     }
 
-    /// The planner's view of every texture (index = slot), to fill in `wanted_level` and
-    /// `screen_pixels` before [`Streamer::plan`]. Dead slots have `level_count == 0`.
     /// Appends the slots whose planner record the streamer changed since the last call to
     /// `out` (repeats possible), and forgets them.
     pub(crate) fn take_touched(&mut self, out: &mut Vec<u32>) {
@@ -667,6 +665,8 @@ impl Streamer {
         self.touched.clear();
     }
 
+    /// The planner's view of every texture (index = slot), to fill in `wanted_level` and
+    /// `screen_pixels` before [`Streamer::plan`]. Dead slots have `level_count == 0`.
     pub(crate) fn plan_textures_mut(&mut self) -> &mut [PlanTexture] {
         &mut self.plan_tex
     }
