@@ -80,7 +80,7 @@ impl Frustum {
     fn new(view_proj: &Mat4) -> Self {
         let m = view_proj.transpose();
         let (r0, r1, r2, r3) = (m.x_axis, m.y_axis, m.z_axis, m.w_axis);
-        // The two last planes are 0: `0 >= -radius` holds for every sphere.
+        // Six planes, and two set below that hold every sphere.
         let mut planes = [
             r3 + r0,
             r3 - r0,
@@ -100,6 +100,11 @@ impl Frustum {
                 Vec4::ZERO
             };
         }
+        // The two last planes hold every sphere whose centre is finite (`0 x + inf >= -r`,
+        // whatever `r`: as no plane at all, for `weight`'s radii below 0 too).
+        let all = Vec4::new(0.0, 0.0, 0.0, f32::INFINITY);
+        planes[6] = all;
+        planes[7] = all;
         let lanes = |f: fn(&Vec4) -> f32, k: usize| {
             Vec4::new(
                 f(&planes[k]),
@@ -121,7 +126,7 @@ impl Frustum {
         x: [Vec4::ZERO; 2],
         y: [Vec4::ZERO; 2],
         z: [Vec4::ZERO; 2],
-        w: [Vec4::ZERO; 2],
+        w: [Vec4::INFINITY; 2],
     };
 
     /// Whether a sphere is at least partly inside (its centre within `radius` of the inner side
@@ -270,13 +275,13 @@ impl DemandView {
         // nearest predicted eye whose view holds the sphere (the level never decreases with
         // the distance), so one distance and one logarithm serve every predicted view.
         let in_view = self.view.touches(center, radius);
-        let mut nearest_sq = f32::INFINITY;
+        let (mut nearest_sq, mut in_predicted) = (f32::INFINITY, false);
         for (f, eye) in &self.predicted[..self.predicted_count as usize] {
             if f.touches(center, radius) {
                 nearest_sq = nearest_sq.min(eye.distance_squared(center));
+                in_predicted = true;
             }
         }
-        let in_predicted = nearest_sq < f32::INFINITY;
         // In a predicted view is ahead already: the look-ahead frustum is tested only when not.
         let ahead = in_predicted || self.ahead.is_some_and(|a| a.touches(center, radius));
         let weight = if in_view {
@@ -349,6 +354,9 @@ mod tests {
             Some(1.0),
             "camera inside the sphere"
         );
+        // A radius below 0: the centre at least that far inside every plane.
+        assert_eq!(v.weight(Vec3::new(0.0, 0.0, -10.0), -0.5), Some(1.0));
+        assert_eq!(v.weight(Vec3::new(9.5, 0.0, -10.0), -1.0), None);
     }
 
     #[test]

@@ -547,9 +547,9 @@ impl BudgetManager {
                 Some(d)
             }
             None => {
-                let mut spare = std::mem::take(&mut self.plan_dirty_spare);
-                self.streamer.take_touched(&mut spare);
-                spare.clear();
+                // The streamer's list is dropped (every texture is checked); the buffer kept.
+                self.streamer.take_touched(&mut self.plan_dirty_spare);
+                self.plan_dirty_spare.clear();
                 None
             }
         };
