@@ -305,6 +305,15 @@ impl Renderer {
         self.manager.add_texture(source, opts)
     }
 
+    /// Adds many streamed textures at once (see [`BudgetManager::add_textures`]): their floors
+    /// are uploaded together.
+    pub fn add_textures(
+        &mut self,
+        textures: impl IntoIterator<Item = (TextureSource, TextureOptions)>,
+    ) -> Vec<Result<TextureHandle>> {
+        self.manager.add_textures(textures)
+    }
+
     /// Adds a texture the caller made, fully resident and not streamed (see
     /// [`BudgetManager::add_resident_texture`]): it is charged as it was created, and drawn like
     /// any other.

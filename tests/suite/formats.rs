@@ -301,3 +301,81 @@ fn orientation_ru_draws_the_same_picture_as_rd() {
         "ru drawn upside down should differ: {ignored:.1} dB against {db:.1}"
     );
 }
+
+/// `add_textures` registers a batch of every format in one call, with a file that is no KTX2
+/// in the middle: one result per texture in order (that one refused, the others not), and
+/// before any frame the GPU already holds each floor equal to the file's blocks, copied from
+/// one staging buffer (charged while the GPU copies it), not one `write_texture` a level.
+#[test]
+fn a_batch_of_every_format_is_registered_with_its_floors_on_the_gpu() {
+    let Some(ctx) = common::gpu() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut mc = ManagerConfig::default();
+    mc.render_targets = false;
+    mc.budget = Budget::bytes(256 * MIB);
+    let mut m = BudgetManager::with_context(ctx, mc);
+    let mut paths = Vec::new();
+    for (i, f) in FORMATS.iter().enumerate() {
+        let tex = arbitrary(f.format, 64, 32, i as u32 * 5 + 1);
+        let path = dir.path().join(format!("{}.ktx2", f.name));
+        write_as(&path, &tex, f.vk_format, (i % 2 == 0).then_some(3));
+        paths.push(path);
+    }
+    let mut batch: Vec<(TextureSource, TextureOptions)> = paths
+        .iter()
+        .map(|p| {
+            (
+                TextureSource::bytes(std::fs::read(p).unwrap()),
+                TextureOptions::default(),
+            )
+        })
+        .collect();
+    let bad = 5;
+    batch.insert(
+        bad,
+        (
+            TextureSource::bytes(b"not a KTX2 file".to_vec()),
+            TextureOptions::default(),
+        ),
+    );
+    let results = m.add_textures(batch);
+    assert_eq!(results.len(), FORMATS.len() + 1);
+    assert!(results[bad].is_err());
+    let handles: Vec<TextureHandle> = results
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| *i != bad)
+        .map(|(_, r)| r.unwrap())
+        .collect();
+    // One staging buffer for the batch, charged while the GPU copies it (at least every
+    // floor's rows, padded), then released.
+    let staging = m.context().ledger().snapshot().by_category.staging;
+    assert!(staging.peak >= 17 * 1024, "staging peak {}", staging.peak);
+    let mut floors = 0u64;
+    for ((path, h), f) in paths.iter().zip(&handles).zip(FORMATS) {
+        let (_, levels) = read_all(path);
+        let first = m.streamer().resident_level(*h).unwrap() as usize;
+        assert!(
+            first > 0 && first < levels.len(),
+            "{}: floor {first}",
+            f.name
+        );
+        let tex = m.streamer().resident_texture(*h).unwrap();
+        for (k, want) in levels[first..].iter().enumerate() {
+            let got = mipflow::gpu::read_level(m.context(), tex, k as u32).unwrap();
+            assert!(
+                got == *want,
+                "{}: level {} differs on the GPU",
+                f.name,
+                first + k
+            );
+            floors += want.len() as u64;
+        }
+    }
+    assert_eq!(m.context().ledger().bytes(Category::Textures), floors);
+    let _ = m.context().wait_idle();
+    m.poll();
+    assert_eq!(m.context().ledger().bytes(Category::Staging), 0);
+}
