@@ -356,10 +356,11 @@ impl BudgetManager {
 
     /// [`BudgetManager::add_texture`] for many textures at once (a level, an open world's tile):
     /// one result per texture, in order (one refused does not stop the others). Their floors
-    /// are copied through the upload staging ring and submitted together when it returns,
-    /// instead of one `write_texture` per floor level: on lavapipe about 8 µs a texture
-    /// instead of 50 (`cargo bench --bench manager`). What the ring has no room for (a batch
-    /// of more floors than it holds) goes the single way.
+    /// are packed into one staging buffer (charged to `staging` until the GPU has copied it;
+    /// in parts of at most 32 MiB, within the budget) and submitted together before it
+    /// returns, instead of one `write_texture` per floor level: on lavapipe 13 µs a texture
+    /// instead of 27 (BENCHMARKS.md). A floor with no room under the budget for its staging
+    /// goes the single way.
     pub fn add_textures(
         &mut self,
         textures: impl IntoIterator<Item = (TextureSource, TextureOptions)>,

@@ -43,6 +43,11 @@ impl Streamer {
             })
             .collect();
         self.fill_floors(ctx, &unfilled, budget);
+        if self.config.deterministic {
+            // The staging is released when the GPU is done: in deterministic mode before
+            // returning, so that the next frame's room does not depend on the GPU's timing.
+            let _ = ctx.wait_idle();
+        }
         out
     }
 
@@ -64,10 +69,13 @@ impl Streamer {
                 })
                 .sum()
         };
+        // A part's buffer: at most 32 MiB (a tile of large floors goes in several), and what the
+        // device takes.
+        let cap = ctx.device().limits().max_buffer_size.min(32 << 20);
         let mut k = 0;
         while k < slots.len() {
             // As many textures as fit the room left under the budget, in one buffer.
-            let room = budget.saturating_sub(ctx.ledger().total_bytes());
+            let room = budget.saturating_sub(ctx.ledger().total_bytes()).min(cap);
             let (mut end, mut bytes) = (k, 0u64);
             while end < slots.len() {
                 let b = staged_bytes(&self.slots[slots[end] as usize]);
@@ -83,7 +91,8 @@ impl Streamer {
                 k += 1;
                 continue;
             }
-            if self.stage_floors(ctx, &slots[k..end], bytes).is_err() {
+            if let Err(e) = self.stage_floors(ctx, &slots[k..end], bytes) {
+                tracing::warn!(error = %e, textures = end - k, "floor staging buffer refused: uploaded one level at a time");
                 for &i in &slots[k..end] {
                     self.write_floor(ctx, i as usize);
                 }
@@ -100,7 +109,9 @@ impl Streamer {
             &wgpu::BufferDescriptor {
                 label: Some("floor upload staging"),
                 size: bytes,
-                usage: wgpu::BufferUsages::COPY_SRC,
+                // MAP_WRITE: the mapping is the buffer (a COPY_SRC-only buffer mapped at
+                // creation gets a hidden staging copy of the same size, uncharged).
+                usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
                 mapped_at_creation: true,
             },
             Category::Staging,
