@@ -26,6 +26,9 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use mipflow::budget::planner::PlannerConfig;
 use mipflow::testing::planner_fixture::BenchScene;
 
+/// One way to plan a frame of the scene (whether it was planned again).
+type PlanFn = fn(&mut BenchScene) -> bool;
+
 fn planner(c: &mut Criterion) {
     let mut group = c.benchmark_group("planner");
     group.sample_size(30);
@@ -42,33 +45,28 @@ fn planner(c: &mut Criterion) {
                 BenchmarkId::new(format!("{mode}/{what}{seen}"), n)
             };
             group.bench_function(name("steady"), |b| b.iter(|| black_box(scene.plan_frame())));
-            let mut sign = 1.0;
             // Only the plan is timed, as in `mipflow bench`: the view's update (a pass over
-            // every texture, the caller's work) is not the planner's time.
-            group.bench_function(name("moving"), |b| {
-                b.iter_custom(|iters| {
-                    let mut total = Duration::ZERO;
-                    for _ in 0..iters {
-                        sign = -sign;
-                        scene.move_view(0.01 * sign);
-                        let t0 = Instant::now();
-                        black_box(scene.plan_frame());
-                        total += t0.elapsed();
-                    }
-                    total
-                })
-            });
-            if incremental {
-                // The same motion, the planner told which textures moved
-                // (`Planner::plan_with_changes`, as the budget manager does).
-                group.bench_function(name("moving-told"), |b| {
+            // every texture, the caller's work) is not the planner's time. `moving-told`: the
+            // same motion, the planner told which textures moved (`Planner::plan_with_changes`,
+            // as the budget manager does).
+            let mut sign = 1.0;
+            let modes: &[(&str, PlanFn)] = if incremental {
+                &[
+                    ("moving", BenchScene::plan_frame),
+                    ("moving-told", BenchScene::plan_frame_with_changes),
+                ]
+            } else {
+                &[("moving", BenchScene::plan_frame)]
+            };
+            for &(what, plan) in modes {
+                group.bench_function(name(what), |b| {
                     b.iter_custom(|iters| {
                         let mut total = Duration::ZERO;
                         for _ in 0..iters {
                             sign = -sign;
                             scene.move_view(0.01 * sign);
                             let t0 = Instant::now();
-                            black_box(scene.plan_frame_with_changes());
+                            black_box(plan(&mut scene));
                             total += t0.elapsed();
                         }
                         total

@@ -395,6 +395,16 @@ struct Slot {
 }
 
 impl Slot {
+    /// Its level count (at most the planner's) and the first level of its CPU-held floor.
+    fn chain(&self) -> (u8, u8) {
+        let count = self
+            .info
+            .levels
+            .len()
+            .min(crate::budget::planner::MAX_LEVELS) as u8;
+        (count, count - self.floor_data.len() as u8)
+    }
+
     /// The level its grow's steps go towards now: the finest level read, which is short of the
     /// plan's `in_flight_level` while a retargeted grow waits for its finer levels.
     fn step_target(&self, p: &PlanTexture) -> u8 {

@@ -485,12 +485,7 @@ impl Streamer {
         slot: &Slot,
         first: u8,
     ) -> Result<Resident> {
-        let count = slot
-            .info
-            .levels
-            .len()
-            .min(crate::budget::planner::MAX_LEVELS) as u8;
-        let floor = count - slot.floor_data.len() as u8;
+        let (count, floor) = slot.chain();
         let first = first.max(floor);
         let levels: Vec<&[u8]> = slot.floor_data[usize::from(first - floor)..]
             .iter()
@@ -504,12 +499,7 @@ impl Streamer {
     /// The GPU texture [`Streamer::create_from_cpu`] makes, charged, without its data (the
     /// floor levels, checked against their sizes, are uploaded by the caller).
     fn create_unfilled(ctx: &GpuContext, slot: &Slot, first: u8) -> Result<Resident> {
-        let count = slot
-            .info
-            .levels
-            .len()
-            .min(crate::budget::planner::MAX_LEVELS) as u8;
-        let floor = count - slot.floor_data.len() as u8;
+        let (count, floor) = slot.chain();
         if first != floor {
             return Err(Error::InvalidResource {
                 label: slot.label.clone(),
