@@ -379,3 +379,62 @@ fn a_batch_of_every_format_is_registered_with_its_floors_on_the_gpu() {
     m.poll();
     assert_eq!(m.context().ledger().bytes(Category::Staging), 0);
 }
+
+/// `add_textures` under a budget with room for every floor but not for one staging buffer of
+/// them all: the floors go in parts that fit (the rest one level at a time), every floor lands
+/// on the GPU equal to the file's blocks, and the ledger's total never passes the budget.
+#[test]
+fn a_batch_under_a_tight_budget_splits_its_staging_and_stays_within_it() {
+    let Some(ctx) = common::gpu() else {
+        return;
+    };
+    let mut mc = ManagerConfig::default();
+    mc.render_targets = false;
+    // 24 floors of 720 bytes (17 KiB) and some room left: far less than the 60 KiB their rows
+    // take padded in one staging buffer.
+    let budget = 24 * 1024;
+    mc.budget = Budget::bytes(budget);
+    let mut m = BudgetManager::with_context(ctx, mc);
+    let files: Vec<Vec<u8>> = (0..24)
+        .map(|i| {
+            let tex = arbitrary(wgpu::TextureFormat::Bc7RgbaUnorm, 64, 32, i * 3 + 2);
+            let mut bytes = Vec::new();
+            write_ktx2(&mut bytes, &tex, None, "mipflow test").unwrap();
+            bytes
+        })
+        .collect();
+    let handles: Vec<TextureHandle> = m
+        .add_textures(
+            files
+                .iter()
+                .map(|b| (TextureSource::bytes(b.clone()), TextureOptions::default())),
+        )
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    for (bytes, h) in files.iter().zip(&handles) {
+        let source = TextureSource::bytes(bytes.clone());
+        let info = source.info(&Default::default()).unwrap();
+        let levels = source
+            .read_levels(
+                &info,
+                0..info.levels.len() as u8,
+                &std::sync::atomic::AtomicBool::new(false),
+            )
+            .unwrap();
+        let first = m.streamer().resident_level(*h).unwrap() as usize;
+        assert_eq!(first, 1, "every floor made resident");
+        let tex = m.streamer().resident_texture(*h).unwrap();
+        for (k, want) in levels[first..].iter().enumerate() {
+            let got = mipflow::gpu::read_level(m.context(), tex, k as u32).unwrap();
+            assert!(got == *want, "level {} differs on the GPU", first + k);
+        }
+    }
+    let snap = m.context().ledger().snapshot();
+    assert!(
+        snap.peak_bytes <= budget,
+        "peak {} over {budget}",
+        snap.peak_bytes
+    );
+    assert!(snap.by_category.staging.peak > 0, "some floors were staged");
+}
