@@ -131,20 +131,7 @@ fn run(ctx: &GpuContext, mode: Mode, count: usize, moving: bool, bytes: &[u8]) -
         let shift = if moving { f as f32 * 0.05 } else { 0.0 };
         let eye = Vec3::new(shift, 0.0, distance);
         let camera = Camera::look_at(eye, Vec3::new(shift, 0.0, 0.0));
-        let t0 = Instant::now();
-        let mut view = DemandView::new(&camera, OUTPUT).with_guard_band(&camera, OUTPUT, 2.0);
-        if let Some(p) = prev {
-            view = view.with_look_ahead(&camera, OUTPUT, p);
-        }
-        for &(h, center) in &panels {
-            m.add_demand_sphere(h, &view, center, 0.7, 1.0);
-        }
-        let td = t0.elapsed().as_secs_f64() * 1e6;
-        let plan = m.frame(OUTPUT, FrameTiming::default()).expect("frame");
-        m.end_frame();
-        let dt = t0.elapsed().as_secs_f64() * 1e6;
-        prev = Some(camera.view);
-        std::hint::black_box(plan);
+        let (td, dt) = timed_frame(&mut m, &camera, &mut prev, &panels);
         if f >= WARMUP {
             times.push(dt);
             demand += td;
@@ -219,6 +206,32 @@ fn main() {
     }
 }
 
+/// One frame of a game: the demand view of `camera` (guard band, and the look-ahead from
+/// `prev`, the last frame's view, updated here), a sphere's demand for each of `panels`, then
+/// `frame` and `end_frame`. Returns the demand's and the whole frame's time (µs).
+fn timed_frame(
+    m: &mut BudgetManager,
+    camera: &Camera,
+    prev: &mut Option<Mat4>,
+    panels: &[(mipflow::TextureHandle, Vec3)],
+) -> (f64, f64) {
+    let t0 = Instant::now();
+    let mut view = DemandView::new(camera, OUTPUT).with_guard_band(camera, OUTPUT, 2.0);
+    if let Some(p) = *prev {
+        view = view.with_look_ahead(camera, OUTPUT, p);
+    }
+    for &(h, center) in panels {
+        m.add_demand_sphere(h, &view, center, 0.7, 1.0);
+    }
+    let td = t0.elapsed().as_secs_f64() * 1e6;
+    let plan = m.frame(OUTPUT, FrameTiming::default()).expect("frame");
+    m.end_frame();
+    let dt = t0.elapsed().as_secs_f64() * 1e6;
+    *prev = Some(camera.view);
+    std::hint::black_box(plan);
+    (td, dt)
+}
+
 /// The open world of the module documentation: `registered` textures, `window` given demand.
 fn open_world(ctx: &GpuContext, registered: usize, window: usize) {
     let bytes = bc7_ktx(128, || 0x5A);
@@ -252,22 +265,10 @@ fn open_world(ctx: &GpuContext, registered: usize, window: usize) {
         // One texture pair a frame, looking 10 units down the corridor.
         let z = -(f as f32) * 1.0;
         let camera = Camera::look_at(Vec3::new(0.0, 1.6, z), Vec3::new(0.0, 1.6, z - 10.0));
-        let t0 = Instant::now();
-        let mut view = DemandView::new(&camera, OUTPUT).with_guard_band(&camera, OUTPUT, 2.0);
-        if let Some(p) = prev {
-            view = view.with_look_ahead(&camera, OUTPUT, p);
-        }
         // The game's culling: from a few pairs behind the camera, the `window` nearest ahead.
         let first = (2 * f).saturating_sub(40);
-        for &(h, center) in &panels[first..(first + window).min(registered)] {
-            m.add_demand_sphere(h, &view, center, 0.7, 1.0);
-        }
-        let td = t0.elapsed().as_secs_f64() * 1e6;
-        let plan = m.frame(OUTPUT, FrameTiming::default()).expect("frame");
-        m.end_frame();
-        let dt = t0.elapsed().as_secs_f64() * 1e6;
-        prev = Some(camera.view);
-        std::hint::black_box(plan);
+        let seen = &panels[first..(first + window).min(registered)];
+        let (td, dt) = timed_frame(&mut m, &camera, &mut prev, seen);
         if f >= WARMUP.min(frames / 2) {
             let planner = f64::from(m.streamer().frame_stats().planner_us);
             frame_us.push(dt);

@@ -55,17 +55,14 @@ impl Streamer {
     /// filled yet): packed into staging buffers of what fits under `budget`, one submit each;
     /// a texture whose floor has no room goes through `write_texture`.
     fn fill_floors(&mut self, ctx: &GpuContext, slots: &[u32], budget: u64) {
-        // Each level's rows padded to wgpu's 256-byte alignment, each level from an aligned
-        // offset.
-        const ALIGN: u64 = wgpu::COPY_BYTES_PER_ROW_ALIGNMENT as u64;
         let staged_bytes = |s: &Slot| -> u64 {
             let Some(tex) = s.gpu.as_ref().map(|r| r.tex.texture()) else {
                 return 0;
             };
             (0..tex.mip_level_count())
                 .map(|l| {
-                    let (row, rows) = upload::level_rows(tex, l);
-                    u64::from(row).div_ceil(ALIGN) * ALIGN * u64::from(rows)
+                    let (_, rows, padded) = staged_level(tex, l);
+                    padded * u64::from(rows)
                 })
                 .sum()
         };
@@ -104,7 +101,6 @@ impl Streamer {
     /// One staging buffer of `bytes` for the floors of `slots`, their copies and one submit.
     /// The buffer's charge ends when the GPU has finished the copies.
     fn stage_floors(&mut self, ctx: &GpuContext, slots: &[u32], bytes: u64) -> Result<()> {
-        const ALIGN: u64 = wgpu::COPY_BYTES_PER_ROW_ALIGNMENT as u64;
         let staging = ctx.create_buffer(
             &wgpu::BufferDescriptor {
                 label: Some("floor upload staging"),
@@ -138,8 +134,7 @@ impl Streamer {
                 };
                 for (l, data) in s.floor_data.iter().enumerate() {
                     let level = l as u32;
-                    let (row, rows) = upload::level_rows(tex, level);
-                    let padded = u64::from(row).div_ceil(ALIGN) * ALIGN;
+                    let (row, rows, padded) = staged_level(tex, level);
                     for (r, src) in data.chunks_exact(row as usize).enumerate() {
                         let o = (at + r as u64 * padded) as usize;
                         view.slice(o..o + row as usize).copy_from_slice(src);
@@ -555,4 +550,13 @@ impl Streamer {
         self.fallback = Some((tex, view));
         Ok(())
     }
+}
+
+/// How a floor level of `tex` lies in a batch's staging buffer ([`Streamer::add_textures`]):
+/// its row of blocks, its rows, and the row padded to wgpu's 256-byte alignment (so every
+/// level, `rows` padded rows, starts at an aligned offset too).
+fn staged_level(tex: &wgpu::Texture, level: u32) -> (u32, u32, u64) {
+    const ALIGN: u64 = wgpu::COPY_BYTES_PER_ROW_ALIGNMENT as u64;
+    let (row, rows) = upload::level_rows(tex, level);
+    (row, rows, u64::from(row).div_ceil(ALIGN) * ALIGN)
 }
