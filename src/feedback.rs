@@ -104,6 +104,8 @@ pub struct FeedbackStats {
     pub pixels: f64,
     /// Frames whose feedback was not copied because every readback buffer was still in use.
     pub skipped: u64,
+    /// Bytes the last [`Feedback::resolve`] copied back from the GPU (0: none this frame).
+    pub readback_bytes: u64,
 }
 
 /// The GPU side and the CPU side of feedback: the histogram buffer and its bind group, the
@@ -125,6 +127,8 @@ pub struct Feedback {
     frame: u64,
     skipped: u64,
     pixels: f64,
+    /// Bytes the last `resolve` copied back.
+    copied: u64,
 }
 
 impl std::fmt::Debug for Feedback {
@@ -202,6 +206,7 @@ impl Feedback {
             frame: 0,
             skipped: 0,
             pixels: 0.0,
+            copied: 0,
         })
     }
 
@@ -313,6 +318,7 @@ impl Feedback {
         encoder: &mut wgpu::CommandEncoder,
         render_scale: f32,
     ) -> Result<()> {
+        self.copied = 0;
         if !self.config.enabled || self.slots == 0 {
             return Ok(());
         }
@@ -362,6 +368,7 @@ impl Feedback {
         };
         let r = &mut self.ring[i];
         encoder.copy_buffer_to_buffer(self.bins.buffer(), 0, r.buffer.buffer(), 0, bytes);
+        self.copied = bytes;
         encoder.clear_buffer(self.bins.buffer(), 0, None);
         r.state.store(RECORDED, Ordering::Release);
         r.frame = self.frame;
@@ -472,6 +479,7 @@ impl Feedback {
                 0.0
             },
             skipped: self.skipped,
+            readback_bytes: self.copied,
         }
     }
 }
