@@ -7,6 +7,13 @@
 // every pixel is seen every BLOCK^2 frames; the CPU scales the counts back up. Bins are atomic
 // counters, 16 per texture slot: bin l counts pixels whose level (the log2 of the texel
 // footprint the sampler uses, bias included) is in [l, l + 1).
+//
+// So that a frame's cost follows what it draws, not how many textures are registered, a slot's
+// first record in a frame also lists the slot: the buffer holds, for C = capacity slots, the
+// bins [0, 16C), one tag per slot [16C, 17C) (the frame's tag once the slot is listed; tags are
+// never 0 and change every frame, so they are never cleared), the count of listed slots at
+// 17C and the list from 17C + 1. After the passes, mipflow's gather (feedback_gather.wgsl)
+// copies the listed slots' bins out, zeroes them, and the count is cleared.
 
 struct MipflowFeedback {
     // The frame number: which pixel of each block records.
@@ -17,6 +24,13 @@ struct MipflowFeedback {
     slots: u32,
     // The sampler's anisotropy clamp (1: trilinear only).
     max_anisotropy: u32,
+    // This frame's tag (never 0).
+    tag: u32,
+    // Slots the buffer holds (C above: where the tags, the count and the list start).
+    capacity: u32,
+    // Slots one frame's gather copies out (read by the gather only).
+    room: u32,
+    pad: u32,
 };
 
 @group(2) @binding(0) var<storage, read_write> mipflow_feedback_bins: array<atomic<u32>>;
@@ -45,5 +59,16 @@ fn mipflow_record_feedback(slot: u32, uv: vec2<f32>, size: vec2<f32>, bias: f32,
     let p = vec2<u32>(frag.xy);
     if (visible && slot < mipflow_feedback.slots && (p.x & mask) == (k & mask) && (p.y & mask) == (k >> mipflow_feedback.block_shift)) {
         atomicAdd(&mipflow_feedback_bins[slot * 16u + u32(level)], 1u);
+        // The slot's first record this frame lists it (the load first: most records find the
+        // tag already set, and a load costs less than an exchange).
+        let c = mipflow_feedback.capacity;
+        let tag = mipflow_feedback.tag;
+        let t = c * 16u + slot;
+        if (atomicLoad(&mipflow_feedback_bins[t]) != tag && atomicExchange(&mipflow_feedback_bins[t], tag) != tag) {
+            let n = atomicAdd(&mipflow_feedback_bins[c * 17u], 1u);
+            if (n < c) {
+                atomicStore(&mipflow_feedback_bins[c * 17u + 1u + n], slot);
+            }
+        }
     }
 }

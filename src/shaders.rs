@@ -5,6 +5,7 @@
 pub const ALL: &[(&str, &str)] = &[
     ("textured.wgsl", TEXTURED),
     ("feedback.wgsl", FEEDBACK),
+    ("feedback_gather.wgsl", FEEDBACK_GATHER),
     ("upscale_bilinear.wgsl", UPSCALE_BILINEAR),
     ("fsr_easu.wgsl", FSR_EASU),
     ("fsr_rcas.wgsl", FSR_RCAS),
@@ -20,6 +21,10 @@ pub const TEXTURED: &str = concat!(
 
 /// The GPU feedback record (see [`crate::feedback`]), to prepend to a fragment shader.
 pub const FEEDBACK: &str = include_str!("../shaders/feedback.wgsl");
+
+/// The GPU feedback gather: the slots drawn this frame copied out for the readback, their bins
+/// zeroed (see [`crate::feedback`]).
+pub const FEEDBACK_GATHER: &str = include_str!("../shaders/feedback_gather.wgsl");
 
 /// The bilinear upscale with the display transform (`resolution::UpscalePass`).
 pub const UPSCALE_BILINEAR: &str = concat!(

@@ -2,8 +2,10 @@
 //! - [`render_textured_quad`]: one textured quad seen at a grazing angle, so that the whole mip
 //!   chain is sampled, rendered offscreen and read back (the first image test);
 //! - [`planner_fixture`]: the planner's benchmark scene (criterion and `mipflow bench`);
-//! - [`SplitMix64`]: the one deterministic generator.
+//! - [`SplitMix64`]: the one deterministic generator;
+//! - [`feedback_pass::RecordPass`]: a pass that records GPU feedback for chosen slots.
 
+pub mod feedback_pass;
 pub mod planner_fixture;
 mod rng;
 

@@ -3,6 +3,7 @@
 //! (3) the levels feedback records agree with the levels the sampler used (a texture whose every
 //! mip is a different flat colour, read back) within one level on >= 95% of the pixels; (4) no
 //! frame waits for its readback: every frame uses an earlier frame's feedback.
+//! (5) the cost follows the slots drawn: only their bins are copied back, exactly.
 //! (2) a grazing wall whose near edge alone asks for level 0 is kept coarser with histogram
 //! demand than with the CPU estimate, with the picture within 40 dB of the all-resident one.
 
@@ -496,4 +497,111 @@ fn debug_views_show_the_level_sampled_and_the_level_wanted() {
         finer(&wanted) * 10 > total(&wanted),
         "wanted: the near floor asks for finer levels than {top}: {wanted:?}"
     );
+}
+
+/// The histogram of `slot` (every slot below the slots registered has one).
+fn hist(fb: &mipflow::feedback::Feedback, slot: u32) -> [f32; 16] {
+    *fb.histogram(slot)
+        .expect("a histogram for every slot below the slots")
+}
+
+/// One frame of [`RecordPass`] recording into `fb`: begin (reads the last frame's readback
+/// back), draw, gather and copy back, submit, wait until the readback is mapped.
+fn record_frame(
+    ctx: &mipflow::gpu::GpuContext,
+    fb: &mut mipflow::feedback::Feedback,
+    pass: &mipflow::testing::feedback_pass::RecordPass,
+    frame: u64,
+    slots: u32,
+    stride_offset: (u32, u32),
+) {
+    fb.begin_frame(ctx, frame, slots).unwrap();
+    let mut enc = ctx.device().create_command_encoder(&Default::default());
+    pass.draw(ctx, &mut enc, fb, stride_offset.0, stride_offset.1);
+    fb.resolve(ctx, &mut enc, 1.0).unwrap();
+    ctx.queue().submit([enc.finish()]);
+    fb.after_submit();
+    ctx.wait_idle().unwrap();
+    let _ = ctx.device().poll(wgpu::PollType::Poll);
+}
+
+/// (5) Feedback's cost follows the slots a frame draws, not the slots registered: with 50,000
+/// slots and 256 drawn, a frame copies back the drawn slots' bins alone (not 50,000 x 64
+/// bytes); a frame that draws more slots than its readback holds is not used and the next ones
+/// make room; every drawn slot's histogram is exactly its one recorded pixel (one in each 8x8
+/// block, 64 output pixels, at level log2(2048 / 128) = 4); a slot not drawn again fades by the
+/// smoothing; and the bins are zeroed between frames (a slot drawn again counts one pixel, not
+/// two).
+#[test]
+fn feedback_copies_back_the_slots_drawn_not_the_slots_registered() {
+    let Some(ctx) = common::gpu() else {
+        return;
+    };
+    let slots = 50_000;
+    let mut config = FeedbackConfig::default();
+    config.readback_slots = 64;
+    let mut fb = mipflow::feedback::Feedback::new(&ctx, config, slots).unwrap();
+    let pass = mipflow::testing::feedback_pass::RecordPass::new(&ctx, &fb, 128).unwrap();
+    let blocks = pass.blocks();
+    assert_eq!(blocks, 256);
+    let (stride, a, b) = ((slots / blocks), (slots / blocks, 0), (slots / blocks, 1));
+    let entry_bytes = 4 * 17;
+
+    // Frame 0 draws set `a` (256 slots) with room for 64: copied back, but not used.
+    record_frame(&ctx, &mut fb, &pass, 0, slots, a);
+    assert_eq!(fb.stats().readback_bytes, 4 + 64 * entry_bytes);
+    // Frame 1 reads frame 0's readback: too many slots, so none is used; room for 256 now.
+    record_frame(&ctx, &mut fb, &pass, 1, slots, a);
+    let stats = fb.stats();
+    assert_eq!(stats.overflowed, 1, "{stats:?}");
+    assert_eq!(stats.readback_bytes, 4 + 256 * entry_bytes);
+    assert!(
+        stats.readback_bytes * 100 < u64::from(slots) * 64,
+        "{stats:?}"
+    );
+    // Frame 2 reads frame 1's: every drawn slot holds 64 pixels at level 4, nothing else.
+    record_frame(&ctx, &mut fb, &pass, 2, slots, b);
+    assert_eq!(fb.latest_frame(), Some(1));
+
+    let one_pixel = {
+        let mut h = [0.0f32; 16];
+        h[4] = 64.0;
+        h
+    };
+    for k in 0..blocks {
+        assert_eq!(hist(&fb, k * stride), one_pixel, "slot {}", k * stride);
+        assert_eq!(
+            hist(&fb, k * stride + 1),
+            [0.0; 16],
+            "slot {}",
+            k * stride + 1
+        );
+    }
+    assert_eq!(fb.stats().pixels, 256.0 * 64.0);
+    // Frame 3 reads frame 2's (set `b`): `a` fades by the smoothing (64 -> 48), `b` is new.
+    record_frame(&ctx, &mut fb, &pass, 3, slots, a);
+    for k in 0..blocks {
+        assert_eq!(hist(&fb, k * stride)[4], 48.0, "slot {}", k * stride);
+        assert_eq!(
+            hist(&fb, k * stride + 1),
+            one_pixel,
+            "slot {}",
+            k * stride + 1
+        );
+    }
+    // Frame 4 reads frame 3's (`a` again): one pixel each, 48 -> 52 (two pixels, had its bins
+    // not been zeroed after frame 0 or 1: 48 -> 68).
+    record_frame(&ctx, &mut fb, &pass, 4, slots, b);
+    for k in 0..blocks {
+        assert_eq!(hist(&fb, k * stride)[4], 52.0, "slot {}", k * stride);
+        assert_eq!(
+            hist(&fb, k * stride + 1)[4],
+            48.0,
+            "slot {}",
+            k * stride + 1
+        );
+    }
+    assert_eq!(fb.stats().overflowed, 1);
+    assert_eq!(fb.stats().skipped, 0);
+    assert_eq!(ctx.take_uncaptured_errors(), Vec::<String>::new());
 }

@@ -1,0 +1,187 @@
+//! The CPU side of feedback's readbacks: every slot's histogram, updated from the slots a
+//! readback lists and the live ones fading out, in the time of those alone.
+
+use super::ENTRY_WORDS;
+use crate::budget::planner::MAX_LEVELS;
+
+/// The histograms read back, per slot, and the slots whose histogram is not all zero.
+#[derive(Debug, Default)]
+pub(super) struct Histograms {
+    /// Output pixels per wanted level, per slot.
+    pub(super) latest: Vec<[f32; MAX_LEVELS]>,
+    /// The slots whose histogram is not all zero (the only ones a readback that does not list
+    /// them changes: they fade out).
+    live: Vec<u32>,
+    /// Per slot, the readback that listed it last (`seq`'s value then; 0: none).
+    stamp: Vec<u32>,
+    seq: u32,
+}
+
+impl Histograms {
+    /// Applies one readback: `entries` (the slot, its 16 counts, per listed slot) for slots
+    /// below `slots`, each count `k` output pixels, new values weighted `a` against the old
+    /// ones (a slot with no history takes them as they are); the live slots it did not list
+    /// fade as if their counts were 0; values under half a pixel are 0, and slots at or past
+    /// `slots` are cleared. The same histograms as a pass over every slot with its counts (0
+    /// for a slot not listed), in the time of the slots listed and live. Returns the total
+    /// pixels.
+    pub(super) fn update(&mut self, entries: &[u32], slots: usize, k: f64, a: f32) -> f64 {
+        if self.latest.len() < slots {
+            self.latest.resize(slots, [0.0; MAX_LEVELS]);
+            self.stamp.resize(slots, 0);
+        }
+        self.seq = self.seq.wrapping_add(1);
+        if self.seq == 0 {
+            // Wrapped: every stamp is older than the new sequence.
+            self.stamp.fill(0);
+            self.seq = 1;
+        }
+        for e in entries.chunks_exact(ENTRY_WORDS as usize) {
+            let slot = e[0] as usize;
+            if slot >= slots || self.stamp[slot] == self.seq {
+                continue;
+            }
+            self.stamp[slot] = self.seq;
+            let h = &mut self.latest[slot];
+            let fresh = h.iter().all(|&b| b == 0.0);
+            for (b, &n) in h.iter_mut().zip(&e[1..]) {
+                let v = (f64::from(n) * k) as f32;
+                *b = if fresh { v } else { *b + a * (v - *b) };
+                if *b < 0.5 {
+                    *b = 0.0;
+                }
+            }
+            if fresh && h.iter().any(|&b| b != 0.0) {
+                self.live.push(slot as u32);
+            }
+        }
+        let mut total = 0.0f64;
+        let (latest, stamp, seq) = (&mut self.latest, &self.stamp, self.seq);
+        self.live.retain(|&s| {
+            let s = s as usize;
+            let Some(h) = latest.get_mut(s) else {
+                return false;
+            };
+            if s >= slots {
+                *h = [0.0; MAX_LEVELS];
+                return false;
+            }
+            if stamp[s] != seq {
+                // Not listed: its counts are 0 this time.
+                for b in h.iter_mut() {
+                    *b += a * (0.0 - *b);
+                    if *b < 0.5 {
+                        *b = 0.0;
+                    }
+                }
+            }
+            let mut any = false;
+            for &b in h.iter() {
+                total += f64::from(b);
+                any |= b != 0.0;
+            }
+            any
+        });
+        total
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The update the feedback made before: a pass over every slot, its counts 0 when not
+    /// listed.
+    fn every_slot(
+        latest: &mut Vec<[f32; MAX_LEVELS]>,
+        entries: &[u32],
+        slots: usize,
+        k: f64,
+        a: f32,
+    ) -> f64 {
+        if latest.len() < slots {
+            latest.resize(slots, [0.0; MAX_LEVELS]);
+        }
+        let mut counts = vec![[0u32; MAX_LEVELS]; slots];
+        for e in entries.chunks_exact(ENTRY_WORDS as usize) {
+            if let Some(c) = counts.get_mut(e[0] as usize) {
+                c.copy_from_slice(&e[1..]);
+            }
+        }
+        let mut total = 0.0f64;
+        for (h, c) in latest.iter_mut().zip(&counts) {
+            let fresh = h.iter().all(|&b| b == 0.0);
+            for (b, &n) in h.iter_mut().zip(c) {
+                let v = (f64::from(n) * k) as f32;
+                *b = if fresh { v } else { *b + a * (v - *b) };
+                if *b < 0.5 {
+                    *b = 0.0;
+                }
+                total += f64::from(*b);
+            }
+        }
+        for h in latest.iter_mut().skip(slots) {
+            *h = [0.0; MAX_LEVELS];
+        }
+        total
+    }
+
+    #[test]
+    fn listed_and_fading_slots_give_the_histograms_of_a_pass_over_every_slot() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let (mut sparse, mut dense) = (Histograms::default(), Vec::new());
+        let mut slots = 300usize;
+        let mut faded = 0;
+        for round in 0..3000 {
+            // The slot count moves now and then (a shrink clears the slots past it).
+            if next(50) == 0 {
+                slots = 20 + next(400) as usize;
+            }
+            let k = [64.0, 16.0, 64.0 / (0.7f64 * 0.7)][next(3) as usize];
+            let a = [0.25f32, 1.0, 0.5][(round / 1000) % 3];
+            // A few slots listed, once each, some with every count 0 past the first bin.
+            let listed = next(40) as usize;
+            let mut entries = Vec::new();
+            let mut taken = std::collections::HashSet::new();
+            for _ in 0..listed {
+                let slot = next(slots as u64 + 10) as u32;
+                if !taken.insert(slot) {
+                    continue;
+                }
+                entries.push(slot);
+                for l in 0..MAX_LEVELS {
+                    let n = if next(3) == 0 { next(6) as u32 } else { 0 };
+                    entries.push(if l == 0 { n.max(1) } else { n });
+                }
+            }
+            let a_total = sparse.update(&entries, slots, k, a);
+            let b_total = every_slot(&mut dense, &entries, slots, k, a);
+            assert_eq!(sparse.latest.len(), dense.len(), "round {round}");
+            for (s, (p, q)) in sparse.latest.iter().zip(&dense).enumerate() {
+                let same = p.iter().zip(q).all(|(x, y)| x.to_bits() == y.to_bits());
+                assert!(same, "round {round}, slot {s}: {p:?} against {q:?}");
+            }
+            assert_eq!(a_total.to_bits(), b_total.to_bits(), "round {round}");
+            // Only the live slots are gone through: every other slot is all 0.
+            for (s, h) in sparse.latest.iter().enumerate() {
+                if !sparse.live.contains(&(s as u32)) {
+                    assert!(
+                        h.iter().all(|&b| b == 0.0),
+                        "round {round}: slot {s} not live"
+                    );
+                }
+            }
+            faded += usize::from(entries.is_empty() && !sparse.live.is_empty());
+        }
+        assert!(
+            faded > 10,
+            "rounds where live slots faded with nothing listed: {faded}"
+        );
+    }
+}
