@@ -29,6 +29,9 @@ impl Histograms {
         if self.latest.len() < slots {
             self.latest.resize(slots, [0.0; MAX_LEVELS]);
             self.stamp.resize(slots, 0);
+            // Room for every slot to be live: a readback never allocates but when the slots
+            // grow.
+            self.live.reserve(slots.saturating_sub(self.live.len()));
         }
         self.seq = self.seq.wrapping_add(1);
         if self.seq == 0 {

@@ -273,16 +273,41 @@ impl Feedback {
         })
     }
 
-    /// The bins (16 a slot), the tags (one a slot), the count and the list (one a slot).
-    fn bins(ctx: &GpuContext, capacity: u32) -> Result<TrackedBuffer> {
+    /// A storage buffer of `size` bytes, refused with a typed error past what one binding may
+    /// hold (the bind group would fail otherwise).
+    fn storage(
+        ctx: &GpuContext,
+        label: &str,
+        size: u64,
+        usage: wgpu::BufferUsages,
+    ) -> Result<TrackedBuffer> {
+        let most = ctx.device().limits().max_storage_buffer_binding_size;
+        if size > most {
+            return Err(crate::Error::InvalidResource {
+                label: label.to_owned(),
+                reason: format!(
+                    "{size} bytes exceed the device's max_storage_buffer_binding_size {most}"
+                ),
+            });
+        }
         ctx.create_buffer(
             &wgpu::BufferDescriptor {
-                label: Some("mipflow feedback bins"),
-                size: (u64::from(capacity) * (ENTRY_WORDS + 1) + 1) * 4,
-                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                label: Some(label),
+                size,
+                usage: wgpu::BufferUsages::STORAGE | usage,
                 mapped_at_creation: false,
             },
             Category::Buffers,
+        )
+    }
+
+    /// The bins (16 a slot), the tags (one a slot), the count and the list (one a slot).
+    fn bins(ctx: &GpuContext, capacity: u32) -> Result<TrackedBuffer> {
+        Self::storage(
+            ctx,
+            "mipflow feedback bins",
+            (u64::from(capacity) * (ENTRY_WORDS + 1) + 1) * 4,
+            wgpu::BufferUsages::COPY_DST,
         )
     }
 
@@ -292,14 +317,11 @@ impl Feedback {
     }
 
     fn compact(ctx: &GpuContext, room: u32) -> Result<TrackedBuffer> {
-        ctx.create_buffer(
-            &wgpu::BufferDescriptor {
-                label: Some("mipflow feedback gathered"),
-                size: Self::compact_bytes(room),
-                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-                mapped_at_creation: false,
-            },
-            Category::Buffers,
+        Self::storage(
+            ctx,
+            "mipflow feedback gathered",
+            Self::compact_bytes(room),
+            wgpu::BufferUsages::COPY_SRC,
         )
     }
 
@@ -381,33 +403,14 @@ impl Feedback {
     pub fn begin_frame(&mut self, ctx: &GpuContext, frame: u64, slots: u32) -> Result<()> {
         self.frame = frame;
         self.collect();
+        let mut result = Ok(());
         if !self.config.enabled {
             self.slots = 0;
         } else {
-            let mut regroup = false;
-            if slots > self.capacity {
-                let capacity = slots.next_power_of_two();
-                // Dropped first, so the ledger never holds both. A new buffer is zeroed: no
-                // tag (never 0) is set and nothing is listed.
-                self.bins = Self::bins(ctx, 1)?;
-                self.bins = Self::bins(ctx, capacity)?;
+            let mut replaced = false;
+            result = self.make_room(ctx, slots, &mut replaced);
+            if replaced {
                 self.group = Self::group(ctx, &self.layout, &self.bins, &self.params);
-                self.capacity = capacity;
-                regroup = true;
-                // Readbacks of the old size are dropped as they come back.
-            }
-            let room = self
-                .config
-                .readback_slots
-                .max(self.wanted_room)
-                .clamp(1, self.capacity);
-            if room != self.room {
-                self.compact = Self::compact(ctx, 1)?;
-                self.compact = Self::compact(ctx, room)?;
-                self.room = room;
-                regroup = true;
-            }
-            if regroup {
                 self.gather_group = Self::gather_group(
                     ctx,
                     &self.gather_layout,
@@ -416,7 +419,9 @@ impl Feedback {
                     &self.params,
                 );
             }
-            self.slots = slots;
+            // A failed allocation (the driver's out-of-memory, a size past the device's
+            // limits) records nothing this frame; the buffers left are consistent.
+            self.slots = if result.is_ok() { slots } else { 0 };
         }
         let params: [u32; 8] = [
             frame as u32,
@@ -430,6 +435,36 @@ impl Feedback {
         ];
         ctx.queue()
             .write_buffer(self.params.buffer(), 0, bytemuck::cast_slice(&params));
+        result
+    }
+
+    /// Grows the bins to hold `slots` and sizes the gather's output to the room wanted. Each
+    /// old buffer is dropped before its replacement is made, so the ledger never holds both; a
+    /// failed allocation leaves the small buffer in its place with `capacity`/`room` saying so.
+    /// `replaced`: a buffer was (the caller rebuilds the bind groups, failed or not). A new bins buffer is zeroed: no tag
+    /// (never 0) is set and nothing is listed; readbacks of the old size are dropped as they
+    /// come back.
+    fn make_room(&mut self, ctx: &GpuContext, slots: u32, replaced: &mut bool) -> Result<()> {
+        if slots > self.capacity {
+            let capacity = slots.checked_next_power_of_two().unwrap_or(slots);
+            self.bins = Self::bins(ctx, 1)?;
+            self.capacity = 1;
+            *replaced = true;
+            self.bins = Self::bins(ctx, capacity)?;
+            self.capacity = capacity;
+        }
+        let room = self
+            .config
+            .readback_slots
+            .max(self.wanted_room)
+            .clamp(1, self.capacity);
+        if room != self.room {
+            self.compact = Self::compact(ctx, 1)?;
+            self.room = 1;
+            *replaced = true;
+            self.compact = Self::compact(ctx, room)?;
+            self.room = room;
+        }
         Ok(())
     }
 

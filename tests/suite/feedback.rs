@@ -605,3 +605,40 @@ fn feedback_copies_back_the_slots_drawn_not_the_slots_registered() {
     assert_eq!(fb.stats().skipped, 0);
     assert_eq!(ctx.take_uncaptured_errors(), Vec::<String>::new());
 }
+
+/// (6) A slot count past what one storage binding may hold (the bins take 72 bytes a slot), or
+/// past any buffer: a typed error (not a panic, not a wgpu validation error), that frame
+/// records and copies back nothing, and the next frame with a sane count records exactly as
+/// before.
+#[test]
+fn feedback_refuses_slots_past_the_device_and_keeps_working() {
+    let Some(ctx) = common::gpu() else {
+        return;
+    };
+    let mut fb = mipflow::feedback::Feedback::new(&ctx, FeedbackConfig::default(), 256).unwrap();
+    let pass = mipflow::testing::feedback_pass::RecordPass::new(&ctx, &fb, 128).unwrap();
+    // Past one binding (64 bytes a slot fit, 72 do not), then past any
+    // buffer at all.
+    let binding = ctx.device().limits().max_storage_buffer_binding_size;
+    for slots in [(binding / 64) as u32, 3_000_000_000] {
+        let err = fb.begin_frame(&ctx, 0, slots).unwrap_err();
+        assert!(
+            matches!(err, mipflow::Error::InvalidResource { .. }),
+            "{slots} slots: {err}"
+        );
+    }
+    let mut enc = ctx.device().create_command_encoder(&Default::default());
+    pass.draw(&ctx, &mut enc, &fb, 1, 0);
+    fb.resolve(&ctx, &mut enc, 1.0).unwrap();
+    assert_eq!(fb.stats().readback_bytes, 0);
+    ctx.queue().submit([enc.finish()]);
+    fb.after_submit();
+    ctx.wait_idle().unwrap();
+    record_frame(&ctx, &mut fb, &pass, 1, 256, (1, 0));
+    record_frame(&ctx, &mut fb, &pass, 2, 256, (1, 0));
+    assert_eq!(fb.latest_frame(), Some(1));
+    for s in 0..256 {
+        assert_eq!(hist(&fb, s)[4], 64.0, "slot {s}");
+    }
+    assert_eq!(ctx.take_uncaptured_errors(), Vec::<String>::new());
+}
