@@ -11,7 +11,7 @@
 // So that a frame's cost follows what it draws, not how many textures are registered, a slot's
 // first record in a frame also lists the slot: the buffer holds, for C = capacity slots, the
 // bins [0, 16C), one tag per slot [16C, 17C) (the frame's tag once the slot is listed; tags are
-// never 0 and change every frame, so they are never cleared), the count of listed slots at
+// never 0 and change at every gather, so they are never cleared), the count of listed slots at
 // 17C and the list from 17C + 1. After the passes, mipflow's gather (feedback_gather.wgsl)
 // copies the listed slots' bins out, zeroes them, and the count is cleared.
 

@@ -33,10 +33,14 @@ fn gather(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups)
     let stride = groups.x * 64u;
     for (var i = id.x; i < count; i += stride) {
         let slot = bins[c * 17u + 1u + i];
+        let keep = i < params.room;
         if (slot >= c) {
+            // Never listed by the record (it checks the slots); named as no slot for the CPU.
+            if (keep) {
+                out[1u + i * 17u] = 0xffffffffu;
+            }
             continue;
         }
-        let keep = i < params.room;
         if (keep) {
             out[1u + i * 17u] = slot;
         }

@@ -1,12 +1,13 @@
 //! GPU feedback: what the GPU really sampled decides the mips. A fragment shader records, for a
 //! sample of its pixels, the level the sampler uses for each texture (`shaders/feedback.wgsl`,
 //! [`Feedback::wgsl`] for a game's own shaders); the counts land directly in a histogram per
-//! texture slot on the GPU (atomic adds, 16 bins a slot), which is copied each frame into a ring
-//! of readback buffers and mapped asynchronously. A frame never waits for a readback: it uses
-//! the newest one that has arrived (typically 1-3 frames old), and the histograms go to the
-//! budget manager as demand form (b) ([`crate::BudgetManager::add_demand_levels`]), where the
-//! planner prices each level by the pixels that want it. A texture behind a wall gets no
-//! pixels, and a wall at a grazing angle gets level 0 only for the few pixels that need it.
+//! texture slot on the GPU (atomic adds, 16 bins a slot); the bins of the slots a frame drew are
+//! gathered each frame into a ring of readback buffers (below) and mapped asynchronously. A
+//! frame never waits for a readback: it uses the newest one that has arrived (typically 1-3
+//! frames old), and the histograms go to the budget manager as demand form (b)
+//! ([`crate::BudgetManager::add_demand_levels`]), where the planner prices each level by the
+//! pixels that want it. A texture behind a wall gets no pixels, and a wall at a grazing angle
+//! gets level 0 only for the few pixels that need it.
 //!
 //! A frame's cost follows the slots it draws, not the slots registered: a slot's first record in
 //! a frame also lists the slot (a per-slot frame tag, so nothing is cleared per slot), and after
@@ -66,8 +67,9 @@ pub struct FeedbackConfig {
     /// sets its own): the level follows the footprint's long axis divided by up to this ratio,
     /// as the sampler does.
     pub max_anisotropy: u32,
-    /// Slots one frame's readback holds at first (default 1,024). It grows to the most slots a
-    /// frame has drawn: a frame that drew more than its readback holds is not used (counted in
+    /// Slots one frame's readback holds at first (default 1,024; never more than the slots
+    /// registered). It grows, to a power of two, to hold the most slots a frame has drawn, and
+    /// never shrinks: a frame that drew more than its readback holds is not used (counted in
     /// [`FeedbackStats::overflowed`]), and the frames after get room for them. Why not every
     /// slot: the copy back and the CPU's read then follow what a frame draws, not how many
     /// textures are registered.
@@ -156,6 +158,11 @@ pub struct Feedback {
     wanted_room: u32,
     /// This frame's tag (never 0; the next one after each gather).
     tag: u32,
+    /// `resolve` ran since the last `begin_frame` (a second one in the same frame does nothing).
+    resolved: bool,
+    /// The fewest slots refused for a device limit (`u32::MAX`: none): a count at or past it
+    /// is refused again without trying (no buffer made and dropped every frame).
+    refused: u32,
     ring: Vec<Readback>,
     hist: Histograms,
     latest_frame: Option<u64>,
@@ -262,6 +269,8 @@ impl Feedback {
             room,
             wanted_room: 0,
             tag: 1,
+            resolved: false,
+            refused: u32::MAX,
             ring: Vec::new(),
             hist: Histograms::default(),
             latest_frame: None,
@@ -383,7 +392,10 @@ impl Feedback {
     pub fn set_enabled(&mut self, on: bool) {
         self.config.enabled = on;
         if !on {
+            // Turned on again later, the histograms start afresh (not smoothed against what
+            // was seen before).
             self.latest_frame = None;
+            self.hist.clear();
         }
     }
 
@@ -399,9 +411,12 @@ impl Feedback {
 
     /// Starts a frame: reads back what has arrived (never waits; the caller polls the device
     /// once a frame), makes room for `slots` texture slots, and sets which pixel records.
-    /// Allocates only when the slots, or the slots a frame draws, grow.
+    /// Allocates only when the slots, or the slots a frame draws, grow (or when
+    /// [`FeedbackConfig::readback_slots`] is changed). A slot count past the device's limits
+    /// is a typed error, and the frame records nothing.
     pub fn begin_frame(&mut self, ctx: &GpuContext, frame: u64, slots: u32) -> Result<()> {
         self.frame = frame;
+        self.resolved = false;
         self.collect();
         let mut result = Ok(());
         if !self.config.enabled {
@@ -441,16 +456,29 @@ impl Feedback {
     /// Grows the bins to hold `slots` and sizes the gather's output to the room wanted. Each
     /// old buffer is dropped before its replacement is made, so the ledger never holds both; a
     /// failed allocation leaves the small buffer in its place with `capacity`/`room` saying so.
-    /// `replaced`: a buffer was (the caller rebuilds the bind groups, failed or not). A new bins buffer is zeroed: no tag
-    /// (never 0) is set and nothing is listed; readbacks of the old size are dropped as they
-    /// come back.
+    /// `replaced`: a buffer was (the caller rebuilds the bind groups, failed or not). A new
+    /// bins buffer is zeroed: no tag (never 0) is set and nothing is listed; readbacks of the
+    /// old size are dropped as they come back.
     fn make_room(&mut self, ctx: &GpuContext, slots: u32, replaced: &mut bool) -> Result<()> {
         if slots > self.capacity {
+            if slots >= self.refused {
+                return Err(crate::Error::InvalidResource {
+                    label: "mipflow feedback bins".to_owned(),
+                    reason: format!(
+                        "{slots} slots: {} or more were refused for a device limit",
+                        self.refused
+                    ),
+                });
+            }
             let capacity = slots.checked_next_power_of_two().unwrap_or(slots);
             self.bins = Self::bins(ctx, 1)?;
             self.capacity = 1;
             *replaced = true;
-            self.bins = Self::bins(ctx, capacity)?;
+            self.bins = Self::bins(ctx, capacity).inspect_err(|e| {
+                if matches!(e, crate::Error::InvalidResource { .. }) {
+                    self.refused = self.refused.min(slots);
+                }
+            })?;
             self.capacity = capacity;
         }
         let room = self
@@ -472,7 +500,8 @@ impl Feedback {
     /// (their bins zeroed for the next frame) and its copy into a free readback buffer;
     /// `render_scale` is the scale the frame was drawn at (its pixel counts are scaled to
     /// output pixels). With no free buffer (the GPU is more than the ring behind), this frame's
-    /// feedback is skipped and counted, never waited for.
+    /// feedback is skipped and counted, never waited for. Once per [`Feedback::begin_frame`]:
+    /// a second call does nothing (what is recorded after the first lands in the next frame).
     pub fn resolve(
         &mut self,
         ctx: &GpuContext,
@@ -480,9 +509,10 @@ impl Feedback {
         render_scale: f32,
     ) -> Result<()> {
         self.copied = 0;
-        if !self.config.enabled || self.slots == 0 {
+        if !self.config.enabled || self.slots == 0 || self.resolved {
             return Ok(());
         }
+        self.resolved = true;
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("mipflow feedback gather"),

@@ -207,9 +207,21 @@ impl Renderer {
         let _ = device.poll(wgpu::PollType::Poll);
         let slots = self.manager.plan_textures().len();
         let next = self.manager.frame_number() + 1;
-        self.pass
+        // Feedback that cannot make room for every slot records nothing this frame; the frame
+        // goes on with the CPU estimate (a game with more textures than one storage binding
+        // holds still renders).
+        let room = self
+            .pass
             .feedback_mut()
-            .begin_frame(self.manager.context(), next, slots as u32)?;
+            .begin_frame(self.manager.context(), next, slots as u32);
+        match room {
+            Err(e) if !self.feedback_refused => {
+                tracing::warn!(error = %e, slots, "GPU feedback off until it has room");
+                self.feedback_refused = true;
+            }
+            Ok(()) => self.feedback_refused = false,
+            Err(_) => {}
+        }
         self.visibility(&input.camera, output);
         let plan = self.manager.frame(output, FrameTiming { gpu_ms, cpu_ms })?;
         let bucket = plan.bucket;

@@ -150,6 +150,9 @@ pub struct Renderer {
     upscale: UpscalePass,
     timer: Option<GpuTimer>,
     last_submit: Option<Instant>,
+    /// GPU feedback could not make room for every slot (a device limit, out of memory): said
+    /// once, and the frames go on without it (the CPU estimate decides) until it can.
+    feedback_refused: bool,
     /// Demand through the GPU feedback's verdicts (cuts, motion, per-slot view and hidden
     /// state).
     demand: crate::feedback_demand::FeedbackDemand,
@@ -215,6 +218,7 @@ impl Renderer {
             uniform_scratch: Vec::new(),
             material_groups: Vec::new(),
             last_submit: None,
+            feedback_refused: false,
             demand: Default::default(),
             on_screen: Vec::new(),
             depth_group: None,

@@ -554,6 +554,7 @@ fn feedback_copies_back_the_slots_drawn_not_the_slots_registered() {
     record_frame(&ctx, &mut fb, &pass, 1, slots, a);
     let stats = fb.stats();
     assert_eq!(stats.overflowed, 1, "{stats:?}");
+    assert_eq!(fb.latest_frame(), None, "the overflowed frame was used");
     assert_eq!(stats.readback_bytes, 4 + 256 * entry_bytes);
     assert!(
         stats.readback_bytes * 100 < u64::from(slots) * 64,
@@ -590,13 +591,34 @@ fn feedback_copies_back_the_slots_drawn_not_the_slots_registered() {
         );
     }
     // Frame 4 reads frame 3's (`a` again): one pixel each, 48 -> 52 (two pixels, had its bins
-    // not been zeroed after frame 0 or 1: 48 -> 68).
-    record_frame(&ctx, &mut fb, &pass, 4, slots, b);
+    // not been zeroed after frame 0 or 1: 48 -> 68). A second `resolve` in a frame does
+    // nothing: frame 4's counts land with frame 4, checked by frame 5.
+    fb.begin_frame(&ctx, 4, slots).unwrap();
+    let mut enc = ctx.device().create_command_encoder(&Default::default());
+    pass.draw(&ctx, &mut enc, &fb, b.0, b.1);
+    fb.resolve(&ctx, &mut enc, 1.0).unwrap();
+    assert_eq!(fb.stats().readback_bytes, 4 + 256 * entry_bytes);
+    fb.resolve(&ctx, &mut enc, 1.0).unwrap();
+    assert_eq!(fb.stats().readback_bytes, 0, "a second resolve copied back");
+    ctx.queue().submit([enc.finish()]);
+    fb.after_submit();
+    ctx.wait_idle().unwrap();
     for k in 0..blocks {
         assert_eq!(hist(&fb, k * stride)[4], 52.0, "slot {}", k * stride);
         assert_eq!(
             hist(&fb, k * stride + 1)[4],
             48.0,
+            "slot {}",
+            k * stride + 1
+        );
+    }
+    record_frame(&ctx, &mut fb, &pass, 5, slots, a);
+    assert_eq!(fb.latest_frame(), Some(4));
+    for k in 0..blocks {
+        assert_eq!(hist(&fb, k * stride)[4], 39.0, "slot {}", k * stride);
+        assert_eq!(
+            hist(&fb, k * stride + 1)[4],
+            52.0,
             "slot {}",
             k * stride + 1
         );
