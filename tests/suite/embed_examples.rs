@@ -1,5 +1,5 @@
 //! The embedding examples run as tests: `embed` in a window (under `xvfb-run -a` in CI) for a
-//! few frames, `headless_budget` with no window at all.
+//! few frames, `headless_budget` and `open_world` with no window at all.
 
 use crate::display;
 
@@ -59,6 +59,55 @@ fn headless_budget_example_runs_within_budget() {
     let rows = stdout.lines().filter(|l| l.contains(" MiB |")).count();
     assert_eq!(rows, 5, "{stdout}");
     assert!(stdout.contains("after clear_scene:"), "{stdout}");
+}
+
+/// The open-world example, small: tiles of 200 textures registered ahead of the camera and
+/// unloaded behind it under an 8 MiB budget (render targets included): every frame within the
+/// budget, and nothing of the world left on the GPU once it is unloaded; bad flags exit 2.
+#[test]
+fn open_world_example_streams_tiles_within_budget() {
+    let exe = display::example("open_world");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut cmd = display::command(&exe, &tmp.path().join("xdg"));
+    cmd.args([
+        "--frames",
+        "120",
+        "--tile-textures",
+        "200",
+        "--tiles-ahead",
+        "3",
+        "--side",
+        "128",
+        "--budget",
+        "8",
+    ]);
+    let out = display::run(cmd, Duration::from_secs(600));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() && stderr.contains("no GPU adapter") && !display::required() {
+        eprintln!("\n!!!!!!!! SKIPPING open_world: no GPU adapter.\n");
+        return;
+    }
+    assert!(
+        out.status.success(),
+        "open_world failed:\n{stdout}\n{stderr}"
+    );
+    // 120 frames at half a unit: tiles 0 to 2 under the camera, 3 ahead of it, one behind.
+    assert!(
+        stdout.contains("1400 textures registered (1000 at once, 1400 unloaded)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains(", 0 frames over budget,"), "{stdout}");
+    assert!(
+        stdout.contains("world texture bytes left after unloading: 0"),
+        "{stdout}"
+    );
+    assert!(!stderr.contains("wgpu error"), "{stderr}");
+    let bad = std::process::Command::new(&exe)
+        .args(["--side", "100"])
+        .output()
+        .expect("run open_world");
+    assert_eq!(bad.status.code(), Some(2));
 }
 
 /// The own_renderer example as a user runs it: in a window (its egui UI with mipflow's panels,
