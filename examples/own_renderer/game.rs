@@ -679,7 +679,8 @@ impl GameRenderer {
                 rp.draw(0..3, 0..1);
             }
         }
-        // The feedback's bins go to a readback buffer (mapped later, never waited for).
+        // The bins of the slots drawn this frame are gathered into a readback buffer (mapped
+        // later, never waited for).
         self.feedback
             .resolve(self.manager.context(), &mut enc, plan.render_scale)?;
         queue.submit([enc.finish()]);
