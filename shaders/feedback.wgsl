@@ -1,7 +1,8 @@
 // mipflow's GPU feedback record: what the sampler really uses, per texture, as a histogram of
-// pixels per mip level. Prepend this to any fragment shader (mipflow's own pass does; a game's
-// gets it from `mipflow::feedback::Feedback::wgsl(group)`, with its own bind group number in
-// place of 2) and call `mipflow_record_feedback` once per sampled texture.
+// pixels per mip level. Prepend this, with feedback_params.wgsl in front of it, to any fragment
+// shader (mipflow's own pass does; a game's gets both from
+// `mipflow::feedback::Feedback::wgsl(group)`, with its own bind group number in place of 2) and
+// call `mipflow_record_feedback` once per sampled texture.
 //
 // One pixel in each BLOCK x BLOCK block records per frame, a different one each frame, so that
 // every pixel is seen every BLOCK^2 frames; the CPU scales the counts back up. Bins are atomic
@@ -14,24 +15,6 @@
 // never 0 and change at every gather, so they are never cleared), the count of listed slots at
 // 17C and the list from 17C + 1. After the passes, mipflow's gather (feedback_gather.wgsl)
 // copies the listed slots' bins out, zeroes them, and the count is cleared.
-
-struct MipflowFeedback {
-    // The frame number: which pixel of each block records.
-    frame: u32,
-    // log2 of the block side (3: one pixel in 8x8).
-    block_shift: u32,
-    // Slots the histogram buffer holds: a slot at or past it records nothing (0: feedback off).
-    slots: u32,
-    // The sampler's anisotropy clamp (1: trilinear only).
-    max_anisotropy: u32,
-    // This frame's tag (never 0).
-    tag: u32,
-    // Slots the buffer holds (C above: where the tags, the count and the list start).
-    capacity: u32,
-    // Slots one frame's gather copies out (read by the gather only).
-    room: u32,
-    pad: u32,
-};
 
 @group(2) @binding(0) var<storage, read_write> mipflow_feedback_bins: array<atomic<u32>>;
 @group(2) @binding(1) var<uniform> mipflow_feedback: MipflowFeedback;

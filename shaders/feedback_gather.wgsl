@@ -5,18 +5,8 @@
 // Out: [0] the count of listed slots (it may pass `room`: then only the first `room` entries
 // are copied, and the CPU skips the frame and makes room), then per entry 17 words: the slot,
 // its 16 bins. Every listed slot is zeroed, copied or not. The count itself is cleared by a
-// buffer clear after this pass.
-
-struct MipflowFeedback {
-    frame: u32,
-    block_shift: u32,
-    slots: u32,
-    max_anisotropy: u32,
-    tag: u32,
-    capacity: u32,
-    room: u32,
-    pad: u32,
-};
+// buffer clear after this pass. `MipflowFeedback` comes from feedback_params.wgsl, put in front
+// by the registry.
 
 @group(0) @binding(0) var<storage, read_write> bins: array<u32>;
 @group(0) @binding(1) var<storage, read_write> out: array<u32>;

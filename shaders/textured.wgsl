@@ -1,7 +1,8 @@
 // A textured, lit mesh: the material pass. The texture's mip bias follows the render scale
 // (log2(scale)), so that a lower resolution samples correspondingly coarser mips.
 
-// Prepended by the registry: feedback.wgsl (the GPU feedback record, bind group 2).
+// Prepended by the registry: feedback_params.wgsl and feedback.wgsl (the GPU feedback record,
+// bind group 2).
 
 struct Uniforms {
     view_proj: mat4x4<f32>,

@@ -4,6 +4,7 @@
 /// Every shader: (file name, source).
 pub const ALL: &[(&str, &str)] = &[
     ("textured.wgsl", TEXTURED),
+    ("feedback_params.wgsl", FEEDBACK_PARAMS),
     ("feedback.wgsl", FEEDBACK),
     ("feedback_gather.wgsl", FEEDBACK_GATHER),
     ("upscale_bilinear.wgsl", UPSCALE_BILINEAR),
@@ -15,16 +16,27 @@ pub const ALL: &[(&str, &str)] = &[
 /// The material pass: a textured, lit mesh with a mip bias and a colour-by-mip debug view, and
 /// the GPU feedback record (bind group 2).
 pub const TEXTURED: &str = concat!(
+    include_str!("../shaders/feedback_params.wgsl"),
     include_str!("../shaders/feedback.wgsl"),
     include_str!("../shaders/textured.wgsl")
 );
 
-/// The GPU feedback record (see [`crate::feedback`]), to prepend to a fragment shader.
-pub const FEEDBACK: &str = include_str!("../shaders/feedback.wgsl");
+/// GPU feedback's parameters (one struct), in front of the record and of the gather.
+pub const FEEDBACK_PARAMS: &str = include_str!("../shaders/feedback_params.wgsl");
+
+/// The GPU feedback record (see [`crate::feedback`]), its parameters in front: to prepend to a
+/// fragment shader.
+pub const FEEDBACK: &str = concat!(
+    include_str!("../shaders/feedback_params.wgsl"),
+    include_str!("../shaders/feedback.wgsl")
+);
 
 /// The GPU feedback gather: the slots drawn this frame copied out for the readback, their bins
-/// zeroed (see [`crate::feedback`]).
-pub const FEEDBACK_GATHER: &str = include_str!("../shaders/feedback_gather.wgsl");
+/// zeroed (see [`crate::feedback`]), its parameters in front.
+pub const FEEDBACK_GATHER: &str = concat!(
+    include_str!("../shaders/feedback_params.wgsl"),
+    include_str!("../shaders/feedback_gather.wgsl")
+);
 
 /// The bilinear upscale with the display transform (`resolution::UpscalePass`).
 pub const UPSCALE_BILINEAR: &str = concat!(

@@ -31,7 +31,7 @@ mod histograms;
 use histograms::Histograms;
 
 /// The record's WGSL, its bindings in bind group 2 (see [`Feedback::wgsl`] for another group).
-pub const WGSL: &str = include_str!("../../shaders/feedback.wgsl");
+pub const WGSL: &str = crate::shaders::FEEDBACK;
 
 /// How GPU feedback runs. `Default`: on, one pixel in 8x8 per frame, 3 readback buffers.
 #[derive(Clone, Debug, PartialEq)]
