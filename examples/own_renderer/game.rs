@@ -134,6 +134,8 @@ pub struct GameRenderer {
     /// GPU feedback: the record's buffers, and the demand it decides.
     feedback: Feedback,
     demand: FeedbackDemand,
+    /// Feedback could not make room for every slot (said once; the frames go on without it).
+    feedback_refused: bool,
     /// Scratch for the draws' uniforms, sized once.
     draw_data: Vec<u8>,
     last_submit: Option<std::time::Instant>,
@@ -421,6 +423,7 @@ impl GameRenderer {
             counters: Counters::default(),
             feedback,
             demand: FeedbackDemand::new(),
+            feedback_refused: false,
             last_submit: None,
         })
     }
@@ -482,8 +485,19 @@ impl GameRenderer {
         let _ = self.manager.context().device().poll(wgpu::PollType::Poll);
         let next = self.manager.frame_number() + 1;
         let slots = self.manager.plan_textures().len() as u32;
-        self.feedback
-            .begin_frame(self.manager.context(), next, slots)?;
+        // Feedback that cannot make room for every slot (a device limit) records nothing this
+        // frame and the CPU estimate decides: the frame goes on.
+        match self
+            .feedback
+            .begin_frame(self.manager.context(), next, slots)
+        {
+            Err(e) if !self.feedback_refused => {
+                eprintln!("own_renderer: GPU feedback off until it has room: {e}");
+                self.feedback_refused = true;
+            }
+            Ok(()) => self.feedback_refused = false,
+            Err(_) => {}
+        }
         let view = self
             .demand
             .begin_frame(&self.manager, &self.feedback, camera, output, 2.0);

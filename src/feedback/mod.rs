@@ -435,8 +435,16 @@ impl Feedback {
                 );
             }
             // A failed allocation (the driver's out-of-memory, a size past the device's
-            // limits) records nothing this frame; the buffers left are consistent.
-            self.slots = if result.is_ok() { slots } else { 0 };
+            // limits) records nothing this frame; the buffers left are consistent. The
+            // histograms read so far are dropped too: nothing will refresh them, and a
+            // texture seen as hidden must not stay so (the CPU estimate decides meanwhile).
+            if result.is_ok() {
+                self.slots = slots;
+            } else {
+                self.slots = 0;
+                self.latest_frame = None;
+                self.hist.clear();
+            }
         }
         let params: [u32; 8] = [
             frame as u32,
@@ -470,7 +478,16 @@ impl Feedback {
                     ),
                 });
             }
-            let capacity = slots.checked_next_power_of_two().unwrap_or(slots);
+            // A power of two, or the most one binding holds when that is less (never fewer
+            // than the slots: then the allocation below says why it cannot).
+            let binding = ctx.device().limits().max_storage_buffer_binding_size;
+            let most = (binding / 4).saturating_sub(1) / (ENTRY_WORDS + 1);
+            let most = u32::try_from(most).unwrap_or(u32::MAX);
+            let capacity = slots
+                .checked_next_power_of_two()
+                .unwrap_or(slots)
+                .min(most)
+                .max(slots);
             self.bins = Self::bins(ctx, 1)?;
             self.capacity = 1;
             *replaced = true;

@@ -98,6 +98,9 @@ fn open_world_example_streams_tiles_within_budget() {
         "{stdout}"
     );
     assert!(stdout.contains(", 0 frames over budget,"), "{stdout}");
+    assert!(stdout.contains(", 0 refused,"), "{stdout}");
+    // Levels finer than the floors were streamed (the world was not just registered).
+    assert!(!stdout.contains("levels streamed: 0 B"), "{stdout}");
     assert!(
         stdout.contains("world texture bytes left after unloading: 0"),
         "{stdout}"

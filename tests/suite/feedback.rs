@@ -639,15 +639,33 @@ fn feedback_refuses_slots_past_the_device_and_keeps_working() {
     };
     let mut fb = mipflow::feedback::Feedback::new(&ctx, FeedbackConfig::default(), 256).unwrap();
     let pass = mipflow::testing::feedback_pass::RecordPass::new(&ctx, &fb, 128).unwrap();
-    // Past one binding (64 bytes a slot fit, 72 do not), then past any
+    // Feedback in use first: the refusal drops it (nothing will refresh it; a texture seen as
+    // hidden must not stay so).
+    record_frame(&ctx, &mut fb, &pass, 0, 256, (1, 0));
+    record_frame(&ctx, &mut fb, &pass, 1, 256, (1, 0));
+    assert_eq!(fb.latest_frame(), Some(0));
+    // A count that fits one binding only when not rounded up to a power of two: taken.
+    let binding = ctx.device().limits().max_storage_buffer_binding_size;
+    let fits = ((binding / 4 - 1) / 18) as u32;
+    if !fits.is_power_of_two() {
+        fb.begin_frame(&ctx, 2, fits).unwrap();
+        let mut enc = ctx.device().create_command_encoder(&Default::default());
+        fb.resolve(&ctx, &mut enc, 1.0).unwrap();
+        ctx.queue().submit([enc.finish()]);
+        fb.after_submit();
+        ctx.wait_idle().unwrap();
+    }
+    // Past one binding (64 bytes a slot would fit, 72 do not), then past any
     // buffer at all.
     let binding = ctx.device().limits().max_storage_buffer_binding_size;
     for slots in [(binding / 64) as u32, 3_000_000_000] {
-        let err = fb.begin_frame(&ctx, 0, slots).unwrap_err();
+        let err = fb.begin_frame(&ctx, 3, slots).unwrap_err();
         assert!(
             matches!(err, mipflow::Error::InvalidResource { .. }),
             "{slots} slots: {err}"
         );
+        assert_eq!(fb.latest_frame(), None);
+        assert!(fb.histogram(0).is_none());
     }
     let mut enc = ctx.device().create_command_encoder(&Default::default());
     pass.draw(&ctx, &mut enc, &fb, 1, 0);
@@ -656,9 +674,9 @@ fn feedback_refuses_slots_past_the_device_and_keeps_working() {
     ctx.queue().submit([enc.finish()]);
     fb.after_submit();
     ctx.wait_idle().unwrap();
-    record_frame(&ctx, &mut fb, &pass, 1, 256, (1, 0));
-    record_frame(&ctx, &mut fb, &pass, 2, 256, (1, 0));
-    assert_eq!(fb.latest_frame(), Some(1));
+    record_frame(&ctx, &mut fb, &pass, 4, 256, (1, 0));
+    record_frame(&ctx, &mut fb, &pass, 5, 256, (1, 0));
+    assert_eq!(fb.latest_frame(), Some(4));
     for s in 0..256 {
         assert_eq!(hist(&fb, s)[4], 64.0, "slot {s}");
     }
