@@ -49,6 +49,10 @@ pub struct FrameRecord {
     /// GPU feedback: output pixels the feedback in use covers (0 without).
     #[serde(default)]
     pub feedback_pixels: f64,
+    /// GPU feedback: bytes this frame's readback copied back (the slots it drew, gathered: not
+    /// a figure of the slots registered; 0 with feedback off or a frame skipped).
+    #[serde(default)]
+    pub feedback_readback_bytes: u64,
     /// Textures that gave up levels this frame (shrinks and evictions).
     #[serde(default)]
     pub evictions: u32,

@@ -206,6 +206,7 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
             oom_events: stats.stream.oom_events,
             feedback_latency_frames: stats.feedback.latency_frames,
             feedback_pixels: stats.feedback.pixels,
+            feedback_readback_bytes: stats.feedback.readback_bytes,
             evictions: stats.stream.shrinks + stats.stream.evictions,
             freed_bytes: stats.stream.freed_bytes,
             grows: stats.stream.grows,

@@ -122,6 +122,19 @@ fn steady_passes_and_is_deterministic() {
         "{:?}",
         ra.frames.last()
     );
+    // What it copied back: the slots drawn, gathered (the count, then 68 bytes a slot the
+    // readback holds: never more than the slots registered, rounded up to a power of two).
+    let most = ra.textures.max(16).next_power_of_two();
+    assert!(
+        ra.frames.iter().all(|f| f.feedback_readback_bytes >= 4
+            && (f.feedback_readback_bytes - 4) % 68 == 0
+            && (f.feedback_readback_bytes - 4) / 68 <= most),
+        "{:?}",
+        ra.frames
+            .iter()
+            .map(|f| f.feedback_readback_bytes)
+            .collect::<Vec<_>>()
+    );
 
     // The same scenario twice gives the same report, timings and the process's memory aside.
     let b = run("steady2", &["--scenario", &scenario("steady")]).unwrap();
