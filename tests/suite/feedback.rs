@@ -505,6 +505,19 @@ fn hist(fb: &mipflow::feedback::Feedback, slot: u32) -> [f32; 16] {
         .expect("a histogram for every slot below the slots")
 }
 
+/// Every drawn slot of set `a` (`k * stride`) and of set `b` (`k * stride + 1`) holds
+/// `pixels[0]` and `pixels[1]` at level 4 and nothing at any other level.
+fn level_4(fb: &mipflow::feedback::Feedback, blocks: u32, stride: u32, pixels: [f32; 2]) {
+    for k in 0..blocks {
+        for (set, &p) in pixels.iter().enumerate() {
+            let slot = k * stride + set as u32;
+            let mut want = [0.0f32; 16];
+            want[4] = p;
+            assert_eq!(hist(fb, slot), want, "slot {slot}");
+        }
+    }
+}
+
 /// One frame of [`RecordPass`] recording into `fb`: begin (reads the last frame's readback
 /// back), draw, gather and copy back, submit, wait until the readback is mapped.
 fn record_frame(
@@ -581,15 +594,7 @@ fn feedback_copies_back_the_slots_drawn_not_the_slots_registered() {
     assert_eq!(fb.stats().pixels, 256.0 * 64.0);
     // Frame 3 reads frame 2's (set `b`): `a` fades by the smoothing (64 -> 48), `b` is new.
     record_frame(&ctx, &mut fb, &pass, 3, slots, a);
-    for k in 0..blocks {
-        assert_eq!(hist(&fb, k * stride)[4], 48.0, "slot {}", k * stride);
-        assert_eq!(
-            hist(&fb, k * stride + 1),
-            one_pixel,
-            "slot {}",
-            k * stride + 1
-        );
-    }
+    level_4(&fb, blocks, stride, [48.0, 64.0]);
     // Frame 4 reads frame 3's (`a` again): one pixel each, 48 -> 52 (two pixels, had its bins
     // not been zeroed after frame 0 or 1: 48 -> 68). A second `resolve` in a frame does
     // nothing: frame 4's counts land with frame 4, checked by frame 5.
@@ -603,26 +608,10 @@ fn feedback_copies_back_the_slots_drawn_not_the_slots_registered() {
     ctx.queue().submit([enc.finish()]);
     fb.after_submit();
     ctx.wait_idle().unwrap();
-    for k in 0..blocks {
-        assert_eq!(hist(&fb, k * stride)[4], 52.0, "slot {}", k * stride);
-        assert_eq!(
-            hist(&fb, k * stride + 1)[4],
-            48.0,
-            "slot {}",
-            k * stride + 1
-        );
-    }
+    level_4(&fb, blocks, stride, [52.0, 48.0]);
     record_frame(&ctx, &mut fb, &pass, 5, slots, a);
     assert_eq!(fb.latest_frame(), Some(4));
-    for k in 0..blocks {
-        assert_eq!(hist(&fb, k * stride)[4], 39.0, "slot {}", k * stride);
-        assert_eq!(
-            hist(&fb, k * stride + 1)[4],
-            52.0,
-            "slot {}",
-            k * stride + 1
-        );
-    }
+    level_4(&fb, blocks, stride, [39.0, 52.0]);
     assert_eq!(fb.stats().overflowed, 1);
     assert_eq!(fb.stats().skipped, 0);
     assert_eq!(ctx.take_uncaptured_errors(), Vec::<String>::new());
