@@ -499,6 +499,9 @@ impl BudgetManager {
         let frame = self.frame;
         let planned = self.plan_and_stream(frame, output, timing);
         if planned.is_err() {
+            // The uploads recorded before the error (an eviction's floor) go to the GPU now:
+            // a texture they write may be destroyed before the next frame's submit.
+            self.streamer.submit_uploads(&self.ctx, frame);
             // The caller has an error to handle, not a frame to end: ended here.
             self.end_open_frame();
         }
@@ -664,6 +667,22 @@ impl BudgetManager {
 
         // Grows whose data arrived, within the caps and the limit.
         let effective = self.budget.effective(budget);
+        // The render targets the plan counted at its memory bucket and the controller has not
+        // made yet (it holds a lower scale, or raises it a step at a time): their bytes are
+        // kept free for them. Without this, staging took them while the scale was low, and
+        // the frame the scale rose passed the budget (an open world under pressure:
+        // `examples/open_world.rs`, 2 frames in 2 of 10 runs).
+        let planned_targets = self.buckets.get(self.mem_index).map_or(0, |b| b.bytes);
+        let made_targets = self.targets.current().map_or(0, |t| t.bytes());
+        let reserve = if self.config.render_targets {
+            planned_targets.saturating_sub(made_targets)
+        } else {
+            0
+        };
+        let (limit, effective) = (
+            limit.saturating_sub(reserve),
+            effective.saturating_sub(reserve),
+        );
         self.streamer.issue_io(
             &self.ctx,
             effective,

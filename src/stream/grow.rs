@@ -162,6 +162,13 @@ impl Streamer {
         self.frame_stats.upload_ms = t0.elapsed().as_secs_f32() * 1e3;
     }
 
+    /// Submits the uploads recorded and not yet submitted (a frame that ended in an error
+    /// after its transitions), as [`Streamer::build_ready`] does at its end.
+    pub(crate) fn submit_uploads(&mut self, ctx: &GpuContext, frame: u64) {
+        self.ring.submit(ctx, frame);
+        self.retired.clear();
+    }
+
     pub(super) fn build_steps(
         &mut self,
         ctx: &GpuContext,

@@ -186,7 +186,10 @@ impl Streamer {
                 let to = if t.to >= count { count } else { floor };
                 let mut resident = count;
                 if to < count {
-                    match self.create_from_cpu(ctx, &self.slots[i], to) {
+                    // Into the ring's chunks already made, never a new one: an eviction runs
+                    // among drops the plan counted without staging (it must not raise the
+                    // total), and the builds after it size their own.
+                    match self.create_floor_staged(ctx, i, to, 0) {
                         Ok(r) => {
                             self.slots[i].gpu = Some(r);
                             resident = to;
