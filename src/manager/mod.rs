@@ -499,8 +499,11 @@ impl BudgetManager {
         let frame = self.frame;
         let planned = self.plan_and_stream(frame, output, timing);
         if planned.is_err() {
-            // The uploads recorded before the error (an eviction's floor) go to the GPU now:
-            // a texture they write may be destroyed before the next frame's submit.
+            // What the transitions before the error left to upload (evictions' floors, bands
+            // recorded) goes to the GPU now: a texture they write may be drawn, or destroyed,
+            // before the next frame's.
+            let budget = self.streamer.plan_budget();
+            self.streamer.fill_evicted_floors(&self.ctx, budget);
             self.streamer.submit_uploads(&self.ctx, frame);
             // The caller has an error to handle, not a frame to end: ended here.
             self.end_open_frame();
@@ -630,6 +633,8 @@ impl BudgetManager {
                 within = true;
             }
         }
+        // The evictions' floors, together (within the budget: `write_texture` past it).
+        self.streamer.fill_evicted_floors(&self.ctx, effective);
         if !within {
             // Every drop is done and the total is still above the budget: what is left is
             // upload staging the GPU holds (a budget far below what was in use, while uploads

@@ -438,6 +438,9 @@ pub struct Streamer {
     /// [`crate::budget::planner::Planner::plan_with_changes`]). Added and removed textures
     /// set `changed` instead (the manager then checks every texture).
     touched: Vec<u32>,
+    /// Textures evicted to their floor this frame whose floor data is still to be uploaded
+    /// (`Streamer::fill_evicted_floors`).
+    evicted_floors: Vec<u32>,
     /// Textures were added or removed since [`Streamer::take_changed`].
     changed: bool,
     /// The ledger's total at the out-of-memory errors not yet taken by the budget's owner (the
@@ -560,6 +563,7 @@ impl Streamer {
             inflight_bits: Vec::new(),
             backing_off: Vec::new(),
             touched: Vec::new(),
+            evicted_floors: Vec::new(),
             ready: Default::default(),
             staging: Vec::new(),
             completed_frame: Arc::new(AtomicU64::new(0)),

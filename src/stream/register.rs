@@ -51,6 +51,26 @@ impl Streamer {
         out
     }
 
+    /// Uploads the floors of the textures this frame's evictions made (not filled yet: see
+    /// [`Streamer::apply`]), as [`Streamer::add_textures`] does: packed into one staging
+    /// buffer under `budget` and one submit, not a `write_texture` a level, which makes and
+    /// frees a staging buffer each (the driver allocator walking its free list for those was
+    /// 11% of the open-world example's run on lavapipe). Call after the frame's transitions,
+    /// before anything draws them.
+    pub(crate) fn fill_evicted_floors(&mut self, ctx: &GpuContext, budget: u64) {
+        if self.evicted_floors.is_empty() {
+            return;
+        }
+        let slots = std::mem::take(&mut self.evicted_floors);
+        self.fill_floors(ctx, &slots, budget);
+        if self.config.deterministic {
+            // As in `add_textures`: the next frame's room must not depend on the GPU's timing.
+            let _ = ctx.wait_idle();
+        }
+        self.evicted_floors = slots;
+        self.evicted_floors.clear();
+    }
+
     /// Uploads the floors of the textures `slots` (made by [`Streamer::add_textures`], not
     /// filled yet): packed into staging buffers of what fits under `budget`, one submit each;
     /// a texture whose floor has no room goes through `write_texture`.
@@ -491,44 +511,9 @@ impl Streamer {
         Ok(Resident::new(tex))
     }
 
-    /// [`Streamer::create_from_cpu`] of slot `i`'s floor (`first` its floor level) through the
-    /// staging ring: the levels are copied from mapped staging in the frame's upload submit,
-    /// not by a `write_texture` each, which makes and frees a staging buffer a level (the
-    /// driver allocator's time, at scale: 11% of the open-world example's run on lavapipe
-    /// was that allocator walking its free list for evictions' floors). A level the ring has
-    /// no room for (in its chunks, or a new one within `room` bytes) goes by `write_texture`.
-    pub(super) fn create_floor_staged(
-        &mut self,
-        ctx: &GpuContext,
-        i: usize,
-        first: u8,
-        room: u64,
-    ) -> Result<Resident> {
-        let r = Self::create_unfilled(ctx, &self.slots[i], first)?;
-        let tex = r.tex.texture();
-        for (l, data) in self.slots[i].floor_data.iter().enumerate() {
-            let level = l as u32;
-            let (row, _) = upload::level_rows(tex, level);
-            let mut done = 0u32;
-            while u64::from(done) * u64::from(row) < data.len() as u64 {
-                let rest = &data[done as usize * row as usize..];
-                match self.ring.write_rows(ctx, tex, level, done, rest, room) {
-                    Ok(n) if n > 0 => done += n,
-                    _ => break,
-                }
-            }
-            if u64::from(done) * u64::from(row) < data.len() as u64 {
-                // The rest of the level, the plain way (rows already staged are written again
-                // with the same bytes).
-                upload::write_level(ctx, tex, level, data)?;
-            }
-        }
-        Ok(r)
-    }
-
     /// The GPU texture [`Streamer::create_from_cpu`] makes, charged, without its data (the
     /// floor levels, checked against their sizes, are uploaded by the caller).
-    fn create_unfilled(ctx: &GpuContext, slot: &Slot, first: u8) -> Result<Resident> {
+    pub(super) fn create_unfilled(ctx: &GpuContext, slot: &Slot, first: u8) -> Result<Resident> {
         let (count, floor) = slot.chain();
         if first != floor {
             return Err(Error::InvalidResource {

@@ -186,13 +186,13 @@ impl Streamer {
                 let to = if t.to >= count { count } else { floor };
                 let mut resident = count;
                 if to < count {
-                    // Into the ring's chunks already made, never a new one: an eviction runs
-                    // among drops the plan counted without staging (it must not raise the
-                    // total), and the builds after it size their own.
-                    match self.create_floor_staged(ctx, i, to, 0) {
+                    // Its floor data is uploaded with the other evictions' once the frame's
+                    // transitions are done (`fill_evicted_floors`).
+                    match Self::create_unfilled(ctx, &self.slots[i], to) {
                         Ok(r) => {
                             self.slots[i].gpu = Some(r);
                             resident = to;
+                            self.evicted_floors.push(i as u32);
                         }
                         Err(e) => self.note_create_error(ctx, i, &e),
                     }

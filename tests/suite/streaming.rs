@@ -1088,3 +1088,60 @@ fn a_budget_drop_gives_back_the_staging_lent_to_reads() {
     h.assert_whole_and_intact(&files, &handles);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Textures evicted to their floor get the floor's data back from the CPU, uploaded together
+/// after the frame's transitions (one staging buffer, not a `write_texture` a level): every
+/// evicted texture's levels, read back from the GPU, are the file's, byte for byte.
+#[test]
+fn evicted_textures_floors_are_the_files_levels() {
+    let Some(ctx) = common::gpu() else { return };
+    let dir = std::env::temp_dir().join(format!("mipflow-evict-{}", std::process::id()));
+    // 24 textures of 512² (349,552 bytes each at full residency, 8 MiB in all).
+    let files = write_gallery(&dir, 24, 512, 3);
+    let (mut h, handles) = Harness::with_files(
+        ctx,
+        StreamConfig::default().with_deterministic(true),
+        &files,
+    );
+    for _ in 0..40 {
+        let _ = h.frame(64 * MIB, 0.0);
+    }
+    assert!(h.all_at(0), "every texture whole first");
+    // The budget falls to a fraction of that: in the frame it falls, textures give their levels
+    // back, most of them down to their floor (a drop to the floor is an eviction: the texture
+    // made again from the CPU's floor data). Their levels are checked after each frame (the
+    // later frames grow some back).
+    let mut checked = 0;
+    for frame in 0..4 {
+        let (peak, _) = h.frame(3 * MIB, 0.0);
+        assert!(peak <= 3 * MIB, "frame {frame}: peak {peak}");
+        for (f, hd) in files.iter().zip(&handles) {
+            let p = h.m.streamer().plan_textures()[hd.index() as usize];
+            if p.resident_level != p.floor_level || p.busy {
+                continue;
+            }
+            let info = mipflow::ktx2::read_info(f, &Default::default()).unwrap();
+            let want = TextureSource::Path(Arc::new(f.clone()))
+                .read_levels(
+                    &info,
+                    p.floor_level..p.level_count,
+                    &std::sync::atomic::AtomicBool::new(false),
+                )
+                .unwrap();
+            let tex = h.m.streamer().resident_texture(*hd).unwrap();
+            assert_eq!(tex.mip_level_count() as usize, want.len());
+            for (l, want) in want.iter().enumerate() {
+                let got = mipflow::gpu::read_level(h.m.context(), tex, l as u32).unwrap();
+                assert!(
+                    got == *want,
+                    "frame {frame}, {}: floor level {l} differs",
+                    f.display()
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "{checked} textures found at their floor");
+    assert!(h.m.context().take_uncaptured_errors().is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
