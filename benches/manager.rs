@@ -22,7 +22,6 @@
 use std::time::Instant;
 
 use glam::{Mat4, Vec3};
-use mipflow::ktx2::{EncodedTexture, write_ktx2};
 use mipflow::resolution::{TargetSet, TargetSpec};
 use mipflow::{
     Budget, BudgetManager, Camera, DemandView, FrameTiming, GpuContext, GpuOptions, ManagerConfig,
@@ -34,31 +33,9 @@ const OUTPUT: (u32, u32) = (1280, 720);
 const WARMUP: usize = 60;
 const FRAMES: usize = 200;
 
-/// A KTX2 file of a full `side`² BC7 chain whose bytes come from `byte`.
-fn bc7_ktx(side: u32, mut byte: impl FnMut() -> u8) -> Vec<u8> {
-    let levels = (0..mipflow::budget::size::full_mip_count(side, side))
-        .map(|l| {
-            let s = (side >> l).max(1);
-            (0..mipflow::ktx2::bc7_level_size(s, s))
-                .map(|_| byte())
-                .collect()
-        })
-        .collect();
-    let tex = EncodedTexture {
-        format: wgpu::TextureFormat::Bc7RgbaUnormSrgb,
-        width: side,
-        height: side,
-        levels,
-        key_values: Vec::new(),
-    };
-    let mut out = Vec::new();
-    write_ktx2(&mut out, &tex, None, "mipflow bench").expect("write");
-    out
-}
-
 fn texture_bytes() -> Vec<u8> {
     let mut rng = mipflow::testing::SplitMix64(7);
-    bc7_ktx(SIDE, || rng.next() as u8)
+    mipflow::testing::bc7_ktx2(SIDE, || rng.next() as u8)
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -234,7 +211,7 @@ fn timed_frame(
 
 /// The open world of the module documentation: `registered` textures, `window` given demand.
 fn open_world(ctx: &GpuContext, registered: usize, window: usize) {
-    let bytes = bc7_ktx(128, || 0x5A);
+    let bytes = mipflow::testing::bc7_ktx2(128, || 0x5A);
     let mut c = ManagerConfig::default();
     // Every floor (about 1.4 KiB each) and the window's full chains fit.
     c.budget = Budget::bytes(1 << 30);

@@ -3,13 +3,38 @@
 //!   chain is sampled, rendered offscreen and read back (the first image test);
 //! - [`planner_fixture`]: the planner's benchmark scene (criterion and `mipflow bench`);
 //! - [`SplitMix64`]: the one deterministic generator;
-//! - [`feedback_pass::RecordPass`]: a pass that records GPU feedback for chosen slots.
+//! - [`feedback_pass::RecordPass`]: a pass that records GPU feedback for chosen slots;
+//! - [`bc7_ktx2`]: a KTX2 file of a full BC7 chain, its blocks from a generator.
 
 pub mod feedback_pass;
 pub mod planner_fixture;
 mod rng;
 
 pub use rng::SplitMix64;
+
+/// A KTX2 file of a full `side`² BC7 chain whose bytes come from `byte` (noise or a constant:
+/// nothing meant to be looked at), for benches and tests that stream many textures.
+pub fn bc7_ktx2(side: u32, mut byte: impl FnMut() -> u8) -> Vec<u8> {
+    let levels = (0..crate::budget::size::full_mip_count(side, side))
+        .map(|l| {
+            let s = (side >> l).max(1);
+            (0..crate::ktx2::bc7_level_size(s, s))
+                .map(|_| byte())
+                .collect()
+        })
+        .collect();
+    let tex = crate::ktx2::EncodedTexture {
+        format: wgpu::TextureFormat::Bc7RgbaUnormSrgb,
+        width: side,
+        height: side,
+        levels,
+        key_values: Vec::new(),
+    };
+    let mut out = Vec::new();
+    crate::ktx2::write_ktx2(&mut out, &tex, None, "mipflow testing")
+        .expect("writing to a Vec cannot fail");
+    out
+}
 
 use glam::{Mat4, Vec3};
 

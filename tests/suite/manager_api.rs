@@ -213,29 +213,6 @@ fn a_manager_with_the_games_adapter_reads_its_memory() {
     assert_eq!(m.budget().current_bytes(), bytes);
 }
 
-/// A synthetic BC7 KTX2 of `side`² with a full chain (noise blocks: nothing is drawn).
-fn noise_ktx(side: u32, seed: u64) -> Vec<u8> {
-    let mut rng = mipflow::testing::SplitMix64(seed);
-    let levels = (0..mipflow::budget::size::full_mip_count(side, side))
-        .map(|l| {
-            let s = (side >> l).max(1);
-            (0..mipflow::ktx2::bc7_level_size(s, s))
-                .map(|_| rng.next() as u8)
-                .collect()
-        })
-        .collect();
-    let tex = mipflow::ktx2::EncodedTexture {
-        format: wgpu::TextureFormat::Bc7RgbaUnormSrgb,
-        width: side,
-        height: side,
-        levels,
-        key_values: Vec::new(),
-    };
-    let mut out = Vec::new();
-    mipflow::ktx2::write_ktx2(&mut out, &tex, None, "mipflow test").unwrap();
-    out
-}
-
 /// The render targets the plan counts at its memory bucket keep their room while the scale is
 /// held lower for frame time: streaming under pressure (96 textures of 512², half of them
 /// wanting level 0 in turn, more than the budget holds) does not let its staging or builds
@@ -255,7 +232,10 @@ fn targets_held_low_for_time_keep_their_room_under_the_budget() {
     let handles: Vec<_> = (0..96)
         .map(|i| {
             m.add_texture(
-                TextureSource::bytes(noise_ktx(512, i)),
+                TextureSource::bytes({
+                    let mut rng = mipflow::testing::SplitMix64(i);
+                    mipflow::testing::bc7_ktx2(512, || rng.next() as u8)
+                }),
                 TextureOptions::default(),
             )
             .unwrap()
