@@ -191,6 +191,20 @@ const PARAMS_BYTES: u64 = 32;
 /// Words a listed slot takes in the gather's output: the slot, its bins.
 const ENTRY_WORDS: u64 = 1 + MAX_LEVELS as u64;
 
+/// Words a slot takes in the bins buffer (`shaders/feedback.wgsl`): its bins, its tag, its
+/// place in the list; the buffer has one more, the list's count.
+const SLOT_WORDS: u64 = MAX_LEVELS as u64 + 2;
+
+/// Bytes of the bins buffer for `capacity` slots.
+fn bins_bytes(capacity: u32) -> u64 {
+    (u64::from(capacity) * SLOT_WORDS + 1) * 4
+}
+
+/// Where the list's count lies in the bins buffer: after the bins and the tags.
+fn count_offset(capacity: u32) -> u64 {
+    u64::from(capacity) * (MAX_LEVELS as u64 + 1) * 4
+}
+
 impl Feedback {
     /// The record's WGSL with its bindings in bind group `group`, to prepend to a shader.
     pub fn wgsl(group: u32) -> String {
@@ -315,7 +329,7 @@ impl Feedback {
         Self::storage(
             ctx,
             "mipflow feedback bins",
-            (u64::from(capacity) * (ENTRY_WORDS + 1) + 1) * 4,
+            bins_bytes(capacity),
             wgpu::BufferUsages::COPY_DST,
         )
     }
@@ -481,7 +495,7 @@ impl Feedback {
             // A power of two, or the most one binding holds when that is less (never fewer
             // than the slots: then the allocation below says why it cannot).
             let binding = ctx.device().limits().max_storage_buffer_binding_size;
-            let most = (binding / 4).saturating_sub(1) / (ENTRY_WORDS + 1);
+            let most = (binding / 4).saturating_sub(1) / SLOT_WORDS;
             let most = u32::try_from(most).unwrap_or(u32::MAX);
             let capacity = slots
                 .checked_next_power_of_two()
@@ -542,9 +556,7 @@ impl Feedback {
             pass.dispatch_workgroups(self.room.div_ceil(64).clamp(1, 65_535), 1, 1);
         }
         // The count, for the next frame (the tags need no clearing: the tag changes).
-        let count_at =
-            u64::from(self.capacity) * MAX_LEVELS as u64 * 4 + u64::from(self.capacity) * 4;
-        encoder.clear_buffer(self.bins.buffer(), count_at, Some(4));
+        encoder.clear_buffer(self.bins.buffer(), count_offset(self.capacity), Some(4));
         self.tag = self.tag.wrapping_add(1).max(1);
         self.copy_back(ctx, encoder, render_scale)
     }
