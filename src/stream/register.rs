@@ -43,11 +43,6 @@ impl Streamer {
             })
             .collect();
         self.fill_floors(ctx, &unfilled, budget);
-        if self.config.deterministic {
-            // The staging is released when the GPU is done: in deterministic mode before
-            // returning, so that the next frame's room does not depend on the GPU's timing.
-            let _ = ctx.wait_idle();
-        }
         out
     }
 
@@ -63,17 +58,15 @@ impl Streamer {
         }
         let slots = std::mem::take(&mut self.evicted_floors);
         self.fill_floors(ctx, &slots, budget);
-        if self.config.deterministic {
-            // As in `add_textures`: the next frame's room must not depend on the GPU's timing.
-            let _ = ctx.wait_idle();
-        }
         self.evicted_floors = slots;
         self.evicted_floors.clear();
     }
 
     /// Uploads the floors of the textures `slots` (made by [`Streamer::add_textures`], not
     /// filled yet): packed into staging buffers of what fits under `budget`, one submit each;
-    /// a texture whose floor has no room goes through `write_texture`.
+    /// a texture whose floor has no room goes through `write_texture`. The staging is released
+    /// when the GPU is done: in deterministic mode before returning, so that the next frame's
+    /// room does not depend on the GPU's timing.
     fn fill_floors(&mut self, ctx: &GpuContext, slots: &[u32], budget: u64) {
         let staged_bytes = |s: &Slot| -> u64 {
             let Some(tex) = s.gpu.as_ref().map(|r| r.tex.texture()) else {
@@ -115,6 +108,9 @@ impl Streamer {
                 }
             }
             k = end;
+        }
+        if self.config.deterministic && !slots.is_empty() {
+            let _ = ctx.wait_idle();
         }
     }
 
