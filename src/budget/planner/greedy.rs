@@ -96,16 +96,22 @@ impl Planner {
         // Bucket sort by bin, best first; stable, so ties go by texture then coarse to fine.
         // Only the bins from the least to the greatest one used are gone through (the
         // counts outside them stay 0 from the previous sort).
+        // Local slices, the counts as an array indexed by a masked bin (bins are below `BINS`
+        // by construction): no pointer reloaded through `self` and no bounds check per item.
         let (mut lo, mut hi) = (BINS, 0);
+        let counts: &mut [u32; BINS] = (&mut self.counts[..])
+            .try_into()
+            .expect("the counts have one entry per bin");
+        let bin = |it: &Item| it.bin() & (BINS - 1);
         for it in &self.items {
-            let b = it.bin();
-            self.counts[b] += 1;
+            let b = bin(it);
+            counts[b] += 1;
             lo = lo.min(b);
             hi = hi.max(b);
         }
         if lo <= hi {
             let mut acc = 0u32;
-            for c in self.counts[lo..=hi].iter_mut().rev() {
+            for c in counts[lo..=hi].iter_mut().rev() {
                 let n = *c;
                 *c = acc;
                 acc += n;
@@ -113,13 +119,14 @@ impl Planner {
         }
         self.sorted.clear();
         self.sorted.resize(self.items.len(), Item::default());
+        let sorted = &mut self.sorted[..];
         for it in &self.items {
-            let b = it.bin();
-            self.sorted[self.counts[b] as usize] = *it;
-            self.counts[b] += 1;
+            let b = bin(it);
+            sorted[counts[b] as usize] = *it;
+            counts[b] += 1;
         }
         if lo <= hi {
-            self.counts[lo..=hi].fill(0);
+            counts[lo..=hi].fill(0);
         }
 
         // The greedy itself touches only the sorted items and two compact per-texture arrays

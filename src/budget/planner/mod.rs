@@ -354,10 +354,7 @@ impl Planner {
         // appended to the list (almost never any in a steady view).
         let changed = &mut self.changed[..];
         let mut count = 0usize;
-        let differs = |s: &Seen, t: &PlanTexture| {
-            let k = Seen::cheap(t);
-            (s.0[0] ^ k.0[0]) | (s.0[1] ^ k.0[1]) | (s.0[2] ^ k.0[2]) | (s.0[3] ^ k.0[3])
-        };
+        let differs = |s: &Seen, t: &PlanTexture| s.xor(&Seen::cheap(t));
         let mut view_changed = false;
         let mut total = 0usize;
         let hold = u64::from(self.config.min_frames_between_changes);
@@ -441,10 +438,26 @@ impl Planner {
         // The listed textures as bits, gone through in ascending order (no sort; repeats are
         // one bit). The words are cleared as they are gone through, ready for the next call.
         self.hint_bits.resize(n.div_ceil(64), 0);
+        // A word's bits gathered in a register while the list stays in it (an ascending list
+        // fills each word in a run): or-ing each bit into memory chained every texture through
+        // a store and its reload (a tenth of the listed check, perf at 10k textures).
+        let bits = &mut self.hint_bits[..];
+        let (mut word, mut acc) = (usize::MAX, 0u64);
         for &i in hint {
-            if (i as usize) < n {
-                self.hint_bits[i as usize / 64] |= 1 << (i % 64);
+            let i = i as usize;
+            if i >= n {
+                continue;
             }
+            if i / 64 != word {
+                if let Some(w) = bits.get_mut(word) {
+                    *w |= acc;
+                }
+                (word, acc) = (i / 64, 0);
+            }
+            acc |= 1 << (i % 64);
+        }
+        if let Some(w) = bits.get_mut(word) {
+            *w |= acc;
         }
         self.hint.clear();
         let hold = u64::from(self.config.min_frames_between_changes);
@@ -585,7 +598,7 @@ fn scan_one<const DIFFERS: bool>(
         // are 0.
         debug_assert_eq!(*hash, 0, "a hash without the histogram mark");
         let now = Seen::cheap(t);
-        if !DIFFERS && now == *seen {
+        if !DIFFERS && now.xor(seen) == 0 {
             return None;
         }
         *view_changed |= now.view_differs(seen);
@@ -595,7 +608,7 @@ fn scan_one<const DIFFERS: bool>(
         // The exact words and a histogram's hash decide; a changed texture's are kept here
         // (the plan that follows does not compute them again).
         let (now, h) = (Seen::of(t), histogram_hash(t));
-        if *seen == now && *hash == h {
+        if seen.xor(&now) == 0 && *hash == h {
             return None;
         }
         *view_changed |= now.view_differs(seen) || h != *hash;

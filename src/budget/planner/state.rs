@@ -165,6 +165,18 @@ impl Seen {
         ])
     }
 
+    /// The four words XORed with `other`'s and ORed together: 0 exactly when they are equal.
+    /// Word by word in registers: `==` on the arrays compiled to 16-byte loads of words just
+    /// stored 8 bytes at a time, a store-forwarding stall that was a third of the listed change
+    /// check's time (perf, 10k textures told half of them).
+    #[inline(always)]
+    pub(super) fn xor(&self, other: &Seen) -> u64 {
+        (self.0[0] ^ other.0[0])
+            | (self.0[1] ^ other.0[1])
+            | (self.0[2] ^ other.0[2])
+            | (self.0[3] ^ other.0[3])
+    }
+
     /// Whether these are the words of a texture with a histogram (its hash, kept beside them,
     /// is then not 0; without one it is 0).
     #[inline(always)]
