@@ -555,6 +555,8 @@ impl GameRenderer {
             m.group = Some((b_version, n_version, group));
         }
         let Some(targets) = self.manager.targets() else {
+            // Nothing to draw into: the frame still ends (its staging comes back).
+            self.manager.end_frame();
             return Ok(self.manager.frame_stats(&plan, timing));
         };
         if self
@@ -599,16 +601,17 @@ impl GameRenderer {
             let m = &self.materials[p.material];
             let size = |h: TextureHandle| streamer.texture_size(h).unwrap_or((0, 0));
             let ((bw, bh), (nw, nh)) = (size(m.base), size(m.normal));
-            let streamed = |h: TextureHandle| {
-                if streamer.contains(h) && bw > 0 {
+            // The slot to record demand for, or -1 when the texture is not streamed.
+            let streamed = |h: TextureHandle, width: u32| {
+                if streamer.contains(h) && width > 0 {
                     h.index() as f32
                 } else {
                     -1.0
                 }
             };
             let extra = [
-                streamed(m.base),
-                streamed(m.normal),
+                streamed(m.base, bw),
+                streamed(m.normal, nw),
                 0.0,
                 0.0,
                 bw as f32,
@@ -695,9 +698,15 @@ impl GameRenderer {
         }
         // The bins of the slots drawn this frame are gathered into a readback buffer (mapped
         // later, never waited for).
-        self.feedback
-            .resolve(self.manager.context(), &mut enc, plan.render_scale)?;
+        let resolved = self
+            .feedback
+            .resolve(self.manager.context(), &mut enc, plan.render_scale);
         queue.submit([enc.finish()]);
+        if let Err(e) = resolved {
+            // The frame's work is submitted: it ends, then the error is the caller's.
+            self.manager.end_frame();
+            return Err(e);
+        }
         self.feedback.after_submit();
 
         // 5. End of frame.

@@ -79,6 +79,22 @@ pub struct GpuContext {
     ledger: Ledger,
     uncaptured: ErrorSink,
     bc_supported: bool,
+    /// Times [`GpuContext::wait_idle`] blocked.
+    idle_waits: std::sync::atomic::AtomicU64,
+    /// wgpu's hidden upload staging ([`GpuContext::hold_staging_until_done`]).
+    hidden: HiddenStaging,
+}
+
+/// The charges of wgpu's hidden upload staging, each with a sequence number; a callback per
+/// submit raises `done` to the number the GPU has finished. Charges end only where mipflow
+/// releases them ([`GpuContext::release_done_staging`]: the streamer's poll, `wait_idle`), not
+/// in the callback, so that a deterministic run ends them at the same point every time.
+#[derive(Default)]
+struct HiddenStaging {
+    charges: Mutex<Vec<(u64, crate::budget::ledger::Charge)>>,
+    pending: std::sync::atomic::AtomicUsize,
+    next: std::sync::atomic::AtomicU64,
+    done: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl std::fmt::Debug for GpuContext {
@@ -151,6 +167,8 @@ impl GpuContext {
             ledger: Ledger::new(),
             uncaptured: ErrorSink::default(),
             bc_supported,
+            idle_waits: Default::default(),
+            hidden: HiddenStaging::default(),
         };
         if opts.install_error_handler {
             ctx.install_handler();
@@ -228,6 +246,8 @@ impl GpuContext {
             ledger: Ledger::new(),
             uncaptured: ErrorSink::default(),
             bc_supported,
+            idle_waits: Default::default(),
+            hidden: HiddenStaging::default(),
         };
         if opts.install_error_handler {
             ctx.install_handler();
@@ -336,13 +356,27 @@ impl GpuContext {
 
     /// Blocks until the GPU has finished all submitted work.
     pub fn wait_idle(&self) -> Result<()> {
-        self.device
+        self.idle_waits
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let r = self
+            .device
             .poll(wgpu::PollType::wait_indefinitely())
             .map(|_| ())
             .map_err(|e| Error::Validation {
                 context: "waiting for the GPU".into(),
                 message: e.to_string(),
-            })
+            });
+        self.release_done_staging();
+        r
+    }
+
+    /// How many times this context blocked until the GPU was idle ([`GpuContext::wait_idle`]):
+    /// mipflow does so only on rare paths (an out-of-memory error, a budget dropped below the
+    /// upload staging in use, `clear`), never every frame outside deterministic streaming
+    /// ([`crate::StreamConfig::deterministic`], which waits for the GPU by design); a figure to
+    /// watch for stalls.
+    pub fn idle_waits(&self) -> u64 {
+        self.idle_waits.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Creates a texture charged to `category`. The request is checked first (non-zero extent,
@@ -491,7 +525,53 @@ impl GpuContext {
             view.slice(..contents.len()).copy_from_slice(contents);
         }
         buf.buffer().unmap();
+        if !usage.contains(wgpu::BufferUsages::MAP_WRITE) {
+            // wgpu filled a hidden staging buffer of the same size: held until it is copied.
+            self.hold_staging_until_done(size, "buffer init staging");
+        }
         Ok(buf)
+    }
+
+    /// Charges `bytes` to `staging` until the GPU has consumed the copies written so far: what
+    /// wgpu holds for `Queue::write_texture`, `write_buffer` and buffers mapped at creation
+    /// without `MAP_WRITE` (a hidden staging copy each). Submits the pending writes first, so
+    /// that the charge ends with them (at the first release after: see `HiddenStaging`). Off
+    /// the per-frame path (a boxed callback).
+    pub(crate) fn hold_staging_until_done(&self, bytes: u64, label: &str) {
+        if bytes == 0 {
+            return;
+        }
+        use std::sync::atomic::Ordering;
+        self.queue.submit([]);
+        let seq = self.hidden.next.fetch_add(1, Ordering::AcqRel) + 1;
+        let charge = self.ledger.charge(Category::Staging, bytes, label);
+        self.hidden.charges.lock().push((seq, charge));
+        self.hidden.pending.fetch_add(1, Ordering::AcqRel);
+        let done = self.hidden.done.clone();
+        self.queue.on_submitted_work_done(move || {
+            done.fetch_max(seq, Ordering::AcqRel);
+        });
+    }
+
+    /// Whether hidden upload staging is still charged ([`GpuContext::hold_staging_until_done`]).
+    pub(crate) fn hidden_staging_pending(&self) -> bool {
+        self.hidden
+            .pending
+            .load(std::sync::atomic::Ordering::Acquire)
+            > 0
+    }
+
+    /// Ends the charges of the hidden upload staging the GPU has finished with (as far as the
+    /// last device poll saw). No lock taken when none is charged (the per-frame case).
+    pub(crate) fn release_done_staging(&self) {
+        use std::sync::atomic::Ordering;
+        if !self.hidden_staging_pending() {
+            return;
+        }
+        let done = self.hidden.done.load(Ordering::Acquire);
+        let mut charges = self.hidden.charges.lock();
+        charges.retain(|(seq, _)| *seq > done);
+        self.hidden.pending.store(charges.len(), Ordering::Release);
     }
 
     /// Runs `create` inside out-of-memory and validation scopes and turns what they catch into

@@ -48,10 +48,16 @@ pub fn create_texture_with_levels(
     for (i, data) in levels.iter().enumerate() {
         write_level(ctx, tex.texture(), i as u32, data)?;
     }
+    let staged = levels.iter().map(|d| d.len() as u64).sum();
+    ctx.hold_staging_until_done(staged, "texture upload staging");
     Ok(tex)
 }
 
 /// Writes one whole mip level (all layers) of `texture` from tightly packed `data`.
+///
+/// wgpu holds a staging copy of `data` until the GPU has consumed it, which this does not
+/// charge: the caller does (`create_texture_with_levels` charges its levels' copies to
+/// `staging` until then).
 ///
 /// wgpu copies `data` into a staging buffer it allocates: when the driver cannot give that
 /// buffer, this returns [`Error::OutOfMemory`] (the write is inside an out-of-memory error

@@ -332,15 +332,21 @@ impl BudgetManager {
         self.range
     }
 
-    /// Sets the scale range (min and max per axis, clamped to 1/16..=1).
+    /// Sets the scale range (min and max per axis, clamped to 1/16..=1). The memory-driven
+    /// scale stays where it was, clamped into the new range. Without render targets of the
+    /// manager's ([`ManagerConfig::render_targets`] false) the scale stays 1.
     pub fn set_scale_range(&mut self, min_scale: f32, max_scale: f32) {
         let range = BucketRange::new(min_scale, max_scale);
-        self.range = range;
         let mut c = self.controller.config().clone();
         c.range = range;
         self.controller.set_config(c);
+        if !self.config.render_targets {
+            return;
+        }
+        let at = self.range.at(self.mem_index);
+        self.range = range;
         self.buckets_for = (0, 0);
-        self.mem_index = self.mem_index.min(range.len().saturating_sub(1));
+        self.mem_index = range.index_of(range.clamp(at));
     }
 
     /// Adds a streamed texture from a KTX2 file or bytes. Reads its header and floor tail now,
@@ -350,7 +356,7 @@ impl BudgetManager {
         source: TextureSource,
         opts: TextureOptions,
     ) -> Result<TextureHandle> {
-        let budget = self.budget.budget().current_bytes();
+        let budget = self.budget.effective(self.budget.budget().current_bytes());
         self.streamer.add_texture(&self.ctx, source, opts, budget)
     }
 
@@ -365,7 +371,7 @@ impl BudgetManager {
         &mut self,
         textures: impl IntoIterator<Item = (TextureSource, TextureOptions)>,
     ) -> Vec<Result<TextureHandle>> {
-        let budget = self.budget.budget().current_bytes();
+        let budget = self.budget.effective(self.budget.budget().current_bytes());
         self.streamer.add_textures(&self.ctx, textures, budget)
     }
 
@@ -439,9 +445,11 @@ impl BudgetManager {
     }
 
     /// Takes the IO workers' finished reads and releases upload staging the GPU has finished,
-    /// without planning (a loading screen's loop, or a test's). Never blocks.
+    /// without planning (a loading screen's loop, or a test's). Never blocks, except with
+    /// [`StreamConfig::deterministic`] streaming (which waits for the reads asked and for the
+    /// GPU, by design). The last frame's streaming figures are kept.
     pub fn poll(&mut self) {
-        self.streamer.begin_frame(&self.ctx);
+        self.streamer.poll(&self.ctx);
     }
 
     /// Counts a frame that drew nothing (a 0x0 output): frame numbers stay those of the caller.
@@ -467,7 +475,8 @@ impl BudgetManager {
     /// The demand is consumed: give it again before the next frame (until then, the streamer's
     /// figures, [`Streamer::wanted_bytes`] and [`Streamer::texture_infos`], show this frame's).
     ///
-    /// A 0x0 `output` (a minimised window) plans for the last output that was not empty, so the
+    /// A 0x0 `output` (a minimised window) plans for the last output that was not empty (1x1
+    /// before the first), so the
     /// render targets and the textures stay as they were instead of the textures taking the
     /// targets' bytes until the window comes back ([`BudgetManager::skip_frame`] is the cheaper
     /// call for a frame that draws nothing). A frame left without `end_frame` is ended when the
@@ -486,7 +495,9 @@ impl BudgetManager {
         }
         let output = if output.0 == 0 || output.1 == 0 {
             if self.last_output == (0, 0) {
-                output
+                // Minimised from the start: nothing to size the targets by yet. Planned as
+                // a 1x1 output (targets of a few bytes), remade at the first real size.
+                (1, 1)
             } else {
                 self.last_output
             }
@@ -545,7 +556,8 @@ impl BudgetManager {
             .buffers
             .bytes
             .saturating_add(snap.by_category.overlay.bytes)
-            .saturating_add(snap.by_category.other.bytes);
+            .saturating_add(snap.by_category.other.bytes)
+            .saturating_add(self.streamer.pinned_bytes());
         if !self.config.render_targets {
             // The caller's own targets: fixed bytes, not the planner's to scale.
             fixed = fixed.saturating_add(snap.by_category.render_targets.bytes);
@@ -652,22 +664,24 @@ impl BudgetManager {
             .gpu_ms
             .or((timing.cpu_ms > 0.0).then_some(timing.cpu_ms));
         let changes = self.controller.change_count();
-        let bucket = self.controller.update(&crate::resolution::FrameInput {
-            memory_max_scale: mem_bucket.scale(),
-            available_bytes: Some(budget.saturating_sub(fixed)),
-            frame_time_ms: frame_time,
-            time_source: if timing.gpu_ms.is_some() {
-                TimeSource::Gpu
-            } else {
-                TimeSource::Cpu
-            },
-            target_frame_ms: self.config.target_frame_ms,
-        });
-        let bucket = self.within_memory_bucket(bucket.min(mem_bucket));
         let bucket = if self.config.render_targets {
+            let bucket = self.controller.update(&crate::resolution::FrameInput {
+                memory_max_scale: mem_bucket.scale(),
+                available_bytes: Some(budget.saturating_sub(fixed)),
+                frame_time_ms: frame_time,
+                time_source: if timing.gpu_ms.is_some() {
+                    TimeSource::Gpu
+                } else {
+                    TimeSource::Cpu
+                },
+                target_frame_ms: self.config.target_frame_ms,
+            });
+            let bucket = self.within_memory_bucket(bucket.min(mem_bucket));
             self.set_targets_within_memory(output, bucket)?
         } else {
-            bucket
+            // No targets of ours: the frame is at scale 1 (what the docs promise a caller who
+            // keeps its own targets), whatever a frame-time target says.
+            mem_bucket
         };
 
         // Grows whose data arrived, within the caps and the limit.

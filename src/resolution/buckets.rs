@@ -214,7 +214,9 @@ pub fn target_bytes(output: (u32, u32), scale: f32, upscaler: Upscaler) -> u64 {
         Upscaler::EasuRcas if size != output => bytes(target_set::INTERMEDIATE_FORMAT, output),
         Upscaler::Bilinear | Upscaler::EasuRcas => 0,
     };
-    bytes(target_set::HDR_FORMAT, size) + bytes(target_set::DEPTH_FORMAT, size) + intermediate
+    bytes(target_set::HDR_FORMAT, size)
+        .saturating_add(bytes(target_set::DEPTH_FORMAT, size))
+        .saturating_add(intermediate)
 }
 
 /// [`ScaleBucket`]s (scale and render-target bytes) of every bucket in `range`, ascending, for the

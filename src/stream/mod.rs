@@ -474,6 +474,8 @@ pub struct Streamer {
     frame: u64,
     /// Bytes of floor data held on the CPU, every texture together.
     floor_cpu_bytes: u64,
+    /// Bytes of the textures added resident ([`Streamer::pinned_bytes`]).
+    pinned_bytes: u64,
     /// Frames from a grow's plan to its last step built, averaged (exponentially, over about
     /// the last 16 grows): how far ahead demand is predicted.
     latency_frames: f32,
@@ -577,6 +579,7 @@ impl Streamer {
             outstanding: 0,
             frame: 0,
             floor_cpu_bytes: 0,
+            pinned_bytes: 0,
             latency_frames: 1.0,
             reuse: Vec::new(),
             reuse_bytes: 0,
@@ -681,6 +684,13 @@ impl Streamer {
 
     /// The planner's view of every texture (index = slot), to fill in `wanted_level` and
     /// `screen_pixels` before [`Streamer::plan`]. Dead slots have `level_count == 0`.
+    /// Bytes of the textures added resident (`add_resident_texture`): on the GPU for as long as
+    /// they live, charged as they were made, and not the planner's to stream; it counts them
+    /// as fixed bytes.
+    pub fn pinned_bytes(&self) -> u64 {
+        self.pinned_bytes
+    }
+
     pub(crate) fn plan_textures_mut(&mut self) -> &mut [PlanTexture] {
         &mut self.plan_tex
     }

@@ -64,7 +64,8 @@ impl Streamer {
 
     /// Uploads the floors of the textures `slots` (made by [`Streamer::add_textures`], not
     /// filled yet): packed into staging buffers of what fits under `budget`, one submit each;
-    /// a texture whose floor has no room goes through `write_texture`. The staging is released
+    /// a texture whose floor has no room (after waiting once for the GPU to give back the
+    /// staging of the parts before) goes through `write_texture`. The staging is released
     /// when the GPU is done: in deterministic mode before returning, so that the next frame's
     /// room does not depend on the GPU's timing.
     fn fill_floors(&mut self, ctx: &GpuContext, slots: &[u32], budget: u64) {
@@ -83,6 +84,9 @@ impl Streamer {
         // device takes.
         let cap = ctx.device().limits().max_buffer_size.min(32 << 20);
         let mut k = 0;
+        // A part was submitted since the last wait: its staging comes back once the GPU has
+        // copied it.
+        let mut staged_since_wait = false;
         while k < slots.len() {
             // As many textures as fit the room left under the budget, in one buffer.
             let room = budget.saturating_sub(ctx.ledger().total_bytes()).min(cap);
@@ -95,12 +99,20 @@ impl Streamer {
                 bytes += b;
                 end += 1;
             }
+            if (end == k || bytes == 0) && staged_since_wait {
+                // The parts before hold the room: wait for the GPU to copy them (this rare
+                // path only: a budget that fits the floors but not their staging as well).
+                let _ = ctx.wait_idle();
+                staged_since_wait = false;
+                continue;
+            }
             if end == k || bytes == 0 {
                 // No room for this one's staging: the plain way.
                 self.write_floor(ctx, slots[k] as usize);
                 k += 1;
                 continue;
             }
+            staged_since_wait = true;
             if let Err(e) = self.stage_floors(ctx, &slots[k..end], bytes) {
                 tracing::warn!(error = %e, textures = end - k, "floor staging buffer refused: uploaded one level at a time");
                 for &i in &slots[k..end] {
@@ -197,6 +209,8 @@ impl Streamer {
             .iter()
             .enumerate()
             .any(|(l, data)| upload::write_level(ctx, tex, l as u32, data).is_err());
+        let staged = s.floor_data.iter().map(|d| d.len() as u64).sum();
+        ctx.hold_staging_until_done(staged, "floor upload staging");
         if failed {
             tracing::warn!(texture = %s.label, "floor not made resident");
             self.slots[i].gpu = None;
@@ -332,7 +346,13 @@ impl Streamer {
             error: None,
             backoff_until: 0,
         };
-        if ctx.ledger().total_bytes().saturating_add(floor_bytes) <= budget {
+        // The single way also holds a staging copy of the floor until the GPU has it.
+        let need = if staged {
+            floor_bytes
+        } else {
+            floor_bytes.saturating_mul(2)
+        };
+        if ctx.ledger().total_bytes().saturating_add(need) <= budget {
             let made = if staged {
                 // Filled by `fill_floors` with the rest of the batch.
                 Self::create_unfilled(ctx, &slot, floor_level)
@@ -343,6 +363,14 @@ impl Streamer {
                 Ok(r) => slot.gpu = Some(r),
                 Err(e) => {
                     tracing::warn!(texture = %slot.label, error = %e, "floor not made resident");
+                    if let Error::OutOfMemory { .. } = e {
+                        // As a grow's: the next frame lowers the effective budget to what the
+                        // driver gave, and the floor comes when it is worth its bytes.
+                        let total = ctx.ledger().total_bytes();
+                        self.oom_at = Some(self.oom_at.map_or(total, |t| t.min(total)));
+                        self.frame_stats.oom_events += 1;
+                    }
+                    slot.error = Some(e.to_string());
                     pt.resident_level = count;
                     pt.in_flight_level = count;
                 }
@@ -384,6 +412,7 @@ impl Streamer {
     ) -> TextureHandle {
         let (w, h) = (tex.texture().width(), tex.texture().height());
         let mut info = Ktx2Info::resident(tex.texture().format(), w, h);
+        self.pinned_bytes = self.pinned_bytes.saturating_add(tex.bytes());
         if let Some(file) = file {
             info.key_values.clone_from(&file.key_values);
         }
@@ -450,6 +479,11 @@ impl Streamer {
         let s = &mut self.slots[i];
         if let Some(f) = s.inflight.take() {
             f.cancel.store(true, Ordering::Release);
+        }
+        if self.plan_tex[i].level_count == 0 {
+            // Added resident (a streamed texture has a level at least).
+            let bytes = s.gpu.as_ref().map_or(0, |r| r.tex.bytes());
+            self.pinned_bytes = self.pinned_bytes.saturating_sub(bytes);
         }
         s.gpu = None;
         s.alive = false;

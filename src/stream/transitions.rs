@@ -4,10 +4,21 @@
 use super::*;
 
 impl Streamer {
-    /// Starts a frame: releases staging whose uploads the GPU has finished, and takes the IO
-    /// workers' finished reads (never blocks).
+    /// Starts a frame: its figures start again, and [`Streamer::poll`].
     pub(crate) fn begin_frame(&mut self, ctx: &GpuContext) {
         self.frame_stats = StreamFrameStats::default();
+        self.poll(ctx);
+    }
+
+    /// Releases staging whose uploads the GPU has finished, and takes the IO workers' finished
+    /// reads. Never blocks, except in deterministic mode (which waits for the reads asked and
+    /// for the GPU, by design).
+    pub(crate) fn poll(&mut self, ctx: &GpuContext) {
+        if self.config.deterministic && ctx.hidden_staging_pending() {
+            // wgpu's hidden staging (a helper's `write_texture`) ends at the same point of
+            // every run: here, after the GPU is done with it.
+            let _ = ctx.wait_idle();
+        }
         if self.touched.len() > 2 * self.slots.len() + 1024 {
             // Not taken for many frames (a loading screen polling without plans): the next
             // plan checks every texture instead, and the list stops growing.
@@ -21,6 +32,7 @@ impl Streamer {
         } else {
             let _ = ctx.device().poll(wgpu::PollType::Poll);
         }
+        ctx.release_done_staging();
         let done = self.completed_frame.load(Ordering::Acquire);
         self.staging.retain(|(f, _)| *f > done);
         self.ring.recycle(done);
@@ -371,11 +383,18 @@ impl Streamer {
     /// staging still held for the GPU is what is left over it. Waits for the GPU (this rare path
     /// only: a drop of the budget below what is in use), then frees the staging it held, the
     /// ring's free chunks included (the next uploads make chunks sized for the new headroom).
+    /// Returns at once when no staging is held (a budget below the floors leaves the total
+    /// above it every frame: nothing of staging's to wait for then).
     pub(crate) fn release_staging(&mut self, ctx: &GpuContext) {
+        if self.staging.is_empty() && self.ring.bytes() == 0 {
+            return;
+        }
         if self.ring.lent_chunks() > 0 {
             self.drop_staged_reads(true);
         }
-        let _ = ctx.wait_idle();
+        if !self.staging.is_empty() || self.ring.busy() {
+            let _ = ctx.wait_idle();
+        }
         let done = self.completed_frame.load(Ordering::Acquire);
         self.staging.retain(|(f, _)| *f > done);
         self.ring.recycle(done);
@@ -452,6 +471,11 @@ impl Streamer {
     /// Call after the frame's last submit: the frame's staging is released once the GPU has
     /// finished it.
     pub(crate) fn end_frame(&mut self, ctx: &GpuContext, frame: u64) {
+        if self.staging.is_empty() && !self.ring.busy() {
+            // Nothing of this frame's waits for the GPU (a steady view uploads nothing): no
+            // callback to box. A later frame's, once it fires, covers this one too.
+            return;
+        }
         let done = self.completed_frame.clone();
         ctx.queue().on_submitted_work_done(move || {
             done.fetch_max(frame, Ordering::AcqRel);

@@ -64,9 +64,10 @@ fn tex_desc(
 /// ledger's 14,300,528 B). The differences are the driver's alignment of each allocation (the BC7
 /// chain's 4x4, 2x2 and 1x1 levels, the uniform buffer's 256 B). The reserved figure grows from
 /// 4 MiB in 1 block to 28 MiB in 3 blocks: gpu-allocator reserves memory in blocks, so it is not
-/// comparable allocation by allocation. Before a submit, the report also holds `write_texture`'s
-/// staging copy (+1,399,168 B here): that is upload staging, which the streamer charges to
-/// `Category::Staging`. The tolerance (0.1% + 16 KiB) covers alignment and nothing more: even the
+/// comparable allocation by allocation. Until the GPU has consumed it, the report also holds
+/// `write_texture`'s staging copy (+1,399,168 B here): `create_texture_with_levels` charges it
+/// to `Category::Staging` until then, and the test waits for the GPU before comparing. The
+/// tolerance (0.1% + 16 KiB) covers alignment and nothing more: even the
 /// forgotten 256-byte uniform buffer would not hide in a render target's size, but a forgotten
 /// render target would fail it.
 #[test]
@@ -104,6 +105,10 @@ fn ledger_matches_allocator_report_and_counters() {
     )
     .unwrap();
     assert_eq!(bc7.bytes(), 1_398_128);
+    // Its `write_texture` staging copy is charged to `staging` until the GPU has it.
+    assert_eq!(ctx.ledger().snapshot().by_category.staging.bytes, 1_398_128);
+    ctx.wait_idle().unwrap();
+    assert_eq!(ctx.ledger().snapshot().by_category.staging.bytes, 0);
     let rt_usage = wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::TEXTURE_BINDING;
     let hdr_a = ctx
         .create_texture(

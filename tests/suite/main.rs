@@ -20,6 +20,7 @@ mod ktx2_malformed;
 mod ktx2_mutation;
 mod ktx2_roundtrip;
 mod manager_api;
+mod manager_embed;
 mod manager_misuse;
 mod own_renderer;
 mod planner_sim;

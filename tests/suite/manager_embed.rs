@@ -1,0 +1,346 @@
+//! The budget manager as a game embeds it, on lavapipe: textures it made itself and added
+//! resident, its own render targets (no scale of the manager's), a budget the caller sets
+//! below what is pinned, the scale range changed at run time, a window minimised from the
+//! start, and the staging wgpu holds behind the helpers' uploads. Each case asserts bytes,
+//! scales or counts that were wrong before (a review of the embedding API found them).
+
+use crate::common;
+
+use mipflow::budget::Category;
+use mipflow::stream::TextureHandle;
+use mipflow::{
+    Budget, BudgetManager, Error, FrameTiming, ManagerConfig, TextureOptions, TextureSource,
+};
+
+fn config(budget: u64, render_targets: bool, deterministic: bool) -> ManagerConfig {
+    let mut c = ManagerConfig::default();
+    c.budget = Budget::bytes(budget);
+    c.render_targets = render_targets;
+    c.stream = c.stream.with_deterministic(deterministic);
+    c
+}
+
+fn manager(ctx: &mipflow::GpuContext, c: ManagerConfig) -> BudgetManager {
+    BudgetManager::new(ctx.device().clone(), ctx.queue().clone(), c).unwrap()
+}
+
+fn add(m: &mut BudgetManager, seeds: std::ops::Range<u64>, size: u32) -> Vec<TextureHandle> {
+    seeds
+        .map(|s| {
+            m.add_texture(
+                TextureSource::bytes(common::cooked("embed", s, size)),
+                TextureOptions::default(),
+            )
+            .unwrap()
+        })
+        .collect()
+}
+
+/// A `w`x`h` RGBA8 texture of the manager's context, charged to `textures` (4 bytes a texel).
+fn pinned(m: &BudgetManager, w: u32, h: u32) -> mipflow::gpu::TrackedTexture {
+    m.context()
+        .create_texture(
+            &wgpu::TextureDescriptor {
+                label: Some("game atlas"),
+                size: wgpu::Extent3d {
+                    width: w,
+                    height: h,
+                    depth_or_array_layers: 1,
+                },
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format: wgpu::TextureFormat::Rgba8Unorm,
+                usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+                view_formats: &[],
+            },
+            Category::Textures,
+        )
+        .unwrap()
+}
+
+/// Runs `n` frames with every texture wanted at level 0 over a large area; the highest frame
+/// peak of the ledger.
+fn run(m: &mut BudgetManager, h: &[TextureHandle], n: usize, timing: FrameTiming) -> u64 {
+    let mut peak = 0;
+    for _ in 0..n {
+        for &t in h {
+            m.add_demand(t, 0.0, 100_000.0);
+        }
+        let plan = m.frame((640, 360), timing).unwrap();
+        m.end_frame();
+        peak = peak.max(m.frame_stats(&plan, timing).frame_peak_bytes);
+    }
+    peak
+}
+
+/// A texture added resident holds its bytes for as long as it lives: the planner counts them
+/// as fixed, and the streamed textures get the rest. Before, it counted none of them and
+/// filled the whole budget with streamed levels beside it (the ledger over the budget by the
+/// atlas's 2 MiB).
+#[test]
+fn a_resident_texture_counts_against_the_budget() {
+    let Some(ctx) = common::gpu() else { return };
+    let budget = 6u64 << 20;
+    let mut m = manager(&ctx, config(budget, false, true));
+    let atlas = pinned(&m, 1024, 512);
+    let atlas_bytes = atlas.bytes();
+    assert_eq!(atlas_bytes, 2 << 20);
+    let atlas = m.add_resident_texture(atlas, "atlas");
+    // About 13 MiB of full chains wanted: more than the budget holds.
+    let h = add(&mut m, 0..40, 512);
+    let peak = run(&mut m, &h, 40, FrameTiming::default());
+    let snap = m.context().ledger().snapshot();
+    assert!(peak <= budget, "frame peak {peak} over the budget {budget}");
+    // What the planner counts as needed before any streamed level: the atlas with the floors.
+    let plan = m.frame((640, 360), FrameTiming::default()).unwrap();
+    m.end_frame();
+    let stats = m.frame_stats(&plan, FrameTiming::default());
+    assert!(
+        stats.floor_bytes >= atlas_bytes,
+        "the planner's fixed bytes hold the atlas: {}",
+        stats.floor_bytes
+    );
+    assert!(snap.total_bytes <= budget);
+    assert!(
+        snap.by_category.textures.bytes > atlas_bytes + (2 << 20),
+        "the rest of the budget still streams: {} bytes of textures",
+        snap.by_category.textures.bytes
+    );
+    assert_eq!(m.streamer().pinned_bytes(), atlas_bytes);
+    // Removed: its bytes go back to the streamed textures.
+    assert!(m.remove_texture(atlas));
+    assert_eq!(m.streamer().pinned_bytes(), 0);
+    let before = m.context().ledger().snapshot().by_category.textures.bytes;
+    let peak = run(&mut m, &h, 40, FrameTiming::default());
+    let after = m.context().ledger().snapshot().by_category.textures.bytes;
+    assert!(peak <= budget, "frame peak {peak} over the budget {budget}");
+    assert!(
+        after > before,
+        "streamed textures take the atlas's room: {before} -> {after}"
+    );
+}
+
+/// A budget below what is pinned (a resident atlas bigger than it): every frame is over the
+/// budget with nothing the manager can drop. It says so (`BudgetTooSmall`) and goes on
+/// without blocking on the GPU each frame (before: a `wait_idle` in every frame).
+#[test]
+fn a_budget_below_what_is_pinned_never_waits_for_the_gpu_each_frame() {
+    let Some(ctx) = common::gpu() else { return };
+    let mut m = manager(&ctx, config(512 << 10, false, false));
+    let atlas = pinned(&m, 1024, 256);
+    m.add_resident_texture(atlas, "atlas");
+    let h = add(&mut m, 0..4, 64);
+    run(&mut m, &h, 5, FrameTiming::default());
+    let waits = m.context().idle_waits();
+    let mut too_small = 0;
+    for _ in 0..30 {
+        for &t in &h {
+            m.add_demand(t, 0.0, 10_000.0);
+        }
+        let plan = m.frame((640, 360), FrameTiming::default()).unwrap();
+        m.end_frame();
+        too_small += usize::from(matches!(
+            plan.status,
+            mipflow::budget::planner::PlanStatus::BudgetTooSmall { .. }
+        ));
+    }
+    assert_eq!(too_small, 30, "every frame says the budget is too small");
+    let waited = m.context().idle_waits() - waits;
+    assert!(waited <= 1, "{waited} waits for the GPU in 30 frames");
+}
+
+/// A game that keeps its own targets draws at scale 1, whatever the scale range or a
+/// frame-time target says (before: the range's minimum after `set_scale_range`, and a scale
+/// below 1 from the frame-time path).
+#[test]
+fn without_targets_of_its_own_the_manager_keeps_scale_one() {
+    let Some(ctx) = common::gpu() else { return };
+    let mut c = config(64 << 20, false, true);
+    c.target_frame_ms = Some(4.0);
+    let mut m = manager(&ctx, c);
+    let h = add(&mut m, 0..2, 64);
+    let slow = FrameTiming {
+        gpu_ms: Some(40.0),
+        cpu_ms: 40.0,
+    };
+    m.set_scale_range(0.25, 1.0);
+    for _ in 0..40 {
+        for &t in &h {
+            m.add_demand(t, 0.0, 10_000.0);
+        }
+        let plan = m.frame((640, 360), slow).unwrap();
+        m.end_frame();
+        assert_eq!(plan.render_scale, 1.0);
+        assert_eq!(plan.mip_bias, 0.0);
+        assert_eq!(plan.scale_reason, None);
+    }
+    assert_eq!(
+        m.context()
+            .ledger()
+            .snapshot()
+            .by_category
+            .render_targets
+            .bytes,
+        0
+    );
+}
+
+/// `set_scale_range` keeps the memory-driven scale where it was (clamped into the new range),
+/// not its position in the old range (before, the position was kept: at 1 in 0.5..=1, the
+/// ninth bucket of 0.25..=1 is 0.75; a roomy budget raised it again in the same frame, so this
+/// guards the clamping rather than reproducing the old fault).
+#[test]
+fn a_new_scale_range_keeps_the_scale() {
+    let Some(ctx) = common::gpu() else { return };
+    let mut m = manager(&ctx, config(256 << 20, true, true));
+    let h = add(&mut m, 0..2, 64);
+    run(&mut m, &h, 3, FrameTiming::default());
+    let frame = |m: &mut BudgetManager| {
+        let plan = m.frame((640, 360), FrameTiming::default()).unwrap();
+        m.end_frame();
+        plan
+    };
+    assert_eq!(frame(&mut m).memory_bucket.scale(), 1.0);
+    m.set_scale_range(0.25, 1.0);
+    let plan = frame(&mut m);
+    assert_eq!(plan.memory_bucket.scale(), 1.0);
+    assert_eq!(plan.render_scale, 1.0);
+    // Narrowed below the scale: clamped to the new maximum.
+    m.set_scale_range(0.25, 0.5);
+    let plan = frame(&mut m);
+    assert_eq!(plan.memory_bucket.scale(), 0.5);
+    assert_eq!(plan.render_scale, 0.5);
+    assert_eq!(m.targets().map(|t| t.size()), Some((320, 180)));
+}
+
+/// A window minimised from the start (a 0x0 output before any real size) still gets frames:
+/// planned as 1x1, with targets made at the first real size (before: an error saying no scale
+/// fits the device's largest texture).
+#[test]
+fn a_window_minimised_from_the_start_gets_frames() {
+    let Some(ctx) = common::gpu() else { return };
+    let mut m = manager(&ctx, config(64 << 20, true, true));
+    let h = add(&mut m, 0..2, 64);
+    for _ in 0..3 {
+        for &t in &h {
+            m.add_demand(t, 0.0, 1_000.0);
+        }
+        let plan = m.frame((0, 0), FrameTiming::default()).unwrap();
+        m.end_frame();
+        assert_eq!(plan.render_scale, 1.0);
+    }
+    let plan = m.frame((640, 360), FrameTiming::default()).unwrap();
+    m.end_frame();
+    assert_eq!(plan.render_scale, 1.0);
+    assert_eq!(m.targets().map(|t| t.output_size()), Some((640, 360)));
+}
+
+/// After the driver ran out of memory, a texture added is held to the capped budget, not the
+/// caller's: its floor is not made resident past the cap (before: made against the budget).
+#[test]
+fn a_texture_added_after_an_out_of_memory_stays_under_the_cap() {
+    let Some(ctx) = common::gpu() else { return };
+    let mut m = manager(&ctx, config(64 << 20, false, true));
+    let first = add(&mut m, 0..1, 256);
+    let total = m.context().ledger().total_bytes();
+    assert!(total > 0, "the first floor is resident");
+    m.note_out_of_memory(&Error::OutOfMemory {
+        label: "a game's buffer".into(),
+        bytes: 1 << 20,
+    });
+    assert_eq!(m.oom_cap(), Some(total));
+    let second = add(&mut m, 1..2, 256);
+    assert_eq!(
+        m.context().ledger().total_bytes(),
+        total,
+        "nothing past the cap"
+    );
+    let infos = m.streamer().texture_infos();
+    let level = |h: TextureHandle| {
+        infos
+            .iter()
+            .find(|i| i.index == h.index())
+            .unwrap()
+            .resident_level
+    };
+    assert!(level(first[0]) < 9);
+    assert_eq!(level(second[0]), 9, "the second has nothing resident");
+}
+
+/// `poll` between a frame and its figures keeps the figures (before: it started them again,
+/// and a loading screen's poll read zeros).
+#[test]
+fn poll_keeps_the_frame_figures() {
+    let Some(ctx) = common::gpu() else { return };
+    let mut m = manager(&ctx, config(64 << 20, false, true));
+    let h = add(&mut m, 0..4, 256);
+    let mut uploaded = 0;
+    for _ in 0..10 {
+        for &t in &h {
+            m.add_demand(t, 0.0, 100_000.0);
+        }
+        let plan = m.frame((640, 360), FrameTiming::default()).unwrap();
+        m.end_frame();
+        let before = m.streamer().frame_stats().uploaded_bytes;
+        m.poll();
+        let stats = m.frame_stats(&plan, FrameTiming::default());
+        assert_eq!(stats.stream.uploaded_bytes, before);
+        uploaded += stats.stream.uploaded_bytes;
+    }
+    assert!(uploaded > 0, "the frames uploaded");
+}
+
+/// The staging wgpu holds behind `create_buffer_init` (a buffer mapped at creation without
+/// `MAP_WRITE`) and behind `create_texture_with_levels` (`write_texture`) is charged to
+/// `staging` until the GPU has the data, then given back (before: never charged).
+#[test]
+fn hidden_upload_staging_is_charged_until_the_gpu_has_it() {
+    let Some(ctx) = common::gpu() else { return };
+    let staging = |ctx: &mipflow::GpuContext| ctx.ledger().snapshot().by_category.staging.bytes;
+    assert_eq!(staging(&ctx), 0);
+    let data = vec![7u8; 1 << 20];
+    let buf = ctx
+        .create_buffer_init(
+            "vertices",
+            &data,
+            wgpu::BufferUsages::VERTEX,
+            Category::Buffers,
+        )
+        .unwrap();
+    assert_eq!(staging(&ctx), 1 << 20);
+    ctx.wait_idle().unwrap();
+    assert_eq!(staging(&ctx), 0);
+    // A mappable buffer needs no hidden copy.
+    let mappable = ctx
+        .create_buffer_init(
+            "readback",
+            &data,
+            wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
+            Category::Buffers,
+        )
+        .unwrap();
+    assert_eq!(staging(&ctx), 0);
+    let texels = vec![9u8; 256 * 256 * 4];
+    let desc = wgpu::TextureDescriptor {
+        label: Some("filled"),
+        size: wgpu::Extent3d {
+            width: 256,
+            height: 256,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: wgpu::TextureFormat::Rgba8Unorm,
+        usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+        view_formats: &[],
+    };
+    let tex =
+        mipflow::gpu::upload::create_texture_with_levels(&ctx, &desc, &[&texels], Category::Other)
+            .unwrap();
+    assert_eq!(staging(&ctx), 256 * 256 * 4);
+    ctx.wait_idle().unwrap();
+    assert_eq!(staging(&ctx), 0);
+    drop((buf, mappable, tex));
+}
