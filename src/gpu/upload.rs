@@ -27,16 +27,17 @@ pub fn create_texture_with_levels(
         });
     }
     for (i, data) in levels.iter().enumerate() {
-        let (w, h, _) = size::mip_extent(
+        // Layers of an array, or the level's own depth (halved a level) for a 3D texture.
+        let (w, h, d) = size::mip_extent(
             desc.size.width,
             desc.size.height,
-            1,
+            desc.size.depth_or_array_layers,
             desc.dimension,
             i as u32,
         );
         let expect = size::level_bytes(desc.format, w, h)
             .unwrap_or(0)
-            .saturating_mul(u64::from(desc.size.depth_or_array_layers));
+            .saturating_mul(u64::from(d));
         if data.len() as u64 != expect {
             return Err(Error::InvalidResource {
                 label: label.to_owned(),
@@ -45,12 +46,19 @@ pub fn create_texture_with_levels(
         }
     }
     let tex = ctx.create_texture(desc, category)?;
+    // The levels written hold a staging copy each until the GPU has them: charged, on an
+    // error part-way too.
+    let mut staged = 0u64;
+    let mut written = Ok(());
     for (i, data) in levels.iter().enumerate() {
-        write_level(ctx, tex.texture(), i as u32, data)?;
+        written = write_level(ctx, tex.texture(), i as u32, data);
+        if written.is_err() {
+            break;
+        }
+        staged += data.len() as u64;
     }
-    let staged = levels.iter().map(|d| d.len() as u64).sum();
     ctx.hold_staging_until_done(staged, "texture upload staging");
-    Ok(tex)
+    written.map(|()| tex)
 }
 
 /// Writes one whole mip level (all layers) of `texture` from tightly packed `data`.

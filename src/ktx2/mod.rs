@@ -377,7 +377,8 @@ pub struct DfdSummary {
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Ktx2Info {
-    /// `Bc7RgbaUnorm` or `Bc7RgbaUnormSrgb`.
+    /// The block format: BC1 to BC7 and BC6H (unorm or sRGB, signed or unsigned where the
+    /// format has both), or, for a texture added resident, the texture's own.
     pub format: wgpu::TextureFormat,
     /// Width of level 0 in texels.
     pub width: u32,
@@ -540,13 +541,13 @@ pub fn bc7_level_size(width: u32, height: u32) -> u64 {
 /// A BC7 texture in memory: what the cooker produces and the writer stores.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EncodedTexture {
-    /// `Bc7RgbaUnorm` or `Bc7RgbaUnormSrgb`.
+    /// The block format (BC1 to BC7, BC6H).
     pub format: wgpu::TextureFormat,
     /// Width of level 0 in texels.
     pub width: u32,
     /// Height of level 0 in texels.
     pub height: u32,
-    /// BC7 blocks of each level, level 0 (full size) first.
+    /// The blocks of each level, level 0 (full size) first.
     pub levels: Vec<Vec<u8>>,
     /// Extra key/value entries to store besides `KTXorientation`, `KTXwriter` and
     /// `KTXwriterScParams` (values as stored: add the terminating NUL for text).

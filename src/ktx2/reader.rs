@@ -106,7 +106,9 @@ pub(super) fn slice(b: &[u8], offset: u64, len: u64) -> Option<&[u8]> {
 /// Zstandard's worst-case compressed size for `n` bytes (`ZSTD_COMPRESSBOUND`).
 pub(crate) fn zstd_bound(n: u64) -> u64 {
     const KB128: u64 = 128 << 10;
-    n + (n >> 8) + if n < KB128 { (KB128 - n) >> 11 } else { 0 }
+    // Saturating: a hostile header's level size can be near u64::MAX (raised limits).
+    n.saturating_add(n >> 8)
+        .saturating_add(if n < KB128 { (KB128 - n) >> 11 } else { 0 })
 }
 
 fn read_raw_header(b: &[u8]) -> Option<RawHeader> {
@@ -572,9 +574,9 @@ pub fn read_info_from(
     Ktx2Info::parse(&bytes, file_len, limits).map_err(ktx)
 }
 
-/// Reads level `level` (0 = full size) by its byte range and returns its BC7 blocks, undoing
-/// Zstandard supercompression. The output is never larger than BC7's size for the level's
-/// dimensions, and its size is checked against it.
+/// Reads level `level` (0 = full size) by its byte range and returns its blocks, undoing
+/// Zstandard supercompression. The output is never larger than the format's size for the
+/// level's dimensions, and its size is checked against it.
 pub fn read_level(
     file: &mut (impl Read + Seek),
     info: &Ktx2Info,
@@ -676,7 +678,7 @@ fn decompress_level(data: &[u8], level: usize, expected: u64) -> Result<Vec<u8>,
             // growing the buffer.
             let mut out = level_buffer(level, expected.saturating_add(1))?;
             (&mut decoder)
-                .take(expected + 1)
+                .take(expected.saturating_add(1))
                 .read_to_end(&mut out)
                 .map_err(|e| fail(e.to_string()))?;
             if out.len() as u64 != expected {
@@ -695,6 +697,16 @@ fn decompress_level(data: &[u8], level: usize, expected: u64) -> Result<Vec<u8>,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Zstandard's bound saturates: a hostile header's level size near u64::MAX (limits raised
+    /// to 2^32 sides) is refused by the size checks, not an overflow.
+    #[test]
+    fn the_zstd_bound_saturates() {
+        assert_eq!(zstd_bound(u64::MAX), u64::MAX);
+        assert_eq!(zstd_bound(u64::MAX - 300), u64::MAX);
+        assert_eq!(zstd_bound(0), 64);
+        assert_eq!(zstd_bound(1 << 20), (1 << 20) + (1 << 12));
+    }
 
     /// Memory that cannot be had is that level's typed error, never an abort (an IO worker
     /// reading under the process's memory limit fails the read, and the streamer retries).

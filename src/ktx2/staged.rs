@@ -31,8 +31,9 @@ pub fn read_level_with(
     match info.supercompression {
         Supercompression::None => {
             let mut src = file.take(l.byte_length);
-            let got = pump(&mut src, bounce, sink)
-                .map_err(|e| e.map_or_else(|| too_long(expected + 1), Ktx2Error::from))?;
+            let got = pump(&mut src, bounce, sink).map_err(|e| {
+                e.map_or_else(|| too_long(expected.saturating_add(1)), Ktx2Error::from)
+            })?;
             if got < l.byte_length {
                 return Err(Ktx2Error::Truncated {
                     what: "level data",
@@ -120,9 +121,13 @@ fn decode(
     let decoder =
         zstd::stream::read::Decoder::with_buffer(data).map_err(|e| fail(e.to_string()))?;
     // One byte more than expected: a level that decodes too long is found.
-    let mut src = decoder.take(expected + 1);
-    let got = pump(&mut src, bounce, sink)
-        .map_err(|e| e.map_or_else(|| too_long(expected + 1), |e| fail(e.to_string())))?;
+    let mut src = decoder.take(expected.saturating_add(1));
+    let got = pump(&mut src, bounce, sink).map_err(|e| {
+        e.map_or_else(
+            || too_long(expected.saturating_add(1)),
+            |e| fail(e.to_string()),
+        )
+    })?;
     if got != expected {
         return Err(too_long(got));
     }

@@ -366,7 +366,16 @@ impl Streamer {
                     reason: format!("floor level {level} has no data"),
                 });
             };
-            upload::write_level(ctx, tex.texture(), u32::from(level - to), data)?;
+            if let Err(e) = upload::write_level(ctx, tex.texture(), u32::from(level - to), data) {
+                // The levels written before hold their staging copies all the same.
+                if staged > 0 {
+                    let charge =
+                        ctx.ledger()
+                            .charge(Category::Staging, staged, "texture upload staging");
+                    self.staging.push((frame, charge));
+                }
+                return Err(e);
+            }
             staged += data.len() as u64;
         }
         // The resident levels are copied in the ring's encoder: ordered after the bands of an

@@ -1,8 +1,10 @@
 //! IO worker threads: read the requested KTX2 levels by byte range (zstd-decompressed per level)
 //! off the render thread.
 //!
-//! The request queue is bounded ([`std::sync::mpsc::sync_channel`]) and the render thread only ever
-//! uses `try_send` / `try_recv`, so it never blocks on IO. A request carries a cancel flag: a
+//! The request queue is bounded ([`std::sync::mpsc::sync_channel`]) and the render thread's frame
+//! path only uses `try_send` / `try_recv`, so it never blocks on IO (deterministic mode waits for
+//! its reads by design; a budget dropped below the staging in use waits at most 2 s for the
+//! reads holding staging; dropping the pool waits for each worker's current level only). A request carries a cancel flag: a
 //! worker checks it before each level, so a request that is no longer wanted costs at most the level
 //! being read.
 
@@ -379,6 +381,8 @@ pub(crate) struct IoResult {
 /// The worker pool.
 pub(crate) struct IoPool {
     tx: Option<SyncSender<IoRequest>>,
+    /// Set when the pool is dropped: the requests still queued are answered without a read.
+    closing: Arc<AtomicBool>,
     rx: Receiver<IoResult>,
     workers: Vec<JoinHandle<()>>,
 }
@@ -397,13 +401,15 @@ impl IoPool {
         let (tx, req_rx) = sync_channel::<IoRequest>(capacity.max(1));
         let (res_tx, rx) = std::sync::mpsc::channel::<IoResult>();
         let req_rx = Arc::new(Mutex::new(req_rx));
+        let closing = Arc::new(AtomicBool::new(false));
         let workers = (0..threads.max(1))
             .map(|i| {
                 let req_rx = req_rx.clone();
                 let res_tx = res_tx.clone();
+                let closing = closing.clone();
                 std::thread::Builder::new()
                     .name(format!("mipflow-io-{i}"))
-                    .spawn(move || worker(&req_rx, &res_tx))
+                    .spawn(move || worker(&req_rx, &res_tx, &closing))
                     .ok()
             })
             .collect::<Option<Vec<_>>>()
@@ -413,6 +419,7 @@ impl IoPool {
         }
         Self {
             tx: Some(tx),
+            closing,
             rx,
             workers,
         }
@@ -443,7 +450,11 @@ impl IoPool {
 
 impl Drop for IoPool {
     fn drop(&mut self) {
-        // Closing the queue ends the workers once they finish their current read.
+        // The requests still queued are answered without a read (a receiver hands out what is
+        // queued after its sender is gone), and a read under way stops at its next level: the
+        // workers end after at most one level each. Joined, since a read may be writing into
+        // mapped staging memory.
+        self.closing.store(true, Ordering::Release);
         self.tx = None;
         for w in self.workers.drain(..) {
             let _ = w.join();
@@ -451,7 +462,11 @@ impl Drop for IoPool {
     }
 }
 
-fn worker(rx: &Mutex<Receiver<IoRequest>>, tx: &std::sync::mpsc::Sender<IoResult>) {
+fn worker(
+    rx: &Mutex<Receiver<IoRequest>>,
+    tx: &std::sync::mpsc::Sender<IoResult>,
+    closing: &AtomicBool,
+) {
     // The staged reads' bounce buffer: small enough to stay in the CPU's caches, so a level
     // goes from the file (or the decoder) to the staging memory in one pass over memory.
     let mut bounce = vec![0u8; BOUNCE_BYTES];
@@ -463,6 +478,9 @@ fn worker(rx: &Mutex<Receiver<IoRequest>>, tx: &std::sync::mpsc::Sender<IoResult
                 Err(_) => return,
             }
         };
+        if closing.load(Ordering::Acquire) {
+            req.cancel.store(true, Ordering::Release);
+        }
         // A cancelled request is still answered, so that the streamer's count of outstanding
         // requests balances (its deterministic mode waits for them all).
         // The lease (if the read does not finish it) is dropped before the answer: the render
@@ -501,3 +519,84 @@ fn worker(rx: &Mutex<Receiver<IoRequest>>, tx: &std::sync::mpsc::Sender<IoResult
 
 /// Bytes of an IO worker's bounce buffer for staged reads.
 const BOUNCE_BYTES: usize = 128 << 10;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    /// A reader that takes 20 ms a read and counts its reads.
+    #[derive(Debug)]
+    struct Slow {
+        bytes: Vec<u8>,
+        reads: Arc<AtomicUsize>,
+    }
+
+    impl KtxReader for Slow {
+        fn byte_len(&self) -> std::io::Result<u64> {
+            Ok(self.bytes.len() as u64)
+        }
+        fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+            self.reads.fetch_add(1, Ordering::AcqRel);
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            let at = offset as usize;
+            buf.copy_from_slice(&self.bytes[at..at + buf.len()]);
+            Ok(())
+        }
+    }
+
+    fn request(source: &TextureSource, info: &Arc<Ktx2Info>) -> IoRequest {
+        IoRequest {
+            slot: 0,
+            generation: 0,
+            first: 0,
+            end: 1,
+            source: source.clone(),
+            info: info.clone(),
+            cancel: Arc::new(AtomicBool::new(false)),
+            staged: None,
+        }
+    }
+
+    /// Dropping the pool (a manager's `clear`, or the manager dropped) reads none of the
+    /// requests still queued: before, the workers read every one of them first, and the render
+    /// thread waited for all of them (or forever, behind a reader that hangs).
+    #[test]
+    fn dropping_the_pool_skips_the_queued_reads() {
+        let tex = crate::ktx2::EncodedTexture {
+            format: wgpu::TextureFormat::Bc7RgbaUnorm,
+            width: 8,
+            height: 8,
+            levels: vec![vec![1u8; 64], vec![2u8; 16], vec![3u8; 16], vec![4u8; 16]],
+            key_values: Vec::new(),
+        };
+        let mut bytes = Vec::new();
+        crate::ktx2::write_ktx2(&mut bytes, &tex, None, "io test").unwrap();
+        let reads = Arc::new(AtomicUsize::new(0));
+        let source = TextureSource::reader(Slow {
+            bytes,
+            reads: reads.clone(),
+        });
+        let info = Arc::new(source.info(&Default::default()).unwrap());
+
+        // One request read to the end: the reads a request takes.
+        let pool = IoPool::new(1, 16);
+        assert!(pool.try_request(request(&source, &info)));
+        let r = pool.wait_result().unwrap();
+        assert!(r.levels.is_ok(), "{:?}", r.levels.err());
+        let per_request = reads.swap(0, Ordering::AcqRel);
+        assert!(per_request >= 1);
+
+        for _ in 0..10 {
+            assert!(pool.try_request(request(&source, &info)));
+        }
+        drop(pool);
+        let read = reads.load(Ordering::Acquire);
+        // The request under way finishes (and, should the worker have taken the next one
+        // before the drop, that one too); before, all ten were read.
+        assert!(
+            read <= 2 * per_request,
+            "{read} reads after the drop ({per_request} a request)"
+        );
+    }
+}

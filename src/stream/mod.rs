@@ -548,6 +548,18 @@ fn copy_levels(
     }
 }
 
+impl Drop for Streamer {
+    fn drop(&mut self) {
+        // The reads under way stop at their next level (the IO pool, dropped after the slots,
+        // waits for its workers): a `clear` or a dropped manager is not held up by them.
+        for s in &self.slots {
+            if let Some(f) = &s.inflight {
+                f.cancel.store(true, Ordering::Release);
+            }
+        }
+    }
+}
+
 impl Streamer {
     /// A streamer with no textures.
     pub(crate) fn new(config: StreamConfig) -> Self {

@@ -344,3 +344,38 @@ fn hidden_upload_staging_is_charged_until_the_gpu_has_it() {
     assert_eq!(staging(&ctx), 0);
     drop((buf, mappable, tex));
 }
+
+/// A 3D texture's levels halve in depth too: `create_texture_with_levels` takes each level's
+/// own bytes (before: every level was expected at the full depth, and correct data refused).
+#[test]
+fn a_3d_texture_is_filled_level_by_level() {
+    let Some(ctx) = common::gpu() else { return };
+    let desc = wgpu::TextureDescriptor {
+        label: Some("volume"),
+        size: wgpu::Extent3d {
+            width: 4,
+            height: 4,
+            depth_or_array_layers: 4,
+        },
+        mip_level_count: 3,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D3,
+        format: wgpu::TextureFormat::Rgba8Unorm,
+        usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+        view_formats: &[],
+    };
+    let levels = [
+        vec![1u8; 4 * 4 * 4 * 4],
+        vec![2u8; 2 * 2 * 2 * 4],
+        vec![3u8; 4],
+    ];
+    let refs: Vec<&[u8]> = levels.iter().map(Vec::as_slice).collect();
+    let tex = mipflow::gpu::upload::create_texture_with_levels(&ctx, &desc, &refs, Category::Other)
+        .unwrap();
+    assert_eq!(tex.bytes(), 256 + 32 + 4);
+    // A level of the wrong size is still refused.
+    let wrong = [vec![1u8; 256], vec![2u8; 64], vec![3u8; 4]];
+    let refs: Vec<&[u8]> = wrong.iter().map(Vec::as_slice).collect();
+    let e = mipflow::gpu::upload::create_texture_with_levels(&ctx, &desc, &refs, Category::Other);
+    assert!(matches!(e, Err(Error::InvalidResource { .. })), "{e:?}");
+}
