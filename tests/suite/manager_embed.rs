@@ -8,21 +8,9 @@ use crate::common;
 
 use mipflow::budget::Category;
 use mipflow::stream::TextureHandle;
-use mipflow::{
-    Budget, BudgetManager, Error, FrameTiming, ManagerConfig, TextureOptions, TextureSource,
-};
+use mipflow::{BudgetManager, Error, FrameTiming, TextureOptions, TextureSource};
 
-fn config(budget: u64, render_targets: bool, deterministic: bool) -> ManagerConfig {
-    let mut c = ManagerConfig::default();
-    c.budget = Budget::bytes(budget);
-    c.render_targets = render_targets;
-    c.stream = c.stream.with_deterministic(deterministic);
-    c
-}
-
-fn manager(ctx: &mipflow::GpuContext, c: ManagerConfig) -> BudgetManager {
-    BudgetManager::new(ctx.device().clone(), ctx.queue().clone(), c).unwrap()
-}
+use common::{manager, manager_config as config};
 
 fn add(m: &mut BudgetManager, seeds: std::ops::Range<u64>, size: u32) -> Vec<TextureHandle> {
     seeds
@@ -59,16 +47,28 @@ fn pinned(m: &BudgetManager, w: u32, h: u32) -> mipflow::gpu::TrackedTexture {
         .unwrap()
 }
 
+/// One frame at `output` with every texture wanted at level 0 over `pixels`, ended.
+fn frame_with_demand(
+    m: &mut BudgetManager,
+    h: &[TextureHandle],
+    output: (u32, u32),
+    pixels: f32,
+    timing: FrameTiming,
+) -> mipflow::FramePlan {
+    for &t in h {
+        m.add_demand(t, 0.0, pixels);
+    }
+    let plan = m.frame(output, timing).unwrap();
+    m.end_frame();
+    plan
+}
+
 /// Runs `n` frames with every texture wanted at level 0 over a large area; the highest frame
 /// peak of the ledger.
 fn run(m: &mut BudgetManager, h: &[TextureHandle], n: usize, timing: FrameTiming) -> u64 {
     let mut peak = 0;
     for _ in 0..n {
-        for &t in h {
-            m.add_demand(t, 0.0, 100_000.0);
-        }
-        let plan = m.frame((640, 360), timing).unwrap();
-        m.end_frame();
+        let plan = frame_with_demand(m, h, (640, 360), 100_000.0, timing);
         peak = peak.max(m.frame_stats(&plan, timing).frame_peak_bytes);
     }
     peak
@@ -135,11 +135,7 @@ fn a_budget_below_what_is_pinned_never_waits_for_the_gpu_each_frame() {
     let waits = m.context().idle_waits();
     let mut too_small = 0;
     for _ in 0..30 {
-        for &t in &h {
-            m.add_demand(t, 0.0, 10_000.0);
-        }
-        let plan = m.frame((640, 360), FrameTiming::default()).unwrap();
-        m.end_frame();
+        let plan = frame_with_demand(&mut m, &h, (640, 360), 10_000.0, FrameTiming::default());
         too_small += usize::from(matches!(
             plan.status,
             mipflow::budget::planner::PlanStatus::BudgetTooSmall { .. }
@@ -166,11 +162,7 @@ fn without_targets_of_its_own_the_manager_keeps_scale_one() {
     };
     m.set_scale_range(0.25, 1.0);
     for _ in 0..40 {
-        for &t in &h {
-            m.add_demand(t, 0.0, 10_000.0);
-        }
-        let plan = m.frame((640, 360), slow).unwrap();
-        m.end_frame();
+        let plan = frame_with_demand(&mut m, &h, (640, 360), 10_000.0, slow);
         assert_eq!(plan.render_scale, 1.0);
         assert_eq!(plan.mip_bias, 0.0);
         assert_eq!(plan.scale_reason, None);
@@ -223,15 +215,10 @@ fn a_window_minimised_from_the_start_gets_frames() {
     let mut m = manager(&ctx, config(64 << 20, true, true));
     let h = add(&mut m, 0..2, 64);
     for _ in 0..3 {
-        for &t in &h {
-            m.add_demand(t, 0.0, 1_000.0);
-        }
-        let plan = m.frame((0, 0), FrameTiming::default()).unwrap();
-        m.end_frame();
+        let plan = frame_with_demand(&mut m, &h, (0, 0), 1_000.0, FrameTiming::default());
         assert_eq!(plan.render_scale, 1.0);
     }
-    let plan = m.frame((640, 360), FrameTiming::default()).unwrap();
-    m.end_frame();
+    let plan = frame_with_demand(&mut m, &h, (640, 360), 1_000.0, FrameTiming::default());
     assert_eq!(plan.render_scale, 1.0);
     assert_eq!(m.targets().map(|t| t.output_size()), Some((640, 360)));
 }
@@ -277,11 +264,7 @@ fn poll_keeps_the_frame_figures() {
     let h = add(&mut m, 0..4, 256);
     let mut uploaded = 0;
     for _ in 0..10 {
-        for &t in &h {
-            m.add_demand(t, 0.0, 100_000.0);
-        }
-        let plan = m.frame((640, 360), FrameTiming::default()).unwrap();
-        m.end_frame();
+        let plan = frame_with_demand(&mut m, &h, (640, 360), 100_000.0, FrameTiming::default());
         let before = m.streamer().frame_stats().uploaded_bytes;
         m.poll();
         let stats = m.frame_stats(&plan, FrameTiming::default());

@@ -6,23 +6,17 @@
 use crate::common;
 
 use mipflow::stream::TextureHandle;
-use mipflow::{Budget, BudgetManager, FrameTiming, ManagerConfig, TextureOptions, TextureSource};
+use mipflow::{BudgetManager, FrameTiming, ManagerConfig, TextureOptions, TextureSource};
 
 fn ktx(seed: u64, size: u32) -> Vec<u8> {
     common::cooked("misuse", seed, size)
 }
 
 fn config(budget: u64, render_targets: bool) -> ManagerConfig {
-    let mut c = ManagerConfig::default();
-    c.budget = Budget::bytes(budget);
-    c.render_targets = render_targets;
-    c.stream = c.stream.with_deterministic(true);
-    c
+    common::manager_config(budget, render_targets, true)
 }
 
-fn manager(ctx: &mipflow::GpuContext, c: ManagerConfig) -> BudgetManager {
-    BudgetManager::new(ctx.device().clone(), ctx.queue().clone(), c).unwrap()
-}
+use common::manager;
 
 fn add(m: &mut BudgetManager, seeds: std::ops::Range<u64>, size: u32) -> Vec<TextureHandle> {
     seeds

@@ -66,3 +66,22 @@ pub fn procedural_material(
     let mat = r.add_material(mipflow::MaterialDesc::new(tex)).unwrap();
     (tex, mat)
 }
+
+/// A manager config: `budget` bytes, the manager's render targets or not, deterministic
+/// streaming or not.
+pub fn manager_config(
+    budget: u64,
+    render_targets: bool,
+    deterministic: bool,
+) -> mipflow::ManagerConfig {
+    let mut c = mipflow::ManagerConfig::default();
+    c.budget = mipflow::Budget::bytes(budget);
+    c.render_targets = render_targets;
+    c.stream = c.stream.with_deterministic(deterministic);
+    c
+}
+
+/// A manager on `ctx`'s device with `config`.
+pub fn manager(ctx: &GpuContext, config: mipflow::ManagerConfig) -> mipflow::BudgetManager {
+    mipflow::BudgetManager::new(ctx.device().clone(), ctx.queue().clone(), config).unwrap()
+}
