@@ -95,6 +95,9 @@ struct HiddenStaging {
     pending: std::sync::atomic::AtomicUsize,
     next: std::sync::atomic::AtomicU64,
     done: Arc<std::sync::atomic::AtomicU64>,
+    /// Released only where mipflow's deterministic streaming says (its poll, `wait_idle`):
+    /// no release at a poll of its own in `hold_staging_until_done`, whose timing varies.
+    deterministic: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for GpuContext {
@@ -542,15 +545,45 @@ impl GpuContext {
             return;
         }
         use std::sync::atomic::Ordering;
+        if !self.hidden.deterministic.load(Ordering::Relaxed) {
+            // The copies the GPU has finished give their charges back first: a loading loop
+            // that never polls does not pile them up.
+            self.collect_staging(false);
+        }
         self.queue.submit([]);
         let seq = self.hidden.next.fetch_add(1, Ordering::AcqRel) + 1;
         let charge = self.ledger.charge(Category::Staging, bytes, label);
-        self.hidden.charges.lock().push((seq, charge));
-        self.hidden.pending.fetch_add(1, Ordering::AcqRel);
+        let mut charges = self.hidden.charges.lock();
+        charges.push((seq, charge));
+        self.hidden.pending.store(charges.len(), Ordering::Release);
+        drop(charges);
         let done = self.hidden.done.clone();
         self.queue.on_submitted_work_done(move || {
             done.fetch_max(seq, Ordering::AcqRel);
         });
+    }
+
+    /// Ends the hidden staging charges the GPU is done with, if any: after a non-blocking
+    /// device poll, or, with `wait`, after waiting for the GPU (deterministic runs: the same
+    /// charges end at the same point every time).
+    pub(crate) fn collect_staging(&self, wait: bool) {
+        if !self.hidden_staging_pending() {
+            return;
+        }
+        if wait {
+            let _ = self.wait_idle(); // releases them
+        } else {
+            let _ = self.device.poll(wgpu::PollType::Poll);
+            self.release_done_staging();
+        }
+    }
+
+    /// Hidden staging charges end only at mipflow's deterministic points (see
+    /// `HiddenStaging`): set by a manager with deterministic streaming.
+    pub(crate) fn set_deterministic_release(&self, on: bool) {
+        self.hidden
+            .deterministic
+            .store(on, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Whether hidden upload staging is still charged ([`GpuContext::hold_staging_until_done`]).

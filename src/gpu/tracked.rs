@@ -26,6 +26,11 @@ impl TrackedTexture {
         self.charge.bytes()
     }
 
+    /// The category it is charged to.
+    pub fn category(&self) -> crate::budget::Category {
+        self.charge.category()
+    }
+
     /// A default view of the whole texture.
     pub fn create_view(&self) -> wgpu::TextureView {
         self.texture

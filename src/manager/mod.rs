@@ -248,6 +248,7 @@ impl BudgetManager {
     /// A manager on a context mipflow made (headless, for a window) or adopted.
     pub fn with_context(ctx: GpuContext, config: ManagerConfig) -> Self {
         let range = config.controller.range;
+        ctx.set_deterministic_release(config.stream.deterministic);
         Self {
             budget: EffectiveBudget::new(config.budget.clone(), config.stream.oom_probe_frames),
             streamer: Streamer::new(config.stream.clone()),

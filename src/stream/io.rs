@@ -451,9 +451,9 @@ impl IoPool {
 impl Drop for IoPool {
     fn drop(&mut self) {
         // The requests still queued are answered without a read (a receiver hands out what is
-        // queued after its sender is gone), and a read under way stops at its next level: the
-        // workers end after at most one level each. Joined, since a read may be writing into
-        // mapped staging memory.
+        // queued after its sender is gone); a read under way is finished, or stops at its next
+        // level when its request was cancelled (the streamer cancels its reads when it is
+        // dropped). Joined, since a read may be writing into mapped staging memory.
         self.closing.store(true, Ordering::Release);
         self.tx = None;
         for w in self.workers.drain(..) {

@@ -476,6 +476,8 @@ pub struct Streamer {
     floor_cpu_bytes: u64,
     /// Bytes of the textures added resident ([`Streamer::pinned_bytes`]).
     pinned_bytes: u64,
+    /// The last frame whose end registered a callback that raises `completed_frame`.
+    callback_frame: u64,
     /// Frames from a grow's plan to its last step built, averaged (exponentially, over about
     /// the last 16 grows): how far ahead demand is predicted.
     latency_frames: f32,
@@ -592,6 +594,7 @@ impl Streamer {
             frame: 0,
             floor_cpu_bytes: 0,
             pinned_bytes: 0,
+            callback_frame: 0,
             latency_frames: 1.0,
             reuse: Vec::new(),
             reuse_bytes: 0,
@@ -696,9 +699,9 @@ impl Streamer {
 
     /// The planner's view of every texture (index = slot), to fill in `wanted_level` and
     /// `screen_pixels` before [`Streamer::plan`]. Dead slots have `level_count == 0`.
-    /// Bytes of the textures added resident (`add_resident_texture`): on the GPU for as long as
-    /// they live, charged as they were made, and not the planner's to stream; it counts them
-    /// as fixed bytes.
+    /// Bytes of the textures added resident (`add_resident_texture`) charged to `textures`: on
+    /// the GPU for as long as they live and not the planner's to stream; it counts them as
+    /// fixed bytes. (One charged to another category is already among the fixed bytes.)
     pub fn pinned_bytes(&self) -> u64 {
         self.pinned_bytes
     }

@@ -204,12 +204,16 @@ impl Streamer {
         let Some(tex) = s.gpu.as_ref().map(|r| r.tex.texture()) else {
             return;
         };
-        let failed = s
-            .floor_data
-            .iter()
-            .enumerate()
-            .any(|(l, data)| upload::write_level(ctx, tex, l as u32, data).is_err());
-        let staged = s.floor_data.iter().map(|d| d.len() as u64).sum();
+        // The levels written hold a staging copy each until the GPU has them.
+        let mut staged = 0u64;
+        let mut failed = false;
+        for (l, data) in s.floor_data.iter().enumerate() {
+            if upload::write_level(ctx, tex, l as u32, data).is_err() {
+                failed = true;
+                break;
+            }
+            staged += data.len() as u64;
+        }
         ctx.hold_staging_until_done(staged, "floor upload staging");
         if failed {
             tracing::warn!(texture = %s.label, "floor not made resident");
@@ -346,6 +350,9 @@ impl Streamer {
             error: None,
             backoff_until: 0,
         };
+        // What earlier floors' uploads held and the GPU has finished with is given back
+        // before the room is judged.
+        ctx.collect_staging(self.config.deterministic);
         // The single way also holds a staging copy of the floor until the GPU has it.
         let need = if staged {
             floor_bytes
@@ -412,7 +419,10 @@ impl Streamer {
     ) -> TextureHandle {
         let (w, h) = (tex.texture().width(), tex.texture().height());
         let mut info = Ktx2Info::resident(tex.texture().format(), w, h);
-        self.pinned_bytes = self.pinned_bytes.saturating_add(tex.bytes());
+        if tex.category() == Category::Textures {
+            // Other categories are among the manager's fixed bytes already.
+            self.pinned_bytes = self.pinned_bytes.saturating_add(tex.bytes());
+        }
         if let Some(file) = file {
             info.key_values.clone_from(&file.key_values);
         }
@@ -480,10 +490,12 @@ impl Streamer {
         if let Some(f) = s.inflight.take() {
             f.cancel.store(true, Ordering::Release);
         }
-        if self.plan_tex[i].level_count == 0 {
+        if self.plan_tex[i].level_count == 0
+            && let Some(r) = s.gpu.as_ref()
+            && r.tex.category() == Category::Textures
+        {
             // Added resident (a streamed texture has a level at least).
-            let bytes = s.gpu.as_ref().map_or(0, |r| r.tex.bytes());
-            self.pinned_bytes = self.pinned_bytes.saturating_sub(bytes);
+            self.pinned_bytes = self.pinned_bytes.saturating_sub(r.tex.bytes());
         }
         s.gpu = None;
         s.alive = false;

@@ -471,11 +471,16 @@ impl Streamer {
     /// Call after the frame's last submit: the frame's staging is released once the GPU has
     /// finished it.
     pub(crate) fn end_frame(&mut self, ctx: &GpuContext, frame: u64) {
-        if self.staging.is_empty() && !self.ring.busy() {
-            // Nothing of this frame's waits for the GPU (a steady view uploads nothing): no
+        if self.staging.is_empty()
+            && !self.ring.busy()
+            && self.ring.submitted_frame() <= self.callback_frame
+        {
+            // Nothing of this frame's waits for the GPU (a steady view uploads nothing; a
+            // chunk held for a step was tagged with a frame that has its callback): no
             // callback to box. A later frame's, once it fires, covers this one too.
             return;
         }
+        self.callback_frame = frame;
         let done = self.completed_frame.clone();
         ctx.queue().on_submitted_work_done(move || {
             done.fetch_max(frame, Ordering::AcqRel);

@@ -105,6 +105,8 @@ pub struct StagingRing {
     encoder: Option<wgpu::CommandEncoder>,
     /// Bytes written since the last submit.
     pending: u64,
+    /// The last frame whose submit sent copies ([`StagingRing::submitted_frame`]).
+    submitted: u64,
 }
 
 impl std::fmt::Debug for StagingRing {
@@ -133,6 +135,7 @@ impl StagingRing {
             max_chunks: max_chunks.max(base_chunks).max(1),
             encoder: None,
             pending: 0,
+            submitted: 0,
         }
     }
 
@@ -383,6 +386,13 @@ impl StagingRing {
         self.seal_lent();
         ctx.queue().submit([encoder.finish()]);
         self.pending = 0;
+        self.submitted = self.submitted.max(frame);
+    }
+
+    /// The last frame whose [`StagingRing::submit`] sent copies: chunks tagged with it come
+    /// back once the GPU has finished that frame.
+    pub fn submitted_frame(&self) -> u64 {
+        self.submitted
     }
 
     /// Recycles chunks: those whose frame the GPU has finished (`completed`) are mapped again,
