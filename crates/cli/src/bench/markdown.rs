@@ -126,6 +126,11 @@ pub fn markdown(r: &BenchReport) -> String {
         "",
     );
     row(
+        "set-up's upload staging peak, MiB (not in the peak VRAM row)",
+        m.iter().map(|x| mib(x.setup_staging_peak_bytes)).collect(),
+        "",
+    );
+    row(
         "uploaded, MiB (set-up + streamed)",
         m.iter()
             .map(|x| {

@@ -289,8 +289,14 @@ pub struct ModeSummary {
     pub prefetch: Option<mipflow::Prefetch>,
     /// Column title.
     pub title: String,
-    /// The ledger's peak total over the run (set-up included, the bench's own readback excluded).
+    /// The ledger's peak total over the run: the set-up's result (once its uploads are on the
+    /// GPU) and every frame; the bench's own readback and the set-up's transient upload staging
+    /// (in `setup_staging_peak_bytes`) excluded, so that it compares what each mode keeps.
     pub peak_bytes: u64,
+    /// The ledger's `staging` peak during the set-up: the copies wgpu holds of the set-up's
+    /// uploads until the GPU has them (the baselines' whole chains; (c)'s floors).
+    #[serde(default)]
+    pub setup_staging_peak_bytes: u64,
     /// Each category's own peak over the run.
     pub peak_by_category: ByCategory<u64>,
     /// The highest allocator-report figure (allocated bytes above the fresh device's), sampled

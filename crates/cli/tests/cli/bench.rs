@@ -91,6 +91,18 @@ fn tiny_bench_report_is_well_formed_and_ordered() {
         assert!(m.time_to_first_frame_ms > m.setup_ms);
         assert!(m.peak_bytes > 0);
     }
+    // (a)'s set-up uploads whole chains: wgpu's staging copy of each is charged until the GPU
+    // has it, reported on its own and not in the peak that compares the modes (which is then
+    // what (a) keeps: its chains and targets, less than chains plus their copies).
+    let a = &report.modes[0];
+    assert!(
+        a.setup_staging_peak_bytes >= a.setup_uploaded_bytes,
+        "{} < {}",
+        a.setup_staging_peak_bytes,
+        a.setup_uploaded_bytes
+    );
+    assert!(a.peak_bytes >= a.setup_uploaded_bytes);
+    assert!(a.peak_bytes < a.setup_uploaded_bytes + a.setup_staging_peak_bytes);
     // Every frame of (b) and (c) was compared with (a); (a) is the reference.
     for m in &report.modes[1..] {
         assert!(
