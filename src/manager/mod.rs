@@ -27,7 +27,7 @@ use std::time::Instant;
 use crate::budget::planner::{
     Plan, PlanInput, PlanStatus, PlanTexture, Planner, ScaleBucket, TransitionKind,
 };
-use crate::budget::{Budget, EffectiveBudget, LedgerSnapshot};
+use crate::budget::{Budget, Category, EffectiveBudget, LedgerSnapshot};
 use crate::gpu::{GpuContext, GpuOptions, TrackedTexture};
 use crate::resolution::{
     Bucket, BucketRange, ChangeReason, ControllerConfig, RenderTargets, ResolutionController,
@@ -558,8 +558,14 @@ impl BudgetManager {
             .bytes
             .saturating_add(snap.by_category.overlay.bytes)
             .saturating_add(snap.by_category.other.bytes)
-            .saturating_add(self.streamer.pinned_bytes());
-        if !self.config.render_targets {
+            // Textures added resident: those in categories the sums above leave out.
+            .saturating_add(self.streamer.pinned_bytes(Category::Textures))
+            .saturating_add(self.streamer.pinned_bytes(Category::Staging));
+        if self.config.render_targets {
+            // The manager's own targets are planned by bucket; a resident texture charged to
+            // render targets is not one of them.
+            fixed = fixed.saturating_add(self.streamer.pinned_bytes(Category::RenderTargets));
+        } else {
             // The caller's own targets: fixed bytes, not the planner's to scale.
             fixed = fixed.saturating_add(snap.by_category.render_targets.bytes);
         }

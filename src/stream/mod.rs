@@ -474,8 +474,9 @@ pub struct Streamer {
     frame: u64,
     /// Bytes of floor data held on the CPU, every texture together.
     floor_cpu_bytes: u64,
-    /// Bytes of the textures added resident ([`Streamer::pinned_bytes`]).
-    pinned_bytes: u64,
+    /// Bytes of the textures added resident, by the category they are charged to
+    /// ([`Streamer::pinned_bytes`]).
+    pinned: crate::budget::ledger::ByCategory<u64>,
     /// The last frame whose end registered a callback that raises `completed_frame`.
     callback_frame: u64,
     /// Frames from a grow's plan to its last step built, averaged (exponentially, over about
@@ -593,7 +594,7 @@ impl Streamer {
             outstanding: 0,
             frame: 0,
             floor_cpu_bytes: 0,
-            pinned_bytes: 0,
+            pinned: Default::default(),
             callback_frame: 0,
             latency_frames: 1.0,
             reuse: Vec::new(),
@@ -699,11 +700,12 @@ impl Streamer {
 
     /// The planner's view of every texture (index = slot), to fill in `wanted_level` and
     /// `screen_pixels` before [`Streamer::plan`]. Dead slots have `level_count == 0`.
-    /// Bytes of the textures added resident (`add_resident_texture`) charged to `textures`: on
-    /// the GPU for as long as they live and not the planner's to stream; it counts them as
-    /// fixed bytes. (One charged to another category is already among the fixed bytes.)
-    pub fn pinned_bytes(&self) -> u64 {
-        self.pinned_bytes
+    /// Bytes of the textures added resident (`add_resident_texture`) and charged to `category`:
+    /// on the GPU for as long as they live and not the planner's to stream. The manager counts
+    /// them as fixed bytes where the ledger's category is not already among its fixed bytes
+    /// (`textures` and `staging` always, `render_targets` while the manager makes its own).
+    pub fn pinned_bytes(&self, category: Category) -> u64 {
+        *self.pinned.get(category)
     }
 
     pub(crate) fn plan_textures_mut(&mut self) -> &mut [PlanTexture] {

@@ -419,10 +419,8 @@ impl Streamer {
     ) -> TextureHandle {
         let (w, h) = (tex.texture().width(), tex.texture().height());
         let mut info = Ktx2Info::resident(tex.texture().format(), w, h);
-        if tex.category() == Category::Textures {
-            // Other categories are among the manager's fixed bytes already.
-            self.pinned_bytes = self.pinned_bytes.saturating_add(tex.bytes());
-        }
+        let pinned = self.pinned.get_mut(tex.category());
+        *pinned = pinned.saturating_add(tex.bytes());
         if let Some(file) = file {
             info.key_values.clone_from(&file.key_values);
         }
@@ -492,10 +490,10 @@ impl Streamer {
         }
         if self.plan_tex[i].level_count == 0
             && let Some(r) = s.gpu.as_ref()
-            && r.tex.category() == Category::Textures
         {
             // Added resident (a streamed texture has a level at least).
-            self.pinned_bytes = self.pinned_bytes.saturating_sub(r.tex.bytes());
+            let pinned = self.pinned.get_mut(r.tex.category());
+            *pinned = pinned.saturating_sub(r.tex.bytes());
         }
         s.gpu = None;
         s.alive = false;

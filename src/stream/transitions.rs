@@ -25,9 +25,10 @@ impl Streamer {
             self.touched.clear();
             self.changed = true;
         }
-        if self.config.deterministic && self.ring.busy() {
-            // Staging chunks come back when the GPU is done with them: waiting for it keeps the
-            // upload pace the same on every run (deterministic mode blocks on IO anyway).
+        if self.config.deterministic && (self.ring.busy() || !self.staging.is_empty()) {
+            // Staging chunks (and the floor tails' `write_texture` copies) come back when the
+            // GPU is done with them: waiting for it keeps the upload pace and the ledger the
+            // same on every run (deterministic mode blocks on IO anyway).
             let _ = ctx.wait_idle();
         } else {
             let _ = ctx.device().poll(wgpu::PollType::Poll);
