@@ -47,7 +47,8 @@ enum Command {
   mipflow demo --budget 48MiB --size 1920x1080
   mipflow demo --tour --frames 600 --screenshot shot.png")]
     Demo(mipflow_cli::demo::DemoArgs),
-    /// Cook images (PNG, JPG, TGA, BMP) into BC7 KTX2 files with full mip chains.
+    /// Cook images (PNG, JPEG, TGA, BMP, OpenEXR, Radiance HDR) into block-compressed KTX2 files
+    /// (BC7 by default; BC1, BC3, BC4, BC5, BC6H with --format) with full mip chains.
     Cook(mipflow_cli::cook_cmd::CookArgs),
     /// Print and validate the contents of KTX2 files.
     Inspect(mipflow_cli::inspect::InspectArgs),
