@@ -359,6 +359,7 @@ impl Streamer {
         let tex = ctx.create_texture(&desc, Category::Textures)?;
         // The floor tail first (it can fail: then nothing refers to the new texture yet).
         let mut staged = 0u64;
+        let mut written = Ok(());
         for level in to.max(floor)..old_first.min(count) {
             let Some(data) = slot.floor_data.get(usize::from(level - floor)) else {
                 return Err(Error::InvalidResource {
@@ -366,18 +367,22 @@ impl Streamer {
                     reason: format!("floor level {level} has no data"),
                 });
             };
-            if let Err(e) = upload::write_level(ctx, tex.texture(), u32::from(level - to), data) {
-                // The levels written before hold their staging copies all the same.
-                if staged > 0 {
-                    let charge =
-                        ctx.ledger()
-                            .charge(Category::Staging, staged, "texture upload staging");
-                    self.staging.push((frame, charge));
-                }
-                return Err(e);
+            written = upload::write_level(ctx, tex.texture(), u32::from(level - to), data);
+            if written.is_err() {
+                break;
             }
             staged += data.len() as u64;
         }
+        if staged > 0 {
+            // queue.write_texture holds a staging copy until the GPU has consumed it (the
+            // levels written before an error too). The streamer's frame-tagged charges, not
+            // `GpuContext::hold_staging_until_done`: no extra submit or callback per grow.
+            let charge = ctx
+                .ledger()
+                .charge(Category::Staging, staged, "texture upload staging");
+            self.staging.push((frame, charge));
+        }
+        written?;
         // The resident levels are copied in the ring's encoder: ordered after the bands of an
         // earlier step of the same texture (recorded there this frame), before this one's.
         if let Some(old) = &slot.gpu {
@@ -390,13 +395,6 @@ impl Streamer {
                 tex.texture(),
                 to,
             );
-        }
-        if staged > 0 {
-            // queue.write_texture holds a staging copy until the GPU has consumed it.
-            let charge = ctx
-                .ledger()
-                .charge(Category::Staging, staged, "texture upload staging");
-            self.staging.push((frame, charge));
         }
         let data = self.slots[i]
             .inflight

@@ -4,9 +4,9 @@
 //! The request queue is bounded ([`std::sync::mpsc::sync_channel`]) and the render thread's frame
 //! path only uses `try_send` / `try_recv`, so it never blocks on IO (deterministic mode waits for
 //! its reads by design; a budget dropped below the staging in use waits at most 2 s for the
-//! reads holding staging; dropping the pool waits for each worker's current level only). A request carries a cancel flag: a
-//! worker checks it before each level, so a request that is no longer wanted costs at most the level
-//! being read.
+//! reads holding staging; dropping the pool waits for each worker's current read only). A
+//! request carries a cancel flag: a worker checks it before each level, so a request that is no
+//! longer wanted costs at most the level being read.
 
 use std::io::Cursor;
 use std::path::PathBuf;

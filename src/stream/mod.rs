@@ -698,8 +698,6 @@ impl Streamer {
         self.touched.clear();
     }
 
-    /// The planner's view of every texture (index = slot), to fill in `wanted_level` and
-    /// `screen_pixels` before [`Streamer::plan`]. Dead slots have `level_count == 0`.
     /// Bytes of the textures added resident (`add_resident_texture`) and charged to `category`:
     /// on the GPU for as long as they live and not the planner's to stream. The manager counts
     /// them as fixed bytes where the ledger's category is not already among its fixed bytes
@@ -708,6 +706,8 @@ impl Streamer {
         *self.pinned.get(category)
     }
 
+    /// The planner's view of every texture (index = slot), to fill in `wanted_level` and
+    /// `screen_pixels` before [`Streamer::plan`]. Dead slots have `level_count == 0`.
     pub(crate) fn plan_textures_mut(&mut self) -> &mut [PlanTexture] {
         &mut self.plan_tex
     }

@@ -14,21 +14,19 @@ impl Streamer {
     /// reads. Never blocks, except in deterministic mode (which waits for the reads asked and
     /// for the GPU, by design).
     pub(crate) fn poll(&mut self, ctx: &GpuContext) {
-        if self.config.deterministic && ctx.hidden_staging_pending() {
-            // wgpu's hidden staging (a helper's `write_texture`) ends at the same point of
-            // every run: here, after the GPU is done with it.
-            let _ = ctx.wait_idle();
-        }
         if self.touched.len() > 2 * self.slots.len() + 1024 {
             // Not taken for many frames (a loading screen polling without plans): the next
             // plan checks every texture instead, and the list stops growing.
             self.touched.clear();
             self.changed = true;
         }
-        if self.config.deterministic && (self.ring.busy() || !self.staging.is_empty()) {
-            // Staging chunks (and the floor tails' `write_texture` copies) come back when the
-            // GPU is done with them: waiting for it keeps the upload pace and the ledger the
-            // same on every run (deterministic mode blocks on IO anyway).
+        if self.config.deterministic
+            && (self.ring.busy() || !self.staging.is_empty() || ctx.hidden_staging_pending())
+        {
+            // Staging chunks, the floor tails' `write_texture` copies and a helper's hidden
+            // staging come back when the GPU is done with them: waiting for it keeps the
+            // upload pace and the ledger the same on every run (deterministic mode blocks on
+            // IO anyway).
             let _ = ctx.wait_idle();
         } else {
             let _ = ctx.device().poll(wgpu::PollType::Poll);
