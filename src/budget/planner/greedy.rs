@@ -13,28 +13,9 @@ impl Planner {
         limit: u64,
         compete: bool,
     ) -> bool {
-        let mb = self.mip_bias(bucket);
-        // A bonus below 1 would favour churn; NaN counts as no bonus.
-        let bonus = if self.config.keep_bonus >= 1.0 {
-            self.config.keep_bonus
-        } else {
-            1.0
-        };
-        // The quiet textures (not in the list) stay at their floors, which are in `quiet_floor`.
-        let quiet = u64::try_from(self.quiet_floor).unwrap_or(u64::MAX);
-        let mut base = self
-            .fixed
-            .saturating_add(self.rt(bucket))
-            .saturating_add(quiet);
-        let mut margin = 0u64;
-        self.items.clear();
-        self.growers.clear();
-        self.targets.resize(tex.len(), 0);
-        self.old.resize(tex.len(), 0);
-        // Local borrows of the scratch: the loop then keeps their pointers in registers.
-        let (work, targets, old) = (&mut self.work[..], &mut self.targets[..], &mut self.old[..]);
-        let (items, growers) = (&mut self.items, &mut self.growers);
+        let mut fill = self.fill_start(tex.len(), bucket, compete);
         let list = &self.list[..];
+        let work = &mut self.work[..];
         for (k, &i) in list.iter().enumerate() {
             // As in `observe`: the lines of a texture a dozen ahead are asked for now (its
             // level sizes, and its work).
@@ -44,55 +25,53 @@ impl Planner {
                 super::incremental::prefetch(tex.get(j).map(|t| &t.level_bytes[7]));
                 super::incremental::prefetch(work.get(j));
             }
-            let (t, w) = (&tex[i as usize], &mut work[i as usize]);
-            old[i as usize] = w.resident_bytes;
-            let mut grower = false;
-            match w.mode {
-                Mode::Busy => {
-                    w.target = w.flight;
-                    base = base.saturating_add(w.resident_bytes.max(w.flight_bytes));
-                    if w.flight != w.resident {
-                        margin = margin.max(w.resident_bytes.min(w.flight_bytes));
-                    }
-                }
-                Mode::Cooling | Mode::Kept => {
-                    w.target = w.resident;
-                    base = base.saturating_add(w.resident_bytes);
-                }
-                Mode::Evicted => {
-                    w.target = w.floor;
-                    base = base.saturating_add(w.floor_bytes);
-                }
-                Mode::Free | Mode::Stale | Mode::Released => {
-                    let (count, floor, resident) = (w.count, w.floor, w.resident);
-                    let can_grow = w.mode != Mode::Released;
-                    if compete {
-                        w.target = count;
-                        if floor < count && (resident <= floor || can_grow) {
-                            let gain = w.gain(t, count, floor, mb);
-                            let kept = resident <= floor;
-                            let d = density(gain, w.floor_bytes, kept, bonus);
-                            items.push(Item::new(i, floor, count, kept, d, w.floor_bytes));
-                        }
-                    } else {
-                        // Floors are mandatory; one that is missing (after a too-small budget)
-                        // comes back alone first: it needs no IO, and the next plans add levels
-                        // from there.
-                        w.target = floor;
-                        base = base.saturating_add(w.floor_bytes);
-                        if resident > floor {
-                            grower = true;
-                            growers.push(i);
-                        }
-                    }
-                    if resident <= floor {
-                        steps(items, i, t, w, mb, bonus, can_grow);
-                    }
-                }
-            }
-            targets[i as usize] = w.target | if grower { GROWER } else { 0 };
+            fill.add(
+                i,
+                &tex[i as usize],
+                &mut work[i as usize],
+                &mut self.scratch,
+            );
         }
+        self.fill_finish(fill, limit)
+    }
 
+    /// The start of a greedy fill at `bucket` over a scene of `n` textures: the scratch
+    /// emptied and sized, the bytes that are not the listed textures' (fixed, render targets,
+    /// the quiet textures' floors). Then [`Fill::add`] for every listed texture, in list order,
+    /// and [`Planner::fill_finish`].
+    pub(super) fn fill_start(&mut self, n: usize, bucket: usize, compete: bool) -> Fill {
+        // A bonus below 1 would favour churn; NaN counts as no bonus.
+        let bonus = if self.config.keep_bonus >= 1.0 {
+            self.config.keep_bonus
+        } else {
+            1.0
+        };
+        // The quiet textures (not in the list) stay at their floors, which are in `quiet_floor`.
+        let quiet = u64::try_from(self.quiet_floor).unwrap_or(u64::MAX);
+        let base = self
+            .fixed
+            .saturating_add(self.rt(bucket))
+            .saturating_add(quiet);
+        self.scratch.items.clear();
+        self.scratch.growers.clear();
+        self.scratch.targets.resize(n, 0);
+        self.scratch.old.resize(n, 0);
+        Fill {
+            base,
+            margin: 0,
+            mb: self.mip_bias(bucket),
+            bonus,
+            compete,
+        }
+    }
+
+    /// The greedy itself once every listed texture was added to `fill`: sorts the items, takes
+    /// them best first while they fit, and sets every listed texture's target. Returns whether
+    /// the mandatory part fits.
+    pub(super) fn fill_finish(&mut self, fill: Fill, limit: u64) -> bool {
+        let Fill {
+            base, mut margin, ..
+        } = fill;
         // Bucket sort by bin, best first; stable, so ties go by texture then coarse to fine.
         // Only the bins from the least to the greatest one used are gone through (the
         // counts outside them stay 0 from the previous sort).
@@ -103,7 +82,7 @@ impl Planner {
             .try_into()
             .expect("the counts have one entry per bin");
         let bin = |it: &Item| it.bin() & (BINS - 1);
-        for it in &self.items {
+        for it in &self.scratch.items {
             let b = bin(it);
             counts[b] += 1;
             lo = lo.min(b);
@@ -118,9 +97,10 @@ impl Planner {
             }
         }
         self.sorted.clear();
-        self.sorted.resize(self.items.len(), Item::default());
+        self.sorted
+            .resize(self.scratch.items.len(), Item::default());
         let sorted = &mut self.sorted[..];
-        for it in &self.items {
+        for it in &self.scratch.items {
             let b = bin(it);
             sorted[counts[b] as usize] = *it;
             counts[b] += 1;
@@ -135,7 +115,7 @@ impl Planner {
         let mut steady = base;
         for it in &self.sorted {
             let i = it.texture as usize;
-            let target = &mut self.targets[i];
+            let target = &mut self.scratch.targets[i];
             // Each texture's steps are taken coarse to fine: a step whose coarser neighbour was
             // not taken is blocked (its gain per byte is no better anyway).
             if *target & !GROWER != it.prev {
@@ -147,20 +127,20 @@ impl Planner {
             let m = if kept {
                 margin
             } else {
-                margin.max(self.old[i])
+                margin.max(self.scratch.old[i])
             };
             if steady.saturating_add(it.bytes).saturating_add(m) <= limit {
                 steady = steady.saturating_add(it.bytes);
                 margin = m;
                 if !kept && *target & GROWER == 0 {
                     *target |= GROWER;
-                    self.growers.push(it.texture);
+                    self.scratch.growers.push(it.texture);
                 }
                 *target = it.level | (*target & GROWER);
             }
         }
         for &i in &self.list {
-            self.work[i as usize].target = self.targets[i as usize] & !GROWER;
+            self.work[i as usize].target = self.scratch.targets[i as usize] & !GROWER;
         }
         fits
     }
@@ -187,6 +167,92 @@ impl Planner {
             })
             .sum()
     }
+}
+
+/// A greedy fill under way (see [`Planner::fill_start`]): the bytes of what is decided so far
+/// and how the listed textures' steps are valued.
+pub(super) struct Fill {
+    /// Fixed bytes, render targets, quiet floors and the mandatory bytes of the textures added.
+    base: u64,
+    /// The largest old texture alive during a busy texture's build.
+    margin: u64,
+    /// The bucket's mip bias.
+    mb: f32,
+    /// The keep bonus (at least 1).
+    bonus: f32,
+    /// Floors compete (the budget is too small for all of them).
+    compete: bool,
+}
+
+impl Fill {
+    /// Adds texture `i` (inputs `t`, its work `w` with its mode decided): its mandatory bytes,
+    /// its target before the greedy, and its mip steps as items.
+    #[inline(always)]
+    pub(super) fn add(&mut self, i: u32, t: &PlanTexture, w: &mut Work, s: &mut Scratch) {
+        s.old[i as usize] = w.resident_bytes;
+        let mut grower = false;
+        match w.mode {
+            Mode::Busy => {
+                w.target = w.flight;
+                self.base = self
+                    .base
+                    .saturating_add(w.resident_bytes.max(w.flight_bytes));
+                if w.flight != w.resident {
+                    self.margin = self.margin.max(w.resident_bytes.min(w.flight_bytes));
+                }
+            }
+            Mode::Cooling | Mode::Kept => {
+                w.target = w.resident;
+                self.base = self.base.saturating_add(w.resident_bytes);
+            }
+            Mode::Evicted => {
+                w.target = w.floor;
+                self.base = self.base.saturating_add(w.floor_bytes);
+            }
+            Mode::Free | Mode::Stale | Mode::Released => {
+                let (count, floor, resident) = (w.count, w.floor, w.resident);
+                let can_grow = w.mode != Mode::Released;
+                if self.compete {
+                    w.target = count;
+                    if floor < count && (resident <= floor || can_grow) {
+                        let gain = w.gain(t, count, floor, self.mb);
+                        let kept = resident <= floor;
+                        let d = density(gain, w.floor_bytes, kept, self.bonus);
+                        s.items
+                            .push(Item::new(i, floor, count, kept, d, w.floor_bytes));
+                    }
+                } else {
+                    // Floors are mandatory; one that is missing (after a too-small budget)
+                    // comes back alone first: it needs no IO, and the next plans add levels
+                    // from there.
+                    w.target = floor;
+                    self.base = self.base.saturating_add(w.floor_bytes);
+                    if resident > floor {
+                        grower = true;
+                        s.growers.push(i);
+                    }
+                }
+                if resident <= floor {
+                    steps(&mut s.items, i, t, w, self.mb, self.bonus, can_grow);
+                }
+            }
+        }
+        s.targets[i as usize] = w.target | if grower { GROWER } else { 0 };
+    }
+}
+
+/// The greedy's scratch, kept between plans.
+#[derive(Debug, Default)]
+pub(super) struct Scratch {
+    /// The listed textures' mip steps.
+    items: Vec<Item>,
+    /// Textures that grow in this plan (a floor that is missing, or a step taken).
+    pub(super) growers: Vec<u32>,
+    /// Per texture: its target, with [`GROWER`] once listed among the growers. Compact: the
+    /// greedy's walk jumps from texture to texture.
+    targets: Vec<u8>,
+    /// Per texture: its resident bytes (the old texture alive during its grow's build).
+    old: Vec<u64>,
 }
 
 /// The mip steps of texture `i` above its floor (at or above it: `w.resident <= w.floor`), as

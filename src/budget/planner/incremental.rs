@@ -82,6 +82,7 @@ impl Planner {
         frame: u64,
         resize: bool,
         scanned: bool,
+        mut fused: Option<(&mut Modes, &mut super::greedy::Fill)>,
     ) -> (u64, u64, bool) {
         let (mut floor_sum, mut resident_sum) = (0u64, 0u64);
         let mut view_changed = scanned && self.scan_view_changed;
@@ -141,6 +142,7 @@ impl Planner {
                 target: resident,
                 done: false,
                 busy: t.busy,
+                adopt: false,
                 hist: t.histogram,
                 wanted: if t.histogram {
                     histogram_mean(t)
@@ -161,6 +163,10 @@ impl Planner {
             };
             floor_sum = floor_sum.saturating_add(w.floor_bytes);
             resident_sum = resident_sum.saturating_add(w.resident_bytes);
+            if let Some((modes, fill)) = fused.as_mut() {
+                modes.decide(t, w, h);
+                fill.add(i as u32, t, w, &mut self.scratch);
+            }
         }
         (floor_sum, resident_sum, view_changed)
     }
@@ -231,7 +237,7 @@ impl Planner {
                 Mode::Busy | Mode::Cooling | Mode::Kept => false,
                 _ => w.target != w.resident,
             };
-            if decided {
+            if decided || w.adopt {
                 h.decided = Some((w.wanted, w.pixels, w.priority));
             }
             self.levels[i] = level;

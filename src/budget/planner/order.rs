@@ -194,7 +194,7 @@ impl Planner {
         // IO queue serves requests in order, so the largest gains per byte land soonest.
         let mut pending = false;
         let mut margin = 0u64;
-        for &i in &self.growers {
+        for &i in &self.scratch.growers {
             let w = &self.work[i as usize];
             if w.target >= w.resident {
                 continue;

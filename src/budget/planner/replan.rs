@@ -88,9 +88,15 @@ impl Planner {
             || self.levels.len() != n;
         self.select(tex, full);
 
-        // Pass 1: observe changes, sanitise, sizes.
+        // Pass 1: observe changes, sanitise, sizes; with them (fused: one pass over the
+        // textures' lines instead of three) each texture's mode and its greedy items at the
+        // current bucket, as if the floors fit and nothing is released (checked below: such a
+        // frame plans with them, another one decides again).
+        let mut modes = self.modes(frame, new_epoch, false);
+        let mut fill = self.fill_start(n, cur, false);
         let (mut floor_sum, resident_sum, mut view_changed) =
-            self.observe(tex, frame, resize, scanned);
+            self.observe(tex, frame, resize, scanned, Some((&mut modes, &mut fill)));
+        let mut fused = true;
         view_changed |= new_epoch;
         let quiet = u64::try_from(self.quiet_floor).unwrap_or(u64::MAX);
         floor_sum = floor_sum.saturating_add(quiet);
@@ -106,7 +112,8 @@ impl Planner {
         if floor_bytes > input.budget && !full {
             // The floors compete when they do not all fit: every texture takes part.
             self.select(tex, true);
-            let (sum, resident_sum, _) = self.observe(tex, frame, false, scanned);
+            let (sum, resident_sum, _) = self.observe(tex, frame, false, scanned, None);
+            fused = false;
             floor_sum = sum;
             sums.resident = resident_sum;
             floor_bytes = input
@@ -127,69 +134,27 @@ impl Planner {
                 .min(input.budget)
         };
 
-        // Pass 2: modes (holds), and the sums that size the mandatory bytes.
-        let hold = u64::from(self.config.min_frames_between_changes);
-        let mut wake = NEVER;
-        // The quiet textures are free, at their floors (none when the floors compete).
-        sums.free_floor = u64::try_from(self.quiet_floor).unwrap_or(u64::MAX);
-        for k in 0..self.list.len() {
-            // As in `observe`: ask for the lines of a texture a dozen ahead now (at 100k
-            // textures they have left the caches since).
-            if let Some(&ahead) = self.list.get(k + super::incremental::PREFETCH_AHEAD) {
-                super::incremental::prefetch(self.work.get(ahead as usize));
-                super::incremental::prefetch(self.history.get(ahead as usize));
-            }
-            let i = self.list[k] as usize;
-            let t = &tex[i];
-            let w = &mut self.work[i];
-            let h = &mut self.history[i];
-            let now = (w.wanted, w.pixels, w.priority);
-            let same_view = h
-                .decided
-                .is_some_and(|d| same_view(&self.config, now, d, w.count));
-            w.mode = if w.busy {
-                if h.decided.is_none() {
-                    // A grow the planner did not order: trust the caller and hold it.
-                    h.decided = Some(now);
-                    Mode::Busy
-                } else if same_view && !new_epoch {
-                    Mode::Busy
-                } else {
-                    Mode::Stale
+        // Pass 2: modes (holds), and the sums that size the mandatory bytes; done in pass 1
+        // unless the floors turned out not to fit.
+        if too_small || !fused {
+            fused = false;
+            modes = self.modes(frame, new_epoch, too_small);
+            for k in 0..self.list.len() {
+                // As in `observe`: ask for the lines of a texture a dozen ahead now (at 100k
+                // textures they have left the caches since).
+                if let Some(&ahead) = self.list.get(k + super::incremental::PREFETCH_AHEAD) {
+                    super::incremental::prefetch(self.work.get(ahead as usize));
+                    super::incremental::prefetch(self.history.get(ahead as usize));
                 }
-            } else if h.changed_at != NEVER
-                && h.changed_at > self.epoch_frame
-                && frame < h.changed_at.saturating_add(hold)
-                && same_view
-                // Above its floor, a texture that no view wants is not held: its levels gain
-                // nothing, and pinning them for the hold would starve a texture in view (a level
-                // kept when the camera passed a texture used to stay for the whole hold). It
-                // keeps them while they fit, as any step without gain.
-                && (too_small
-                    || (w.resident <= w.floor && !super::incremental::no_demand(w, t)))
-            {
-                wake = wake.min(h.changed_at.saturating_add(hold));
-                Mode::Cooling
-            } else {
-                Mode::Free
-            };
-            let floor = if too_small { 0 } else { w.floor_bytes };
-            match w.mode {
-                Mode::Busy => {
-                    let (old, new) = (w.resident_bytes, w.flight_bytes);
-                    sums.busy_commit = sums.busy_commit.saturating_add(old.max(new));
-                    sums.busy_floor = sums.busy_floor.saturating_add(floor);
-                    if w.flight != w.resident {
-                        sums.busy_margin = sums.busy_margin.max(old.min(new));
-                    }
-                }
-                Mode::Cooling => {
-                    sums.cool_resident = sums.cool_resident.saturating_add(w.resident_bytes);
-                    sums.cool_floor = sums.cool_floor.saturating_add(floor);
-                }
-                _ => sums.free_floor = sums.free_floor.saturating_add(floor),
+                let i = self.list[k] as usize;
+                modes.decide(&tex[i], &mut self.work[i], &self.history[i]);
             }
         }
+        let mut wake = modes.wake;
+        sums = Sums {
+            resident: sums.resident,
+            ..modes.sums
+        };
 
         // Mandatory bytes at a bucket for a release level: 0 holds everything, 1 lets the
         // cooling textures go, 2 also cancels the busy ones. The cheapest sacrifice comes first:
@@ -238,7 +203,11 @@ impl Planner {
             wake = NEVER; // nothing is cooling any more
         }
 
-        self.greedy(tex, bucket, limit, too_small);
+        if fused && release == 0 && bucket == cur {
+            self.fill_finish(fill, limit);
+        } else {
+            self.greedy(tex, bucket, limit, too_small);
+        }
 
         // The render scale: plan the neighbouring buckets too and move while clearly better. Only
         // when a view or the budget changed: the textures decide in the same plan, so a steady
@@ -325,6 +294,25 @@ impl Planner {
             }
         } else {
             PlanStatus::Ok
+        }
+    }
+
+    /// Deciding the listed textures' modes for this frame ([`Modes::decide`]), none yet.
+    fn modes(&self, frame: u64, new_epoch: bool, too_small: bool) -> Modes {
+        Modes {
+            frame,
+            hold: u64::from(self.config.min_frames_between_changes),
+            epoch_frame: self.epoch_frame,
+            new_epoch,
+            too_small,
+            wanted_tolerance: self.config.wanted_tolerance,
+            pixels_tolerance: self.config.pixels_tolerance,
+            // The quiet textures are free, at their floors (none when the floors compete).
+            sums: Sums {
+                free_floor: u64::try_from(self.quiet_floor).unwrap_or(u64::MAX),
+                ..Sums::default()
+            },
+            wake: NEVER,
         }
     }
 }

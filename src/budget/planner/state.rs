@@ -41,6 +41,9 @@ pub(super) struct Work {
     pub(super) done: bool,
     /// A grow is in flight.
     pub(super) busy: bool,
+    /// Busy with a grow the planner did not order: its view now is taken as the decision
+    /// ([`Planner::post_pass`] records it), and the grow is held.
+    pub(super) adopt: bool,
     /// The demand is the texture's histogram ([`PlanTexture::level_pixels`]); `wanted` is then
     /// its pixel-weighted mean level, for the view tolerance only.
     pub(super) hist: bool,
@@ -295,19 +298,89 @@ pub(super) fn sanitize_weight(v: f32) -> f32 {
     if v > 0.0 { v.min(f32::MAX) } else { 0.0 }
 }
 
-/// Whether `now` is the same view as `then` within the configured tolerances.
-pub(super) fn same_view(
-    c: &PlannerConfig,
-    now: (f32, f32, f32),
-    then: (f32, f32, f32),
-    count: u8,
-) -> bool {
-    // Out of view is "wanted at level_count", so that infinities compare.
-    let cap = f32::from(count);
-    let (wa, wb) = (now.0.min(cap), then.0.min(cap));
-    (wa - wb).abs() <= c.wanted_tolerance
-        && (now.1 - then.1).abs() <= c.pixels_tolerance * now.1.max(then.1)
-        && now.2 == then.2
+/// Deciding each listed texture's [`Mode`] for a plan, and the sums by mode that size the
+/// mandatory bytes. Reads a texture's history, never writes it: deciding again (the floors
+/// turned out not to fit) gives what deciding once would.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Modes {
+    pub(super) frame: u64,
+    /// [`PlannerConfig::min_frames_between_changes`].
+    pub(super) hold: u64,
+    /// Frame of the budget's last change: a change before it holds nothing.
+    pub(super) epoch_frame: u64,
+    pub(super) new_epoch: bool,
+    /// The floors do not all fit: they compete (count for nothing here), and a texture with
+    /// no demand is held too.
+    pub(super) too_small: bool,
+    pub(super) wanted_tolerance: f32,
+    pub(super) pixels_tolerance: f32,
+    /// The sums by mode (`resident` unused).
+    pub(super) sums: Sums,
+    /// The earliest frame a hold ends.
+    pub(super) wake: u64,
+}
+
+impl Modes {
+    /// Decides the mode of texture `t` (its work `w`, sanitised, and history `h`) and adds it
+    /// to the sums.
+    #[inline(always)]
+    pub(super) fn decide(&mut self, t: &PlanTexture, w: &mut Work, h: &History) {
+        let now = (w.wanted, w.pixels, w.priority);
+        let same_view = h.decided.is_some_and(|d| self.same_view(now, d, w.count));
+        w.mode = if w.busy {
+            if h.decided.is_none() || w.adopt {
+                // A grow the planner did not order: trust the caller and hold it.
+                w.adopt = true;
+                Mode::Busy
+            } else if same_view && !self.new_epoch {
+                Mode::Busy
+            } else {
+                Mode::Stale
+            }
+        } else if h.changed_at != NEVER
+            && h.changed_at > self.epoch_frame
+            && self.frame < h.changed_at.saturating_add(self.hold)
+            && same_view
+            // Above its floor, a texture that no view wants is not held: its levels gain
+            // nothing, and pinning them for the hold would starve a texture in view (a level
+            // kept when the camera passed a texture used to stay for the whole hold). It keeps
+            // them while they fit, as any step without gain.
+            && (self.too_small
+                || (w.resident <= w.floor && !super::incremental::no_demand(w, t)))
+        {
+            self.wake = self.wake.min(h.changed_at.saturating_add(self.hold));
+            Mode::Cooling
+        } else {
+            Mode::Free
+        };
+        let sums = &mut self.sums;
+        let floor = if self.too_small { 0 } else { w.floor_bytes };
+        match w.mode {
+            Mode::Busy => {
+                let (old, new) = (w.resident_bytes, w.flight_bytes);
+                sums.busy_commit = sums.busy_commit.saturating_add(old.max(new));
+                sums.busy_floor = sums.busy_floor.saturating_add(floor);
+                if w.flight != w.resident {
+                    sums.busy_margin = sums.busy_margin.max(old.min(new));
+                }
+            }
+            Mode::Cooling => {
+                sums.cool_resident = sums.cool_resident.saturating_add(w.resident_bytes);
+                sums.cool_floor = sums.cool_floor.saturating_add(floor);
+            }
+            _ => sums.free_floor = sums.free_floor.saturating_add(floor),
+        }
+    }
+
+    /// Whether `now` is the same view as `then` within the configured tolerances.
+    fn same_view(&self, now: (f32, f32, f32), then: (f32, f32, f32), count: u8) -> bool {
+        // Out of view is "wanted at level_count", so that infinities compare.
+        let cap = f32::from(count);
+        let (wa, wb) = (now.0.min(cap), then.0.min(cap));
+        (wa - wb).abs() <= self.wanted_tolerance
+            && (now.1 - then.1).abs() <= self.pixels_tolerance * now.1.max(then.1)
+            && now.2 == then.2
+    }
 }
 
 /// Octaves of blur when `level` is the finest resident level and `wanted` (mip bias included) is
