@@ -87,7 +87,10 @@ impl Default for ManagerConfig {
 pub struct FrameTiming {
     /// The last GPU frame time (ms), when timestamps are available.
     pub gpu_ms: Option<f32>,
-    /// The CPU time of the previous frame, submit to submit (ms; 0 when unknown).
+    /// The CPU time of the previous frame, submit to submit (ms; 0 when unknown). Reported,
+    /// and scaled by only while no GPU time has been given (nor announced with
+    /// [`BudgetManager::expect_gpu_times`]): after that, a frame whose GPU time is not back yet
+    /// keeps the last decision.
     pub cpu_ms: f32,
 }
 
@@ -173,6 +176,9 @@ pub struct BudgetManager {
     plan: Plan,
     targets: RenderTargets,
     controller: ResolutionController,
+    /// GPU frame times have been given ([`FrameTiming::gpu_ms`]): from then on a frame without
+    /// one keeps the time path's last decision instead of taking the CPU time.
+    gpu_timed: bool,
     range: BucketRange,
     buckets: Vec<ScaleBucket>,
     buckets_for: (u32, u32),
@@ -262,6 +268,7 @@ impl BudgetManager {
                 ),
             },
             controller: ResolutionController::new(config.controller.clone()),
+            gpu_timed: false,
             mem_index: range.len().saturating_sub(1),
             range,
             buckets: Vec::new(),
@@ -294,6 +301,13 @@ impl BudgetManager {
     /// to its last level built, rounded up, 1 to [`crate::demand::MAX_PREDICTED_FRAMES`].
     pub fn demand_latency_frames(&self) -> u32 {
         (self.streamer.latency_frames().ceil() as u32).clamp(1, crate::demand::MAX_PREDICTED_FRAMES)
+    }
+
+    /// Says that [`FrameTiming::gpu_ms`] will come (a GPU timer measures the frames): the time
+    /// path waits for the first GPU time instead of starting on CPU times (a loading frame's
+    /// hitch would seed its average), and never takes a CPU time. Given GPU times imply it.
+    pub fn expect_gpu_times(&mut self) {
+        self.gpu_timed = true;
     }
 
     /// The resolution controller (current bucket, history of changes and their reasons).
@@ -667,9 +681,15 @@ impl BudgetManager {
 
         // Scale: the planner's memory bucket, lowered by GPU time when a target is set.
         let mem_bucket = self.range.at(self.mem_index);
-        let frame_time = timing
-            .gpu_ms
-            .or((timing.cpu_ms > 0.0).then_some(timing.cpu_ms));
+        // The CPU time stands in only for a caller that never gives GPU times: once it has,
+        // a frame without a new one (the timestamps not back yet) keeps the last decision.
+        // Mixed in, the CPU time (a vsync interval, a loading hitch) moved the scale.
+        self.gpu_timed |= timing.gpu_ms.is_some();
+        let frame_time = timing.gpu_ms.or(if self.gpu_timed {
+            None
+        } else {
+            (timing.cpu_ms > 0.0).then_some(timing.cpu_ms)
+        });
         let changes = self.controller.change_count();
         let bucket = if self.config.render_targets {
             let bucket = self.controller.update(&crate::resolution::FrameInput {
@@ -683,8 +703,13 @@ impl BudgetManager {
                 },
                 target_frame_ms: self.config.target_frame_ms,
             });
-            let bucket = self.within_memory_bucket(bucket.min(mem_bucket));
-            self.set_targets_within_memory(output, bucket)?
+            let made = self.within_memory_bucket(bucket.min(mem_bucket));
+            let made = self.set_targets_within_memory(output, made)?;
+            // Lower than the controller chose (its targets cost more than the memory bucket's,
+            // or the driver refused them): the controller follows, so that its bucket, reason
+            // and frame-time model are those of the scale drawn.
+            self.controller.note_made(made);
+            made
         } else {
             // No targets of ours: the frame is at scale 1 (what the docs promise a caller who
             // keeps its own targets), whatever a frame-time target says.

@@ -71,6 +71,8 @@ impl BudgetManager {
                 },
             }));
             self.buckets_for = output;
+            // New prices: a bucket refused at the old ones may be made now.
+            self.controller.lift_refusals();
             self.mem_index = self.mem_index.min(self.buckets.len().saturating_sub(1));
         }
     }
@@ -102,8 +104,8 @@ impl BudgetManager {
         if current == Some((bucket, output)) {
             return Ok(());
         }
-        // Free before allocating, so a change of scale never holds both sets of targets.
-        self.targets.release();
+        // The pool frees each changed target before making its replacement (a change of scale
+        // never holds both) and keeps the unchanged ones (an output-sized intermediate).
         self.targets.ensure(&self.ctx, output, bucket)?;
         Ok(())
     }

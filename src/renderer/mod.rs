@@ -206,8 +206,12 @@ impl Renderer {
             target_frame_ms: config.target_frame_ms,
             ..ManagerConfig::default()
         };
+        let mut manager = BudgetManager::with_context(ctx, mc);
+        if timer.is_some() {
+            manager.expect_gpu_times();
+        }
         Ok(Self {
-            manager: BudgetManager::with_context(ctx, mc),
+            manager,
             pass,
             upscale,
             timer,

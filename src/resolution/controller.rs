@@ -190,6 +190,9 @@ pub fn lerp_baseline(range: BucketRange, available_bytes: u64, reference_bytes: 
     range.clamp(Bucket::floor(lo + (hi - lo) * t))
 }
 
+/// The largest frame time the average takes (ms): a minute.
+const MAX_FRAME_MS: f32 = 60_000.0;
+
 /// See the module docs.
 #[derive(Clone, Debug)]
 pub struct ResolutionController {
@@ -212,6 +215,13 @@ pub struct ResolutionController {
     up_by_memory: bool,
     /// The memory cap of the previous frame (which cap held the scale down).
     last_memory_cap: Bucket,
+    /// A bucket [`ResolutionController::update`] returned that the caller could not make
+    /// ([`ResolutionController::note_made`]) and the memory input it was refused under: while
+    /// that input holds (and the caller does not lift it), the scale does not step up to it or
+    /// below it (it would only be refused again).
+    blocked: Option<(Bucket, u32)>,
+    /// `FrameInput::memory_max_scale` of the last update, as bits.
+    last_memory_input: u32,
     ring: [Option<ScaleChange>; HISTORY],
     ring_next: usize,
     changes: u64,
@@ -225,7 +235,7 @@ impl Default for ResolutionController {
 
 impl ResolutionController {
     /// A controller starting at the top of its range. Bad tuning is repaired, not refused:
-    /// `up_stable_frames` of 0 counts as 1, `time_ema_alpha` is clamped to `(0, 1]` (not finite:
+    /// `up_stable_frames` of 0 counts as 1, `time_ema_alpha` is clamped to `[0.001, 1]` (not finite:
     /// 0.1), `dead_band` to `[0, 0.9]` (not finite: 0.1).
     pub fn new(config: ControllerConfig) -> Self {
         let config = sanitize(config);
@@ -242,6 +252,8 @@ impl ResolutionController {
             up_target: top,
             up_by_memory: false,
             last_memory_cap: top,
+            blocked: None,
+            last_memory_input: 1.0f32.to_bits(),
             ring: [None; HISTORY],
             ring_next: 0,
             changes: 0,
@@ -262,6 +274,7 @@ impl ResolutionController {
         self.time_cap = r.clamp(self.time_cap);
         self.last_memory_cap = r.clamp(self.last_memory_cap);
         self.up_frames = 0;
+        self.blocked = None;
         let clamped = r.clamp(self.current);
         self.change(clamped, ChangeReason::Config);
     }
@@ -307,6 +320,35 @@ impl ResolutionController {
         self.change(b, ChangeReason::Manual);
     }
 
+    /// Tells the controller the bucket the caller made this frame, when lower than the one
+    /// [`ResolutionController::update`] returned: its targets would cost more than the memory
+    /// allows (an upscaler's intermediate makes a scale just below native dearer than native),
+    /// or the driver refused them. The controller moves there (reason
+    /// [`ChangeReason::MemoryDown`]; its frame-time average is carried to the new scale), so
+    /// what it reports and predicts is the scale drawn, and does not step up again to the
+    /// refused bucket or below it while the same memory input holds (until
+    /// [`ResolutionController::lift_refusals`]). No effect when `made` is not lower.
+    pub fn note_made(&mut self, made: Bucket) {
+        let made = self.config.range.clamp(made);
+        if made >= self.current {
+            return;
+        }
+        let refused = self.current;
+        let b = match self.blocked {
+            Some((b, bits)) if bits == self.last_memory_input => b.max(refused),
+            _ => refused,
+        };
+        self.blocked = Some((b, self.last_memory_input));
+        self.up_frames = 0;
+        self.change(made, ChangeReason::MemoryDown);
+    }
+
+    /// Forgets the buckets [`ResolutionController::note_made`] refused: what the targets cost
+    /// changed (a new output size or target set), so they may be made now.
+    pub fn lift_refusals(&mut self) {
+        self.blocked = None;
+    }
+
     /// Advances one frame and returns the bucket to render it at. Constant time, no allocation.
     pub fn update(&mut self, input: &FrameInput) -> Bucket {
         let range = self.config.range;
@@ -326,7 +368,18 @@ impl ResolutionController {
             Some(b) => self.time_cap = b,
             None => self.time_path(input),
         }
-        let wanted = memory_cap.min(self.time_cap);
+        let mut wanted = memory_cap.min(self.time_cap);
+        // A bucket the caller could not make stays out of reach while the memory input it was
+        // refused under holds (its targets cost more than that memory allows): stepping up to
+        // it would only be refused again. A bucket above it is tried as usual.
+        self.last_memory_input = input.memory_max_scale.to_bits();
+        if let Some((b, bits)) = self.blocked {
+            if bits != self.last_memory_input {
+                self.blocked = None;
+            } else if wanted > self.current && wanted <= b {
+                wanted = self.current;
+            }
+        }
 
         if wanted < self.current {
             let reason = if memory_cap < self.current {
@@ -384,6 +437,9 @@ impl ResolutionController {
         let Some(t) = input.frame_time_ms.filter(|t| t.is_finite() && *t > 0.0) else {
             return;
         };
+        // A minute a frame is as slow as it matters: a larger figure (`f32::MAX`) made the
+        // average overflow to infinity when a step up carried it, and then NaN for good.
+        let t = t.min(MAX_FRAME_MS);
         // Until 1/alpha samples have arrived the average is a plain mean of them (weight
         // 1/n), so that one noisy first frame does not pass for the average.
         self.samples = self.samples.saturating_add(1);
@@ -770,5 +826,70 @@ mod tests {
             });
         }
         assert!(c.config().range.clamp(c.bucket()) == c.bucket());
+    }
+
+    /// A frame time of `f32::MAX` followed by a step up (forced) left the average infinite,
+    /// then NaN for good, and a NaN average always wanted the top bucket: the time path never
+    /// stepped down again. Frame times are now capped at a minute.
+    #[test]
+    fn a_huge_frame_time_does_not_poison_the_average() {
+        let mut c = ResolutionController::new(ControllerConfig {
+            range: BucketRange::new(0.25, 1.0),
+            ..Default::default()
+        });
+        let input = |t: f32| FrameInput {
+            frame_time_ms: Some(t),
+            target_frame_ms: Some(10.0),
+            ..FrameInput::default()
+        };
+        for _ in 0..20 {
+            c.update(&input(f32::MAX));
+        }
+        assert!(c.bucket() < Bucket::FULL);
+        c.force(Bucket::FULL);
+        for _ in 0..200 {
+            c.update(&input(5.0));
+        }
+        let ema = c.smoothed_frame_ms().unwrap();
+        assert!(ema.is_finite() && ema < 10.0, "average {ema}");
+        // And it still steps down when frames are slow.
+        for _ in 0..50 {
+            c.update(&input(40.0));
+        }
+        assert!(c.bucket() < Bucket::FULL, "{}", c.bucket());
+    }
+
+    /// A bucket the caller could not make is not stepped up to again while the memory input
+    /// holds; a higher one is, and `lift_refusals` or a new memory input opens it again.
+    #[test]
+    fn a_refused_bucket_is_not_tried_again() {
+        let mut c = ResolutionController::new(ControllerConfig {
+            mode: ControllerMode::Fixed(Bucket::from_sixteenths(15)),
+            ..Default::default()
+        });
+        let mem = |s: f32| FrameInput {
+            memory_max_scale: s,
+            ..FrameInput::default()
+        };
+        assert_eq!(c.update(&mem(1.0)), Bucket::from_sixteenths(15));
+        c.note_made(Bucket::from_sixteenths(13));
+        assert_eq!(c.bucket(), Bucket::from_sixteenths(13));
+        assert_eq!(c.last_change().unwrap().reason, ChangeReason::MemoryDown);
+        let changes = c.change_count();
+        for _ in 0..500 {
+            assert_eq!(c.update(&mem(1.0)), Bucket::from_sixteenths(13));
+        }
+        assert_eq!(c.change_count(), changes);
+        // Not lower: nothing.
+        c.note_made(Bucket::FULL);
+        assert_eq!(c.bucket(), Bucket::from_sixteenths(13));
+        // Prices changed: tried again after the stable window.
+        c.lift_refusals();
+        let up = (0..100).map(|_| c.update(&mem(1.0))).last().unwrap();
+        assert_eq!(up, Bucket::from_sixteenths(15));
+        // A new memory input lifts it too.
+        c.note_made(Bucket::from_sixteenths(13));
+        let up = (0..100).map(|_| c.update(&mem(0.99))).last().unwrap();
+        assert_eq!(up, Bucket::from_sixteenths(15));
     }
 }

@@ -53,8 +53,10 @@ pub enum TargetSize {
     /// The output size, and only while the scaled size is smaller than the output (below
     /// native scale): an upscaler's intermediate, not needed when there is nothing to upscale.
     /// At native scale the target is not made ([`super::Targets::view`] is `None`) and costs
-    /// nothing, so native scale can cost less than the buckets just below it; the planner and
-    /// the controller take that into account.
+    /// nothing, so native scale can cost less than the buckets just below it. The planner
+    /// prices every bucket by its targets; the budget manager draws at the largest bucket
+    /// within the memory bucket's price and tells the controller
+    /// ([`super::ResolutionController::note_made`]).
     OutputWhenScaled,
 }
 
@@ -212,7 +214,7 @@ impl TargetSet {
     }
 
     /// Whether every target for an `output` size at `scale` is at most `max` texels on a side
-    /// (the device's `max_texture_dimension_2d`): a bucket that passes it cannot be made.
+    /// (the device's `max_texture_dimension_2d`): a bucket that fails it cannot be made.
     pub fn fits(&self, output: (u32, u32), scale: f32, max: u32) -> bool {
         if output.0 == 0 || output.1 == 0 {
             return true;
@@ -235,7 +237,7 @@ impl TargetSet {
             .iter()
             .filter_map(|s| s.at(output, scaled))
             .map(|d| crate::budget::size::texture_bytes(&d.desc()).unwrap_or(0))
-            .sum()
+            .fold(0u64, u64::saturating_add)
     }
 }
 

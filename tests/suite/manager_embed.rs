@@ -453,3 +453,117 @@ fn a_resident_texture_charged_to_render_targets_is_fixed_beside_the_manager_s_ta
     assert_eq!(m.streamer().pinned_bytes(Category::RenderTargets), 0);
     assert_eq!(floor_bytes(&mut m), before);
 }
+
+/// The EasuRcas intermediate (output-sized, made only below native scale) makes 15/16 and
+/// 14/16 dearer than native. The manager draws at the largest bucket within the memory
+/// bucket's price; the controller now follows it (before, a fixed 15/16 reported 15/16 while
+/// 13/16 was drawn, and its frame-time model was that of a scale not drawn).
+#[test]
+fn the_controller_follows_the_scale_the_manager_can_make() {
+    use mipflow::resolution::{Bucket, ControllerMode, Upscaler};
+    let Some(ctx) = common::gpu() else { return };
+    let mut c = config(256 << 20, true, true);
+    c.upscaler = Upscaler::EasuRcas;
+    c.controller.mode = ControllerMode::Fixed(Bucket::from_sixteenths(15));
+    let mut m = manager(&ctx, c);
+    let h = add(&mut m, 0..2, 64);
+    let mut last = None;
+    for f in 0..120 {
+        let plan = frame_with_demand(&mut m, &h, (640, 360), 10_000.0, FrameTiming::default());
+        assert_eq!(
+            plan.memory_bucket,
+            Bucket::FULL,
+            "frame {f}: memory allows native"
+        );
+        assert!(
+            plan.render_scale < 15.0 / 16.0,
+            "frame {f}: {}",
+            plan.render_scale
+        );
+        assert_eq!(
+            m.controller().bucket().scale(),
+            plan.render_scale,
+            "frame {f}: the controller reports the scale drawn"
+        );
+        last = Some(plan.render_scale);
+    }
+    // Settled: it does not step up to the refused bucket again and again.
+    let changes = m.controller().change_count();
+    for _ in 0..300 {
+        let plan = frame_with_demand(&mut m, &h, (640, 360), 10_000.0, FrameTiming::default());
+        assert_eq!(Some(plan.render_scale), last);
+    }
+    assert_eq!(m.controller().change_count(), changes);
+}
+
+/// Once GPU times are given, a frame whose GPU time is not back yet keeps the time path's
+/// last decision: before, the CPU time (a vsync interval, a loading hitch) stood in for it and
+/// moved the scale.
+#[test]
+fn cpu_times_do_not_stand_in_for_late_gpu_times() {
+    let Some(ctx) = common::gpu() else { return };
+    let mut c = config(256 << 20, true, true);
+    c.target_frame_ms = Some(8.0);
+    let mut m = manager(&ctx, c);
+    let h = add(&mut m, 0..2, 64);
+    let fast = FrameTiming {
+        gpu_ms: Some(2.0),
+        cpu_ms: 2.0,
+    };
+    let late = FrameTiming {
+        gpu_ms: None,
+        cpu_ms: 40.0,
+    };
+    for f in 0..100 {
+        let timing = if f % 4 == 0 { fast } else { late };
+        let plan = frame_with_demand(&mut m, &h, (640, 360), 10_000.0, timing);
+        assert_eq!(plan.render_scale, 1.0, "frame {f}");
+    }
+    // Without GPU times the CPU time still drives the scale (40 ms against 8).
+    let mut m = manager(&ctx, {
+        let mut c = config(256 << 20, true, true);
+        c.target_frame_ms = Some(8.0);
+        c
+    });
+    let h = add(&mut m, 0..2, 64);
+    let mut lowest = 1.0f32;
+    for _ in 0..100 {
+        let plan = frame_with_demand(&mut m, &h, (640, 360), 10_000.0, late);
+        lowest = lowest.min(plan.render_scale);
+    }
+    assert!(lowest < 1.0, "the CPU time path never lowered the scale");
+}
+
+/// A change between two scales below native keeps the output-sized upscale intermediate (the
+/// pool keeps targets whose descriptor is unchanged): before, the manager released every
+/// target first, so the intermediate was made again at every scale change.
+#[test]
+fn a_scale_change_keeps_the_output_sized_targets() {
+    use mipflow::resolution::Upscaler;
+    let Some(ctx) = common::gpu() else { return };
+    let mut c = config(256 << 20, true, true);
+    c.upscaler = Upscaler::EasuRcas;
+    let mut m = manager(&ctx, c);
+    let h = add(&mut m, 0..2, 64);
+    let output = (640, 360);
+    frame_with_demand(&mut m, &h, output, 10_000.0, FrameTiming::default());
+    m.set_scale_range(0.5, 0.75);
+    let plan = frame_with_demand(&mut m, &h, output, 10_000.0, FrameTiming::default());
+    assert_eq!(plan.render_scale, 0.75);
+    let intermediate = |m: &BudgetManager| {
+        let t = m.targets().unwrap();
+        (0..8)
+            .filter_map(|i| t.texture(i))
+            .find(|x| (x.texture().width(), x.texture().height()) == output)
+            .map(|x| x.texture().clone())
+            .expect("an output-sized intermediate below native scale")
+    };
+    let before = intermediate(&m);
+    m.set_scale_range(0.5, 0.625);
+    let plan = frame_with_demand(&mut m, &h, output, 10_000.0, FrameTiming::default());
+    assert_eq!(plan.render_scale, 0.625);
+    assert!(
+        intermediate(&m) == before,
+        "the intermediate was made again"
+    );
+}
