@@ -75,7 +75,9 @@ impl Planner {
     /// view changed). Running it twice in a frame changes nothing the second time (but
     /// reports no view change unless the scan found one). What it records of a texture must
     /// stay what [`Quiet::stays`] checks is unchanged (identity, level, hold): a texture that
-    /// test keeps quiet is not observed.
+    /// test keeps quiet is not observed. `fused`: also decide each texture's mode and build its
+    /// greedy items at the current bucket in the same pass (valid while the floors fit, nothing
+    /// is released and the bucket stays; the caller checks and redoes the rest otherwise).
     pub(super) fn observe(
         &mut self,
         tex: &[PlanTexture],

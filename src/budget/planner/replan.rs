@@ -90,8 +90,10 @@ impl Planner {
 
         // Pass 1: observe changes, sanitise, sizes; with them (fused: one pass over the
         // textures' lines instead of three) each texture's mode and its greedy items at the
-        // current bucket, as if the floors fit and nothing is released (checked below: such a
-        // frame plans with them, another one decides again).
+        // current bucket, as if the floors fit and nothing is released. Checked below: when
+        // the floors do not fit, the modes are decided again and the greedy runs in full; when
+        // holds are released or the bucket moves, the modes stand (release edits them) and
+        // only the greedy items are built again.
         let mut modes = self.modes(frame, new_epoch, false);
         let mut fill = self.fill_start(n, cur, false);
         let (mut floor_sum, resident_sum, mut view_changed) =

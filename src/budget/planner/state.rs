@@ -41,8 +41,9 @@ pub(super) struct Work {
     pub(super) done: bool,
     /// A grow is in flight.
     pub(super) busy: bool,
-    /// Busy with a grow the planner did not order: its view now is taken as the decision
-    /// ([`Planner::post_pass`] records it), and the grow is held.
+    /// Busy with no recorded decision (a grow the planner did not order, or one ordered
+    /// before a new identity or run cleared the history): its view now is taken as the
+    /// decision ([`Planner::post_pass`] records it), and the grow is held.
     pub(super) adopt: bool,
     /// The demand is the texture's histogram ([`PlanTexture::level_pixels`]); `wanted` is then
     /// its pixel-weighted mean level, for the view tolerance only.
@@ -309,8 +310,8 @@ pub(super) struct Modes {
     /// Frame of the budget's last change: a change before it holds nothing.
     pub(super) epoch_frame: u64,
     pub(super) new_epoch: bool,
-    /// The floors do not all fit: they compete (count for nothing here), and a texture with
-    /// no demand is held too.
+    /// The floors do not all fit: they compete (count for nothing here), and a texture above
+    /// its floor is held too (with demand or without), as the floors are what is short.
     pub(super) too_small: bool,
     pub(super) wanted_tolerance: f32,
     pub(super) pixels_tolerance: f32,
@@ -328,8 +329,10 @@ impl Modes {
         let now = (w.wanted, w.pixels, w.priority);
         let same_view = h.decided.is_some_and(|d| self.same_view(now, d, w.count));
         w.mode = if w.busy {
-            if h.decided.is_none() || w.adopt {
-                // A grow the planner did not order: trust the caller and hold it.
+            if h.decided.is_none() {
+                // No recorded decision (a grow the planner did not order, or one that a new
+                // identity or run cleared): trust the caller and hold it. The history is not
+                // written while deciding, so deciding again in a frame finds the same.
                 w.adopt = true;
                 Mode::Busy
             } else if same_view && !self.new_epoch {
