@@ -59,7 +59,7 @@ pub fn cook_hdr(img: &image::Rgb32FImage, opts: &CookOptions) -> Result<EncodedT
         width,
         height,
         levels,
-        key_values: Vec::new(),
+        key_values: crate::source_size_keys((source_w, source_h), (width, height)),
     })
 }
 

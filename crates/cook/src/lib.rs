@@ -268,7 +268,9 @@ impl Resize {
             }
             Resize::Pow2 => {
                 let round = |v: u32| {
-                    let lo = 1u32 << (31 - v.max(1).leading_zeros());
+                    // An empty side rounds to 1 (the cook then refuses the empty source).
+                    let v = v.max(1);
+                    let lo = 1u32 << (31 - v.leading_zeros());
                     let hi = lo.saturating_mul(2);
                     let p = if v - lo <= hi.saturating_sub(v) {
                         lo
@@ -390,6 +392,14 @@ pub(crate) fn cook_dims(
     source_w: u32,
     source_h: u32,
 ) -> Result<(u32, u32), CookError> {
+    // An empty image (a header that says 0x0) has nothing to cook, whatever the resize.
+    if source_w == 0 || source_h == 0 {
+        return Err(CookError::BadSize {
+            width: source_w,
+            height: source_h,
+            max: MAX_COOK_DIMENSION,
+        });
+    }
     let (width, height) = opts.resize.dims(source_w, source_h);
     if width == 0 || height == 0 || width > MAX_COOK_DIMENSION || height > MAX_COOK_DIMENSION {
         return Err(CookError::BadSize {
@@ -484,16 +494,22 @@ pub fn cook_rgba8(
         width,
         height,
         levels,
-        key_values: if (width, height) == (source_w, source_h) {
-            Vec::new()
-        } else {
-            // Tools (and `mipflow inspect`) can tell the image's own size.
-            vec![(
-                "mipflowSourceSize".to_owned(),
-                format!("{source_w}x{source_h}\0").into_bytes(),
-            )]
-        },
+        key_values: source_size_keys((source_w, source_h), (width, height)),
     })
+}
+
+/// The key/value data of a texture cooked at `cooked` from an image of `source`: the image's own
+/// size under `mipflowSourceSize` when the cook resized it (tools and `mipflow inspect` show it),
+/// nothing otherwise.
+pub(crate) fn source_size_keys(source: (u32, u32), cooked: (u32, u32)) -> Vec<(String, Vec<u8>)> {
+    if source == cooked {
+        return Vec::new();
+    }
+    let (w, h) = source;
+    vec![(
+        "mipflowSourceSize".to_owned(),
+        format!("{w}x{h}\0").into_bytes(),
+    )]
 }
 
 #[cfg(test)]
@@ -514,5 +530,68 @@ mod resize_tests {
         assert_eq!(Resize::Keep.dims(451, 300), (451, 300));
         assert_eq!(Resize::Pow2.dims(451, 300), (512, 256));
         assert_eq!(Resize::Pow2.dims(384, 1), (256, 1));
+    }
+
+    #[test]
+    fn empty_sides_do_not_panic() {
+        // Every resize copes with a 0 side (the cook refuses the image before using it).
+        for resize in [Resize::Keep, Resize::Stream, Resize::Pow2] {
+            let (w, h) = resize.dims(0, 0);
+            assert!(w <= 4 && h <= 4, "{resize:?}: {w}x{h}");
+        }
+        assert_eq!(Resize::Pow2.dims(0, 16), (1, 16));
+    }
+
+    #[test]
+    fn a_resized_hdr_image_keeps_its_source_size() {
+        let img = image::Rgb32FImage::from_pixel(60, 30, image::Rgb([2.0, 0.5, 0.25]));
+        let opts = super::CookOptions {
+            resize: Resize::Stream,
+            block: Some(super::BlockKind::Bc6h),
+            quality: super::Quality::Fast,
+            ..Default::default()
+        };
+        let tex = super::cook_hdr(&img, &opts).unwrap();
+        assert_eq!((tex.width, tex.height), (64, 32));
+        assert_eq!(
+            tex.key_values,
+            vec![("mipflowSourceSize".to_owned(), b"60x30\0".to_vec())]
+        );
+        let kept = super::cook_hdr(
+            &img,
+            &super::CookOptions {
+                resize: Resize::Keep,
+                ..opts
+            },
+        )
+        .unwrap();
+        assert!(kept.key_values.is_empty());
+    }
+
+    #[test]
+    fn an_empty_image_is_a_bad_size_not_a_panic() {
+        for resize in [Resize::Keep, Resize::Stream, Resize::Pow2] {
+            let opts = super::CookOptions {
+                resize,
+                ..Default::default()
+            };
+            for (w, h) in [(0, 0), (0, 16), (16, 0)] {
+                let img = image::DynamicImage::ImageRgba8(image::RgbaImage::new(w, h));
+                match super::cook_image(&img, &opts) {
+                    Err(super::CookError::BadSize { width, height, .. }) => {
+                        assert_eq!((width, height), (w, h), "{resize:?}");
+                    }
+                    other => panic!("{resize:?} {w}x{h}: {:?}", other.map(|t| t.width)),
+                }
+                let hdr = image::Rgb32FImage::new(w, h);
+                assert!(
+                    matches!(
+                        super::cook_hdr(&hdr, &opts),
+                        Err(super::CookError::BadSize { .. })
+                    ),
+                    "{resize:?} {w}x{h} HDR"
+                );
+            }
+        }
     }
 }
