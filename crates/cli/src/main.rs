@@ -127,6 +127,7 @@ fn headless(args: &HeadlessArgs) -> ExitCode {
         size,
         monitor: args.monitor,
         cache: Some(mipflow_cli::scenes::cache_dir()),
+        fail_at_frame: None,
     };
     let report = match run(ctx, &opts) {
         Ok(r) => r,

@@ -35,6 +35,9 @@ pub struct RunOptions {
     pub monitor: bool,
     /// Cache folder for procedural textures (`None`: cook in memory).
     pub cache: Option<PathBuf>,
+    /// Testing hook: the render of this frame fails (as a device lost mid-run would).
+    #[doc(hidden)]
+    pub fail_at_frame: Option<u64>,
 }
 
 /// One line with the totals per category, like `nvidia-smi -l 1` (the `--monitor` output).
@@ -88,6 +91,11 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
         .create_offscreen_target("headless output", w, h)?;
     let view = output.create_view();
 
+    // The scene is registered with no budget limit and the run's budget applied before its first
+    // frame: a budget below one texture's floor (`--budget 0`) is then a run that degrades and
+    // says so (exit 1, with its report), as for any budget below the floors, not a registration
+    // refused (`FloorTooLarge`, which would end the run without a report).
+    r.set_budget(Budget::bytes(u64::MAX));
     let cache = opts.cache.as_deref();
     let quiet = |_: usize, _: usize| {};
     let mut skipped = Vec::new();
@@ -154,6 +162,7 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
         ..Report::default()
     };
     report.frames.reserve(sc.frames as usize);
+    r.set_budget(Budget::bytes(budget_at(0)));
     let mut last_monitor = Instant::now();
     let mut budget_now = budget_at(0);
     let mut too_small_at: Option<u64> = None;
@@ -161,6 +170,7 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
     let mut events = mipflow::events::EventLog::new();
     let mut tally = mipflow::events::Tally::default();
     let mut prev_stats: Option<mipflow::FrameStats> = None;
+    let mut render_error = None;
     for frame in 0..sc.frames {
         let b = budget_at(frame);
         if b != budget_now {
@@ -179,7 +189,24 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
             _ => scenes::tour(frame, sc.tour_frames.unwrap_or(sc.frames), length),
         });
         let t0 = Instant::now();
-        let stats = *r.render(&view, &FrameInput::new(Camera::look_at(eye, target)))?;
+        let rendered = if opts.fail_at_frame == Some(frame) {
+            Err(mipflow::Error::Validation {
+                context: "rendering (testing hook)".into(),
+                message: "injected failure".into(),
+            })
+        } else {
+            r.render(&view, &FrameInput::new(Camera::look_at(eye, target)))
+                .copied()
+        };
+        let stats = match rendered {
+            Ok(stats) => stats,
+            // A frame that cannot be rendered (a device lost mid-run) ends the run, not the
+            // report: the frames so far are kept and the verdict fails with the error.
+            Err(e) => {
+                render_error = Some(format!("frame {frame} could not be rendered: {e}"));
+                break;
+            }
+        };
         let frame_ms = t0.elapsed().as_secs_f64() * 1e3;
         if stats.budget_too_small && too_small_at.is_none() {
             too_small_at = Some(frame);
@@ -313,6 +340,9 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
         .filter_map(|e| e.max_violations)
         .min()
         .unwrap_or(0);
+    if let Some(e) = render_error {
+        report.failures.push(e);
+    }
     if report.violations > allowed {
         let first = report.frames.iter().find(|f| f.over_budget);
         report.failures.push(format!(
@@ -353,7 +383,8 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
         let Some(rec) = report.frames.iter().find(|f| f.frame == e.frame) else {
             report.failures.push(format!(
                 "expect at frame {}: the run has only {} frames",
-                e.frame, sc.frames
+                e.frame,
+                report.frames.len()
             ));
             continue;
         };

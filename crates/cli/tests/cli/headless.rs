@@ -209,6 +209,63 @@ fn below_floor_fails_with_a_clear_message() {
     assert_eq!(r.frames.len(), 30);
 }
 
+/// A budget below even one texture's floor (`--budget 0`): the scene still registers, the run
+/// degrades and reports, as for any budget below the floors (not a set-up error without a report).
+#[test]
+fn a_zero_budget_degrades_with_a_report() {
+    let Some(run) = run(
+        "zero_budget",
+        &[
+            "--scenario",
+            &scenario("below_floor"),
+            "--budget",
+            "0",
+            "--frames",
+            "4",
+        ],
+    ) else {
+        return;
+    };
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("below the floor"), "{}", run.stderr);
+    let r = run.report.unwrap();
+    check_consistent(&r);
+    assert!(r.budget_too_small);
+    assert_eq!(r.textures, 24);
+    assert_eq!(r.frames.len(), 4);
+    assert_eq!(r.violations, 4);
+    assert!(r.frames.iter().all(|f| f.budget_bytes == 0));
+    assert!(run.plot.exists());
+}
+
+/// A frame that cannot be rendered mid-run (a lost device) ends the run but keeps its work: the
+/// frames before it are in the report, and the verdict fails naming the frame.
+#[test]
+fn a_render_error_mid_run_keeps_the_report() {
+    let Some(ctx) = common::gpu() else {
+        return;
+    };
+    let opts = mipflow_cli::headless::RunOptions {
+        scenario: mipflow_cli::headless::Scenario::load(Path::new(&scenario("steady"))).unwrap(),
+        name: "steady".into(),
+        frames: Some(6),
+        size: Some((160, 90)),
+        fail_at_frame: Some(4),
+        ..Default::default()
+    };
+    let r = mipflow_cli::headless::run(ctx, &opts).unwrap();
+    assert_eq!(r.frames.len(), 4);
+    assert_eq!(r.verdict, "fail");
+    assert!(
+        r.failures
+            .iter()
+            .any(|f| f.contains("frame 4 could not be rendered") && f.contains("injected")),
+        "{:?}",
+        r.failures
+    );
+    check_consistent(&r);
+}
+
 #[test]
 fn camera_cut_streams_the_new_view_within_budget() {
     let Some(run) = run("camera_cut", &["--scenario", &scenario("camera_cut")]) else {
