@@ -62,11 +62,36 @@ pub fn check_writable(path: &std::path::Path) -> Result<(), String> {
             path.display()
         ));
     }
+    if path.exists() {
+        // A file there already: it must take writing (a read-only file passes the folder's
+        // probe). Opened for appending, so nothing in it is lost by the check.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(|e| format!("{}: cannot write it ({e})", path.display()))?;
+        return Ok(());
+    }
     let probe = dir.join(format!(".mipflow-probe-{}", std::process::id()));
     std::fs::write(&probe, b"")
         .map_err(|e| format!("{}: cannot write there ({e})", path.display()))?;
     let _ = std::fs::remove_file(&probe);
     Ok(())
+}
+
+/// Checks that an image can be written at `path` ([`check_writable`]) in a format the plot
+/// writer knows from its extension: `.png`, `.jpg` / `.jpeg` or `.bmp`.
+pub fn check_image_path(path: &std::path::Path) -> Result<(), String> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    if !matches!(ext.as_deref(), Some("png" | "jpg" | "jpeg" | "bmp")) {
+        return Err(format!(
+            "{}: an image name ending in .png (or .jpg, .bmp) is needed",
+            path.display()
+        ));
+    }
+    check_writable(path)
 }
 
 /// Parses `WxH` (each side 1 to 16384).
@@ -80,6 +105,37 @@ pub fn parse_wxh(s: &str) -> Option<(u32, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn output_paths_are_checked_before_a_run() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        assert!(check_writable(&d.join("r.json")).is_ok());
+        assert!(check_writable(d).unwrap_err().contains("is a folder"));
+        assert!(check_writable(&d.join("missing/r.json")).is_err());
+        assert!(check_image_path(&d.join("p.png")).is_ok());
+        assert!(check_image_path(&d.join("p.JPG")).is_ok());
+        for bad in ["p.txt", "p", "p.json"] {
+            let e = check_image_path(&d.join(bad)).unwrap_err();
+            assert!(e.contains(".png"), "{bad}: {e}");
+        }
+        // A file there that cannot be written (the folder can) is refused, and one that can be
+        // is kept as it was by the check.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let kept = d.join("kept.json");
+            std::fs::write(&kept, b"old").unwrap();
+            assert!(check_writable(&kept).is_ok());
+            assert_eq!(std::fs::read(&kept).unwrap(), b"old");
+            let ro = d.join("ro.json");
+            std::fs::write(&ro, b"x").unwrap();
+            std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o444)).unwrap();
+            // Root writes read-only files anyway: the check then agrees with the write.
+            let writable = std::fs::OpenOptions::new().append(true).open(&ro).is_ok();
+            assert_eq!(check_writable(&ro).is_ok(), writable);
+        }
+    }
 
     /// The walker lists each file once, sorted, through a link to a file; a link back to a
     /// parent folder neither loops nor lists anything twice; a FIFO is not listed.

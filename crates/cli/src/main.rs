@@ -109,8 +109,13 @@ fn headless(args: &HeadlessArgs) -> ExitCode {
     let (budget, size) = (args.budget, args.size);
     // Output paths are checked before the run: a run's verdict must not be lost to a path
     // that could never be written.
-    for p in [&args.report, &args.plot].into_iter().flatten() {
+    for p in args.report.iter() {
         if let Err(e) = mipflow_cli::check_writable(p) {
+            return usage(e);
+        }
+    }
+    for p in args.plot.iter() {
+        if let Err(e) = mipflow_cli::check_image_path(p) {
             return usage(e);
         }
     }

@@ -362,6 +362,20 @@ fn flags_override_the_scenario_and_bad_input_exits_2() {
         t0.elapsed() < std::time::Duration::from_secs(20),
         "refused before rendering"
     );
+    // So is a plot whose name says no image format the plot writer knows.
+    let txt = out_dir().join("plot.txt");
+    let out = Command::new(env!("CARGO_BIN_EXE_mipflow"))
+        .args(["headless", "--frames", "600", "--plot"])
+        .arg(&txt)
+        .output()
+        .expect("run mipflow");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(".png") && stderr.contains("verdict: ERROR"),
+        "{stderr}"
+    );
+    assert!(!txt.exists());
     // The demo's screenshot too: refused before a window is asked for (no display here, so
     // only the path check can answer "cannot write").
     let out = Command::new(env!("CARGO_BIN_EXE_mipflow"))
