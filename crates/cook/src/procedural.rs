@@ -33,19 +33,37 @@ pub fn mix64(mut x: u64) -> u64 {
     x ^ (x >> 33)
 }
 
+/// Whether a procedural texture of side `size` can go on the GPU: some level of its chain has
+/// sides that are multiples of the 4x4 BC7 block (1002² has none: 1002, 501, 250, 125, ...).
+pub fn block_alignable(size: u32) -> bool {
+    (0..32).any(|l| {
+        let s = size >> l;
+        s >= 4 && s % 4 == 0
+    })
+}
+
+/// The sides of the demo's textures for a `max_size` ([`demo_specs`]): the largest first.
+pub fn demo_sides(max_size: u32) -> [u32; 3] {
+    [
+        max_size.max(64),
+        (max_size / 2).max(64),
+        (max_size / 4).max(64),
+    ]
+}
+
 /// The demo's textures: `count` of them, sides from `max_size` down: 1 in 16 at `max_size`, 1 in 4
 /// at half of it, the rest at a quarter (at least 64).
 pub fn demo_specs(seed: u64, count: u32, max_size: u32) -> Vec<TextureSpec> {
     (0..count)
         .map(|i| {
+            let [large, half, quarter] = demo_sides(max_size);
             let size = if i % 16 == 0 {
-                max_size
+                large
             } else if i % 4 == 0 {
-                max_size / 2
+                half
             } else {
-                max_size / 4
-            }
-            .max(64);
+                quarter
+            };
             TextureSpec {
                 name: format!("demo-{seed}-{i:04}-{size}"),
                 size,

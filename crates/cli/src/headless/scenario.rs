@@ -230,6 +230,20 @@ impl Scenario {
         {
             return bad(format!("texture_size = {t} must be within 16..=8192"));
         }
+        if let Some(t) = self.scene.texture_size {
+            use mipflow_cook::procedural::{block_alignable, demo_sides};
+            let sides = match self.scene.kind.as_str() {
+                "demo" => demo_sides(t).to_vec(),
+                _ => vec![t],
+            };
+            if let Some(s) = sides.into_iter().find(|&s| !block_alignable(s)) {
+                return bad(format!(
+                    "texture_size = {t}: no mip level of a {s}x{s} texture has sides that are \
+                     multiples of 4 (the BC7 block), so it cannot go on the GPU; a multiple of 16 \
+                     always works"
+                ));
+            }
+        }
         if let Some(a) = self.anisotropy
             && !(1..=16).contains(&a)
         {
@@ -470,6 +484,11 @@ all_wanted_resident = true
             "[[camera]]\nframe = 0\nposition = [nan, 0.0, 0.0]\nlook_at = [0.0, 0.0, -1.0]",
             "[[camera]]\nframe = 10\nposition = [0.0, 0.0, 0.0]\nlook_at = [0.0, 0.0, -1.0]\n[[camera]]\nframe = 5\nposition = [1.0, 0.0, 0.0]\nlook_at = [0.0, 0.0, -1.0]",
             "[[expect]]\nframe = 1\nmin_render_scale = nan",
+            // No level of the chain is a multiple of the BC7 block (1002, 501, 250, 125, ...).
+            "[scene]\nkind = \"grid\"\ntexture_size = 1002",
+            "[scene]\ntexture_size = 1002",
+            // The demo's quarter-size textures of 1004 are 251 (251, 125, 62, 31, ...).
+            "[scene]\ntexture_size = 1004",
         ] {
             assert!(
                 Scenario::parse(bad, Path::new(".")).is_err(),
@@ -477,6 +496,16 @@ all_wanted_resident = true
             );
         }
         assert_eq!(Scenario::default().frames, 600);
+        // Sides with a block-aligned level somewhere in the chain are kept (17 goes on the GPU
+        // from its 8x8 level 1; a demo of 100 has sides 100, 64 and 64).
+        for good in [
+            "[scene]\nkind = \"grid\"\ntexture_size = 17",
+            "[scene]\nkind = \"grid\"\ntexture_size = 1004",
+            "[scene]\ntexture_size = 100",
+            "[scene]\ntexture_size = 1024",
+        ] {
+            assert!(Scenario::parse(good, Path::new(".")).is_ok(), "{good:?}");
+        }
         // Overrides are checked the same way.
         assert!(Scenario::default().with_overrides(Some(0), None).is_err());
         assert!(
