@@ -156,6 +156,13 @@ fn discover(args: &CookArgs) -> (Vec<Job>, Vec<CookError>) {
                 });
                 continue;
             }
+            if files.is_empty() {
+                // A folder of nothing we cook (a typo, .webp files) is not a run that did it all.
+                failed.push(CookError::NoImages {
+                    path: input.clone(),
+                });
+                continue;
+            }
             for file in files {
                 let rel = file
                     .strip_prefix(input)
@@ -243,6 +250,29 @@ fn discover(args: &CookArgs) -> (Vec<Job>, Vec<CookError>) {
                     }),
                 });
             }
+        }
+    }
+    // A name made for inputs that differ by extension can still be another input's own
+    // (`a.jpg` and `a.tga` beside `a.jpg.png`, all three `a.jpg.ktx2`): refused as above.
+    let mut by_output: BTreeMap<PathBuf, Vec<Job>> = BTreeMap::new();
+    for job in jobs {
+        by_output.entry(job.output.clone()).or_default().push(job);
+    }
+    let mut jobs = Vec::new();
+    for (output, group) in by_output {
+        if group.len() == 1 {
+            jobs.extend(group);
+            continue;
+        }
+        let inputs: Vec<PathBuf> = group.iter().map(|j| j.input.clone()).collect();
+        for job in group {
+            failed.push(CookError::Input {
+                path: job.input,
+                source: Box::new(CookError::OutputCollision {
+                    output: output.clone(),
+                    inputs: inputs.clone(),
+                }),
+            });
         }
     }
     (jobs, failed)

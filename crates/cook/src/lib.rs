@@ -71,6 +71,12 @@ pub enum CookError {
         /// The input.
         path: PathBuf,
     },
+    /// A folder given as input holds no image of a supported type (searched recursively).
+    #[error("{path}: no .png, .jpg, .jpeg, .tga, .bmp, .exr or .hdr file in this folder")]
+    NoImages {
+        /// The folder.
+        path: PathBuf,
+    },
     /// The image is empty or larger than [`MAX_COOK_DIMENSION`].
     #[error("image is {width}x{height}; each side must be between 1 and {max}")]
     BadSize {
@@ -156,7 +162,11 @@ fn path_list(paths: &[PathBuf]) -> String {
 /// when the inner error names it already.
 fn input_message(path: &std::path::Path, source: &CookError) -> String {
     match source {
-        CookError::Read { path: p, .. } | CookError::UnsupportedInput { path: p } if p == path => {
+        CookError::Read { path: p, .. }
+        | CookError::UnsupportedInput { path: p }
+        | CookError::NoImages { path: p }
+            if p == path =>
+        {
             source.to_string()
         }
         _ => format!("{}: {source}", path.display()),

@@ -414,6 +414,42 @@ fn duplicates_collisions_permissions_and_concurrent_cooks() {
         "{err}"
     );
 
+    // Names made for inputs that differ by extension (`b.jpg.ktx2`) meeting another input's
+    // own name (`b.jpg.png`): the two refused, not one overwriting the other; `b.tga` cooks.
+    let twins = tmp.path().join("twins");
+    for (i, name) in ["b.jpg", "b.tga", "b.jpg.png"].into_iter().enumerate() {
+        save(&test_image(40, 40, 10 + i as u32), &twins.join(name));
+    }
+    let out4 = tmp.path().join("out4");
+    let o = mipflow(
+        &["cook", s(&twins), "-o", s(&out4), "--quality", "fast"],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("cooked 1") && err.contains("2 failed"),
+        "{err}"
+    );
+    assert!(
+        err.contains("b.jpg.ktx2 would be written by several inputs"),
+        "{err}"
+    );
+    assert!(out4.join("b.tga.ktx2").exists());
+    assert!(!out4.join("b.jpg.ktx2").exists());
+
+    // A folder with nothing to cook in it fails (exit 1), naming it, instead of "cooked 0".
+    let empty = tmp.path().join("nothing");
+    std::fs::create_dir_all(&empty).unwrap();
+    std::fs::write(empty.join("notes.txt"), b"x").unwrap();
+    let o = mipflow(&["cook", s(&empty), "-o", s(&out4)], &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no .png, .jpg") && stderr(&o).contains("nothing"),
+        "{}",
+        stderr(&o)
+    );
+
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
