@@ -76,7 +76,7 @@ pub struct CookArgs {
     #[arg(long, value_enum, default_value_t = Resize::Stream)]
     pub resize: Resize,
     /// Most memory one image may take to cook ("2GiB"): its working set is estimated from its
-    /// header at 10 bytes a pixel, before it is decoded; an image over it is that input's error
+    /// header at 10 bytes a pixel (32 for .exr and .hdr, cooked in floats), before it is decoded; an image over it is that input's error
     /// and the others cook. Default: the memory available (`MemAvailable`) shared among the
     /// worker threads, or 4 GiB where that is unknown.
     #[arg(long, value_name = "SIZE", value_parser = crate::size_arg)]
@@ -330,8 +330,10 @@ fn image_reader<'a>(
 }
 
 /// Decodes `bytes` with limits: each side at most [`MAX_COOK_DIMENSION`], and no allocation
-/// above twice `max_memory` (a float decode takes 16 bytes a pixel; nor above 3 GiB): a
-/// decoder's allocation failure is this input's error.
+/// above `max_memory` (which the header's estimate checked already where the header could be
+/// read: the decode is a part of the cook's working set): a decoder's allocation failure is this
+/// input's error. No fixed cap besides: a 16384² OpenEXR decodes to 4 GiB of floats, and a
+/// `--max-memory` that allows its cook allows that.
 fn decode(path: &Path, bytes: &[u8], max_memory: u64) -> Result<image::DynamicImage, CookError> {
     let mut reader =
         image_reader(path, bytes).map_err(|e| CookError::Decode(image::ImageError::IoError(e)))?;
@@ -346,7 +348,7 @@ fn decode(path: &Path, bytes: &[u8], max_memory: u64) -> Result<image::DynamicIm
     let mut limits = image::Limits::default();
     limits.max_image_width = Some(MAX_COOK_DIMENSION);
     limits.max_image_height = Some(MAX_COOK_DIMENSION);
-    limits.max_alloc = Some(max_memory.saturating_mul(2).min(3 << 30));
+    limits.max_alloc = Some(max_memory);
     reader.limits(limits);
     reader.decode().map_err(CookError::Decode)
 }
@@ -479,7 +481,12 @@ pub fn cook_bytes(
     // From the header alone: an image too large to cook is this input's error, found before a
     // byte of it is decoded (a 1 MB PNG can decode to 16384²).
     if let Some((width, height)) = header_dims(name, bytes) {
-        let needed = u64::from(width) * u64::from(height) * mipflow_cook::COOK_BYTES_PER_PIXEL;
+        let per_pixel = if hdr_input {
+            mipflow_cook::COOK_HDR_BYTES_PER_PIXEL
+        } else {
+            mipflow_cook::COOK_BYTES_PER_PIXEL
+        };
+        let needed = u64::from(width) * u64::from(height) * per_pixel;
         if needed > max_memory {
             return Err(CookError::TooLarge {
                 width,

@@ -49,6 +49,10 @@ pub const MAX_COOK_DIMENSION: u32 = 16384;
 /// Working memory of a cook per pixel of level 0, bytes: the decoded RGBA8, the linear-light
 /// float mips and the encoded levels together (measured: a 16384² image peaks at 2.6 GB).
 pub const COOK_BYTES_PER_PIXEL: u64 = 10;
+/// [`COOK_BYTES_PER_PIXEL`] for an HDR input (OpenEXR, Radiance HDR), decoded and filtered in
+/// floats: the decoded RGBA floats (16 bytes) while their RGB copy (12) is made, then that copy
+/// and the cook's clean plane (12) with its first mip.
+pub const COOK_HDR_BYTES_PER_PIXEL: u64 = 32;
 
 /// What went wrong cooking one image.
 #[derive(Debug, thiserror::Error)]

@@ -828,3 +828,50 @@ fn an_image_too_large_for_the_memory_allowed_is_its_own_error() {
     );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+/// An HDR input's working memory is estimated in floats (32 bytes a pixel), not as an 8-bit
+/// image's 10: an OpenEXR that an 8-bit estimate would let through is refused from its header
+/// with the float figure, and the same pixels as PNG cook in that memory.
+#[test]
+fn an_hdr_input_is_priced_in_floats() {
+    use mipflow_cli::cook_cmd::cook_bytes;
+    use mipflow_cook::{COOK_HDR_BYTES_PER_PIXEL, CookError, CookOptions, Quality};
+    let opts = CookOptions {
+        quality: Quality::Fast,
+        ..Default::default()
+    };
+    let encode = |img: image::DynamicImage, format| {
+        let mut bytes = std::io::Cursor::new(Vec::new());
+        img.write_to(&mut bytes, format).unwrap();
+        bytes.into_inner()
+    };
+    let exr = encode(
+        image::DynamicImage::ImageRgb32F(image::Rgb32FImage::from_pixel(
+            64,
+            64,
+            image::Rgb([2.0, 1.0, 0.5]),
+        )),
+        image::ImageFormat::OpenExr,
+    );
+    let png = encode(
+        image::DynamicImage::ImageRgba8(test_image(64, 64, 3)),
+        image::ImageFormat::Png,
+    );
+    let max = 100 * 1024;
+    match cook_bytes(Path::new("sky.exr"), &exr, &opts, max) {
+        Err(CookError::TooLarge { needed, limit, .. }) => {
+            assert_eq!(needed, 64 * 64 * COOK_HDR_BYTES_PER_PIXEL);
+            assert_eq!(limit, max);
+        }
+        other => panic!("{:?}", other.map(|t| t.width)),
+    }
+    assert_eq!(
+        cook_bytes(Path::new("wall.png"), &png, &opts, max)
+            .unwrap()
+            .width,
+        64
+    );
+    // With the float figure allowed, the OpenEXR cooks.
+    let tex = cook_bytes(Path::new("sky.exr"), &exr, &opts, 64 * 64 * 32).unwrap();
+    assert_eq!(tex.format, wgpu::TextureFormat::Bc6hRgbUfloat);
+}
