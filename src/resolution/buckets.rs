@@ -191,12 +191,16 @@ pub fn scaled_size(output: (u32, u32), scale: f32) -> (u32, u32) {
     (axis(output.0), axis(output.1))
 }
 
-/// Exact bytes of every render target at `scale` for an `output` size, as the ledger will charge
-/// them: the HDR colour (Rgba16Float) and depth (Depth32Float) at the scaled size, plus the
-/// upscaler's intermediate at the output size when `upscaler` needs one
-/// ([`Upscaler::EasuRcas`] below native scale: an Rgba8Unorm image between its two passes). The
-/// descriptors are the ones [`super::RenderTargets::ensure`] allocates, so the two cannot drift
-/// apart. With an intermediate, native scale costs less than the buckets just below it.
+/// Exact bytes of every render target of [`super::TargetSet::renderer`] at `scale` for an
+/// `output` size, as the ledger will charge them: the HDR colour ([`super::HDR_FORMAT`],
+/// Rgba16Float) and depth (Depth32Float) at the scaled size, plus the upscaler's intermediate at
+/// the output size when `upscaler` needs one ([`Upscaler::EasuRcas`] below native scale: an
+/// Rgba8Unorm image between its two passes). These are the descriptors
+/// [`super::RenderTargets::new`] allocates, so the two cannot drift apart. The
+/// [`crate::Renderer`] renders its HDR colour in [`super::hdr_format`] of its device (packed, 4
+/// bytes a pixel, where renderable): its own figures are [`crate::BudgetManager::scale_buckets`],
+/// priced from the set it declared. With an intermediate, native scale costs less than the
+/// buckets just below it.
 ///
 /// An empty output (a minimised window) costs 0: no targets are made for it (the pool keeps the
 /// previous ones; see [`super::RenderTargets::ensure`]).

@@ -267,7 +267,9 @@ impl UpscalePass {
     /// uniforms are written only when they change.
     ///
     /// # Errors
-    /// When the output view's texture is not the size the targets were made for.
+    /// When the output view's texture is not the size the targets were made for, or the targets
+    /// have no target 0 made at this scale (an empty declared set: the upscale reads target 0 as
+    /// the scene colour).
     pub fn record(
         &mut self,
         ctx: &GpuContext,
@@ -277,6 +279,14 @@ impl UpscalePass {
         settings: &UpscaleSettings,
         timestamps: Option<wgpu::RenderPassTimestampWrites<'_>>,
     ) -> Result<()> {
+        if targets.view(0).is_none() {
+            return Err(Error::InvalidResource {
+                label: "upscale source".into(),
+                reason: "the render targets have no target 0 (the scene colour the upscale \
+                         reads) at this scale"
+                    .into(),
+            });
+        }
         let out_tex = output.texture();
         let (ow, oh) = targets.output_size();
         if (out_tex.width(), out_tex.height()) != (ow, oh) {

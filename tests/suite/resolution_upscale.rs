@@ -494,3 +494,34 @@ fn a_wrong_output_size_is_an_error() {
     ctx.wait_idle().unwrap();
     assert!(ctx.take_uncaptured_errors().is_empty());
 }
+
+/// A pool whose declared set is empty (a game's set with nothing in it) gives the upscale no
+/// scene colour to read: a typed error, not a panic, and nothing recorded.
+#[test]
+fn upscaling_an_empty_target_set_is_an_error() {
+    let Some(ctx) = common::gpu() else { return };
+    let mut pool = RenderTargets::with_set(mipflow::resolution::TargetSet::new());
+    let targets = pool
+        .ensure(&ctx, OUT, Bucket::from_sixteenths(12))
+        .unwrap()
+        .unwrap();
+    assert!(targets.is_empty());
+    assert_eq!(targets.bytes(), 0);
+    let out = output_texture(&ctx, wgpu::TextureFormat::Rgba8UnormSrgb);
+    let view = out.create_view();
+    let mut up = UpscalePass::new(&ctx, wgpu::TextureFormat::Rgba8UnormSrgb).unwrap();
+    let mut enc = ctx
+        .device()
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+    let e = up
+        .record(
+            &ctx,
+            &mut enc,
+            targets,
+            &view,
+            &UpscaleSettings::default(),
+            None,
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("no target 0"), "{e}");
+}
