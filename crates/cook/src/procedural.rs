@@ -38,7 +38,7 @@ pub fn mix64(mut x: u64) -> u64 {
 pub fn block_alignable(size: u32) -> bool {
     (0..32).any(|l| {
         let s = size >> l;
-        s >= 4 && s % 4 == 0
+        s >= 4 && s.is_multiple_of(4)
     })
 }
 
