@@ -240,16 +240,7 @@ fn discover(args: &CookArgs) -> (Vec<Job>, Vec<CookError>) {
                 jobs.push(job);
             }
         } else {
-            let inputs: Vec<PathBuf> = group.iter().map(|j| j.input.clone()).collect();
-            for job in group {
-                failed.push(CookError::Input {
-                    path: job.input,
-                    source: Box::new(CookError::OutputCollision {
-                        output: output.clone(),
-                        inputs: inputs.clone(),
-                    }),
-                });
-            }
+            refuse_collision(&output, group, &mut failed);
         }
     }
     // A name made for inputs that differ by extension can still be another input's own
@@ -262,20 +253,26 @@ fn discover(args: &CookArgs) -> (Vec<Job>, Vec<CookError>) {
     for (output, group) in by_output {
         if group.len() == 1 {
             jobs.extend(group);
-            continue;
-        }
-        let inputs: Vec<PathBuf> = group.iter().map(|j| j.input.clone()).collect();
-        for job in group {
-            failed.push(CookError::Input {
-                path: job.input,
-                source: Box::new(CookError::OutputCollision {
-                    output: output.clone(),
-                    inputs: inputs.clone(),
-                }),
-            });
+        } else {
+            refuse_collision(&output, group, &mut failed);
         }
     }
     (jobs, failed)
+}
+
+/// Refuses every input of `group`, which would all be written to `output`, each failure naming
+/// the others.
+fn refuse_collision(output: &Path, group: Vec<Job>, failed: &mut Vec<CookError>) {
+    let inputs: Vec<PathBuf> = group.iter().map(|j| j.input.clone()).collect();
+    for job in group {
+        failed.push(CookError::Input {
+            path: job.input,
+            source: Box::new(CookError::OutputCollision {
+                output: output.to_path_buf(),
+                inputs: inputs.clone(),
+            }),
+        });
+    }
 }
 
 /// The stamp stored in the output: cooker version, encoder, settings, input hash.
