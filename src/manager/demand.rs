@@ -33,7 +33,8 @@ impl BudgetManager {
         if p.histogram {
             if wanted_level.is_finite() {
                 let bin = (wanted_level.max(0.0) as usize).min(MAX_LEVELS - 1);
-                p.level_pixels[bin] += pixels;
+                // Saturating: a bin at infinity would price every level at 0 (inf x 0).
+                p.level_pixels[bin] = (p.level_pixels[bin] + pixels).min(f32::MAX);
                 p.summarize_histogram();
             }
             return;
@@ -90,7 +91,8 @@ impl BudgetManager {
         }
         for (l, &px) in pixels_per_level.iter().enumerate() {
             if px > 0.0 && px.is_finite() {
-                p.level_pixels[l.min(MAX_LEVELS - 1)] += px;
+                let b = &mut p.level_pixels[l.min(MAX_LEVELS - 1)];
+                *b = (*b + px).min(f32::MAX);
             }
         }
         p.summarize_histogram();

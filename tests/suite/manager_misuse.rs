@@ -313,3 +313,21 @@ fn demand_lasts_its_frame_and_is_capped_at_the_output() {
         assert_eq!(demand(&m, o), (f32::INFINITY, 0.0));
     }
 }
+
+/// Histogram demand piled past the largest float (bins at f32::MAX given again and again)
+/// saturates instead of reaching infinity, which priced every level at 0 (inf x 0 is NaN) and
+/// kept the texture at its floor: it streams in like any texture in view.
+#[test]
+fn histogram_demand_at_the_float_maximum_still_streams() {
+    let Some(ctx) = common::gpu() else { return };
+    let mut m = manager(&ctx, config(64 << 20, false));
+    let h = add(&mut m, 0..1, 256);
+    for _ in 0..30 {
+        m.add_demand_levels(h[0], &[f32::MAX; 17]);
+        m.add_demand_levels(h[0], &[f32::MAX; 17]);
+        m.add_demand(h[0], 0.0, f32::MAX);
+        m.frame((1280, 720), FrameTiming::default()).unwrap();
+        m.end_frame();
+    }
+    assert_eq!(levels(&m, &h), [0]);
+}

@@ -390,6 +390,19 @@ fn flags_override_the_scenario_and_bad_input_exits_2() {
         stderr.contains("--screenshot") && stderr.contains("cannot write"),
         "{stderr}"
     );
+    // A screenshot name that is not a PNG: refused before the run, not after it.
+    let jpg = out_dir().join("shot.jpg");
+    let out = Command::new(env!("CARGO_BIN_EXE_mipflow"))
+        .args(["demo", "--screenshot"])
+        .arg(&jpg)
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .output()
+        .expect("run mipflow demo");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("must end in .png"), "{stderr}");
+    assert!(!jpg.exists());
 }
 
 /// The tour's story (`assets/tour.toml`, what the demo's `--tour` plays): from the report's frame
