@@ -248,6 +248,9 @@ pub struct TextureInfo {
 /// Versions of the views handed out: unique across every texture and rebuild (0 is the fallback).
 static NEXT_VIEW_VERSION: AtomicU64 = AtomicU64::new(1);
 
+/// Where the next streamer's slot generations start (see `Streamer::generation_base`).
+static NEXT_GENERATION_BASE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
 struct Resident {
     tex: TrackedTexture,
     view: wgpu::TextureView,
@@ -422,7 +425,8 @@ pub struct Streamer {
     ids: Vec<SlotId>,
     free: Vec<u32>,
     /// The generation of a texture in a new slot: above every generation a handle of an
-    /// earlier streamer of the same manager holds (see [`Streamer::after_generations`]).
+    /// earlier streamer of the same manager holds (see [`Streamer::after_generations`]), and
+    /// apart from other streamers' ([`NEXT_GENERATION_BASE`]).
     generation_base: u32,
     plan_tex: Vec<PlanTexture>,
     /// One bit per slot, set when the slot's grow is requested (`Slot::inflight` becomes
@@ -575,7 +579,10 @@ impl Streamer {
             slots: Vec::new(),
             ids: Vec::new(),
             free: Vec::new(),
-            generation_base: 0,
+            // Each streamer of the process starts its generations 2^24 above the last one's,
+            // so that a handle of another manager names no texture here (same index, another
+            // generation) unless a slot there was reused 16 million times.
+            generation_base: NEXT_GENERATION_BASE.fetch_add(1 << 24, Ordering::Relaxed),
             plan_tex: Vec::new(),
             inflight_bits: Vec::new(),
             backing_off: Vec::new(),

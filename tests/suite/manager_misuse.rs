@@ -331,3 +331,20 @@ fn histogram_demand_at_the_float_maximum_still_streams() {
     }
     assert_eq!(levels(&m, &h), [0]);
 }
+
+/// A handle of one manager given to another (two managers in one game: a level and its
+/// preview) names none of its textures: no demand taken, nothing removed.
+#[test]
+fn a_handle_of_another_manager_names_no_texture() {
+    let Some(ctx) = common::gpu() else { return };
+    let mut a = manager(&ctx, config(64 << 20, false));
+    let mut b = manager(&ctx, config(64 << 20, false));
+    let ha = add(&mut a, 0..1, 64)[0];
+    let hb = add(&mut b, 1..2, 64)[0];
+    assert_eq!(ha.index(), hb.index(), "the same slot in each");
+    assert_ne!(ha, hb);
+    assert!(!b.add_demand(ha, 0.0, 1000.0));
+    assert!(!b.remove_texture(ha));
+    assert!(b.add_demand(hb, 0.0, 1000.0));
+    assert!(a.remove_texture(ha));
+}
