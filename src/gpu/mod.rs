@@ -376,7 +376,7 @@ impl GpuContext {
     /// How many times this context blocked until the GPU was idle ([`GpuContext::wait_idle`]):
     /// mipflow does so only on rare paths (an out-of-memory error, a budget dropped below the
     /// upload staging in use, `clear`), never every frame outside deterministic streaming
-    /// ([`crate::StreamConfig::deterministic`], which waits for the GPU by design); a figure to
+    /// ([`crate::stream::StreamConfig::deterministic`], which waits for the GPU by design); a figure to
     /// watch for stalls.
     pub fn idle_waits(&self) -> u64 {
         self.idle_waits.load(std::sync::atomic::Ordering::Relaxed)

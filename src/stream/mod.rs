@@ -581,7 +581,8 @@ impl Streamer {
             free: Vec::new(),
             // Each streamer of the process starts its generations 2^24 above the last one's,
             // so that a handle of another manager names no texture here (same index, another
-            // generation) unless a slot there was reused 16 million times.
+            // generation) unless a slot there was reused 16 million times (or 256 streamers
+            // were made in between: the counter wraps).
             generation_base: NEXT_GENERATION_BASE.fetch_add(1 << 24, Ordering::Relaxed),
             plan_tex: Vec::new(),
             inflight_bits: Vec::new(),

@@ -76,8 +76,8 @@ pub struct CookArgs {
     #[arg(long, value_enum, default_value_t = Resize::Stream)]
     pub resize: Resize,
     /// Most memory one image may take to cook ("2GiB"): its working set is estimated from its
-    /// header at 10 bytes a pixel (32 for .exr and .hdr, cooked in floats), before it is decoded; an image over it is that input's error
-    /// and the others cook. Default: the memory available (`MemAvailable`) shared among the
+    /// header at 10 bytes a pixel (32 for .exr and .hdr, cooked in floats), before it is
+    /// decoded; an image over it is that input's error and the others cook. Default: the memory available (`MemAvailable`) shared among the
     /// worker threads, or 4 GiB where that is unknown.
     #[arg(long, value_name = "SIZE", value_parser = crate::size_arg)]
     pub max_memory: Option<u64>,

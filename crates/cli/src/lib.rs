@@ -78,21 +78,33 @@ pub fn check_writable(path: &std::path::Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Checks that an image can be written at `path` ([`check_writable`]) in a format the plot
-/// writer knows from its extension: `.png`, `.jpg` / `.jpeg` or `.bmp`.
-pub fn check_image_path(path: &std::path::Path) -> Result<(), String> {
-    let ext = path
+/// Checks that an image can be written at `path` ([`check_writable`]) with a name ending in one
+/// of `extensions` (lower case, the first named in the message: the writer picks the format
+/// from it, so another name would fail only after the run).
+pub fn check_image_path(path: &std::path::Path, extensions: &[&str]) -> Result<(), String> {
+    let ok = path
         .extension()
         .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
-    if !matches!(ext.as_deref(), Some("png" | "jpg" | "jpeg" | "bmp")) {
+        .is_some_and(|e| extensions.iter().any(|x| x.eq_ignore_ascii_case(e)));
+    if !ok {
+        let mut names = extensions.iter().map(|e| format!(".{e}"));
+        let first = names.next().unwrap_or_default();
+        let rest: Vec<String> = names.collect();
+        let others = if rest.is_empty() {
+            String::new()
+        } else {
+            format!(" (or {})", rest.join(", "))
+        };
         return Err(format!(
-            "{}: an image name ending in .png (or .jpg, .bmp) is needed",
+            "{}: the name must end in {first}{others}",
             path.display()
         ));
     }
     check_writable(path)
 }
+
+/// What the plot writer can write (`mipflow headless --plot`).
+pub const PLOT_EXTENSIONS: [&str; 4] = ["png", "jpg", "jpeg", "bmp"];
 
 /// Parses `WxH` (each side 1 to 16384).
 pub fn parse_wxh(s: &str) -> Option<(u32, u32)> {
@@ -113,10 +125,10 @@ mod tests {
         assert!(check_writable(&d.join("r.json")).is_ok());
         assert!(check_writable(d).unwrap_err().contains("is a folder"));
         assert!(check_writable(&d.join("missing/r.json")).is_err());
-        assert!(check_image_path(&d.join("p.png")).is_ok());
-        assert!(check_image_path(&d.join("p.JPG")).is_ok());
+        assert!(check_image_path(&d.join("p.png"), &PLOT_EXTENSIONS).is_ok());
+        assert!(check_image_path(&d.join("p.JPG"), &PLOT_EXTENSIONS).is_ok());
         for bad in ["p.txt", "p", "p.json"] {
-            let e = check_image_path(&d.join(bad)).unwrap_err();
+            let e = check_image_path(&d.join(bad), &PLOT_EXTENSIONS).unwrap_err();
             assert!(e.contains(".png"), "{bad}: {e}");
         }
         // A file there that cannot be written (the folder can) is refused, and one that can be

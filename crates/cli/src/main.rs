@@ -115,7 +115,7 @@ fn headless(args: &HeadlessArgs) -> ExitCode {
         }
     }
     for p in args.plot.iter() {
-        if let Err(e) = mipflow_cli::check_image_path(p) {
+        if let Err(e) = mipflow_cli::check_image_path(p, &mipflow_cli::PLOT_EXTENSIONS) {
             return usage(e);
         }
     }

@@ -54,9 +54,9 @@ pub fn demo_sides(max_size: u32) -> [u32; 3] {
 /// The demo's textures: `count` of them, sides from `max_size` down: 1 in 16 at `max_size`, 1 in 4
 /// at half of it, the rest at a quarter (at least 64).
 pub fn demo_specs(seed: u64, count: u32, max_size: u32) -> Vec<TextureSpec> {
+    let [large, half, quarter] = demo_sides(max_size);
     (0..count)
         .map(|i| {
-            let [large, half, quarter] = demo_sides(max_size);
             let size = if i % 16 == 0 {
                 large
             } else if i % 4 == 0 {

@@ -166,18 +166,8 @@ impl Options {
         // Checked before the window opens: a run must not end in a screenshot that could
         // never be written.
         if let Some(p) = &args.screenshot {
-            // Saved as RGBA PNG: another name would fail after the whole run.
-            let png = p
-                .extension()
-                .and_then(|e| e.to_str())
-                .is_some_and(|e| e.eq_ignore_ascii_case("png"));
-            if !png {
-                return Err(format!(
-                    "--screenshot {}: the screenshot is a PNG, its name must end in .png",
-                    p.display()
-                ));
-            }
-            crate::check_writable(p).map_err(|e| format!("--screenshot {e}"))?;
+            // Saved as an RGBA PNG.
+            crate::check_image_path(p, &["png"]).map_err(|e| format!("--screenshot {e}"))?;
         }
         let frames = match (args.frames, &args.screenshot) {
             (Some(n), _) => Some(n.max(1)),
