@@ -107,8 +107,24 @@ impl Streamer {
                 continue;
             }
             if end == k || bytes == 0 {
-                // No room for this one's staging: the plain way.
-                self.write_floor(ctx, slots[k] as usize);
+                // No room for this one's staging in a part: the plain way, whose staging is
+                // the floor's own bytes, if that fits under the budget (after the GPU gives
+                // back what earlier floors' writes held); else the floor is not made resident
+                // now, and comes when the planner finds it room.
+                let i = slots[k] as usize;
+                let need: u64 = self.slots[i]
+                    .floor_data
+                    .iter()
+                    .map(|d| d.len() as u64)
+                    .sum();
+                if ctx.ledger().total_bytes().saturating_add(need) > budget {
+                    ctx.collect_staging(true);
+                }
+                if ctx.ledger().total_bytes().saturating_add(need) <= budget {
+                    self.write_floor(ctx, i);
+                } else {
+                    self.unfill(i);
+                }
                 k += 1;
                 continue;
             }
@@ -217,11 +233,18 @@ impl Streamer {
         ctx.hold_staging_until_done(staged, "floor upload staging");
         if failed {
             tracing::warn!(texture = %s.label, "floor not made resident");
-            self.slots[i].gpu = None;
-            let p = &mut self.plan_tex[i];
-            p.resident_level = p.level_count;
-            p.in_flight_level = p.level_count;
+            self.unfill(i);
         }
+    }
+
+    /// Slot `i`'s texture, made but not filled, is dropped (its bytes given back): nothing of
+    /// it is resident, as when its floor had no room at registration.
+    fn unfill(&mut self, i: usize) {
+        self.slots[i].gpu = None;
+        let p = &mut self.plan_tex[i];
+        p.resident_level = p.level_count;
+        p.in_flight_level = p.level_count;
+        self.touched.push(i as u32);
     }
 
     /// Registers one texture; `staged`: its floor goes through the staging ring (the caller

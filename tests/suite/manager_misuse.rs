@@ -348,3 +348,52 @@ fn a_handle_of_another_manager_names_no_texture() {
     assert!(b.add_demand(hb, 0.0, 1000.0));
     assert!(a.remove_texture(ha));
 }
+
+/// `add_textures` at a budget that holds a floor but not the floor and its upload staging too:
+/// the floor's upload never takes the total past the budget (it charged a second copy of the
+/// floor to staging over it). The texture is left without a resident floor, and streams in
+/// once the budget is raised.
+#[test]
+fn a_batch_whose_floor_staging_has_no_room_stays_under_the_budget() {
+    let Some(ctx) = common::gpu() else { return };
+    let file = ktx(7, 256);
+    // The floor's bytes, measured on a roomy manager.
+    let floor = {
+        let mut m = manager(&ctx, config(64 << 20, false));
+        m.add_textures([(
+            TextureSource::bytes(file.clone()),
+            TextureOptions::default(),
+        )]);
+        m.context()
+            .ledger()
+            .bytes(mipflow::budget::Category::Textures)
+    };
+    assert!(floor > 0);
+    let budget = floor + floor / 2;
+    let mut m = manager(&ctx, config(budget, false));
+    m.context().ledger().reset_peaks();
+    let h = m.add_textures([(TextureSource::bytes(file), TextureOptions::default())]);
+    let h = h.into_iter().next().unwrap().expect("registered");
+    let snap = m.context().ledger().snapshot();
+    assert!(
+        snap.peak_bytes <= budget,
+        "peak {} over the budget {budget} (floor {floor})",
+        snap.peak_bytes
+    );
+    assert_eq!(
+        m.context()
+            .ledger()
+            .bytes(mipflow::budget::Category::Textures),
+        0,
+        "the floor is not resident"
+    );
+    // Raised: the floor comes back, and the rest streams in within a few frames (not after
+    // the planner's 100-frame hold).
+    m.set_budget(mipflow::Budget::bytes(64 << 20));
+    for _ in 0..10 {
+        m.add_demand(h, 0.0, 1.0e6);
+        m.frame((640, 360), FrameTiming::default()).unwrap();
+        m.end_frame();
+    }
+    assert_eq!(levels(&m, &[h]), vec![0]);
+}

@@ -343,6 +343,8 @@ fn simulate(seed: u64) -> Report {
     };
     let mut in_flight: Vec<(u32, u64)> = Vec::new(); // (texture, frame its data is ready)
     let mut last_change = vec![0u64; n];
+    // Whether texture i's last change brought its floor back from nothing.
+    let mut floor_return = vec![false; n];
     let mut last_input_change = 0u64;
     let mut moving_until = 0u64;
     let mut ev_i = 0;
@@ -588,9 +590,13 @@ fn simulate(seed: u64) -> Report {
                 .find(|&&(j, _)| j as usize == i)
                 .map(|&(_, r)| r);
             let gave_up = before.is_some_and(|r| t.resident_level > r);
+            // A floor brought back to a texture that had nothing resident starts no hold
+            // while the floors fit: the texture's levels come in the next plans.
+            let after_floor_return = floor_return[i] && status == PlanStatus::Ok;
             if frame > last_input_change
                 && last_change[i] > last_input_change
                 && (wanted || !gave_up)
+                && !after_floor_return
             {
                 assert!(
                     frame - last_change[i] >= HOLD,
@@ -605,6 +611,7 @@ fn simulate(seed: u64) -> Report {
                 );
             }
             last_change[i] = frame;
+            floor_return[i] = before == Some(t.level_count) && t.resident_level == t.floor_level;
         }
 
         // Floors resident whenever they fit.

@@ -120,6 +120,7 @@ impl Planner {
                 h.resident_bytes = t.bytes_from(resident);
             }
             if resident != h.level {
+                h.floor_returned = h.level >= count && resident == floor;
                 h.level = resident;
                 // A step of a grow still in flight is progress towards a target the planner
                 // chose, not a change that starts a hold: were it cancelled here (its last step

@@ -242,6 +242,12 @@ pub(super) struct History {
     /// The next observed change was forced (an eviction right after a budget change) and starts
     /// no hold, so the texture may grow back as soon as it is worth it.
     pub(super) exempt: bool,
+    /// The last change brought the floor back to a texture that had nothing resident. While
+    /// the floors fit, that starts no hold: it is no choice between views (the planner brings
+    /// a missing floor back alone and adds levels from it in the next plan), and held, the
+    /// texture stayed at its floor for the whole hold. While they compete, it holds as any
+    /// change does (a floor that just came back is not evicted in the next plan).
+    pub(super) floor_returned: bool,
     /// Bytes of the floor tail and of the resident levels (`level..`), kept across frames: they
     /// change only with the identity or the resident level.
     pub(super) floor_bytes: u64,
@@ -256,6 +262,7 @@ impl History {
             changed_at: NEVER,
             decided: None,
             exempt: false,
+            floor_returned: false,
             floor_bytes: t.bytes_from(t.floor()),
             resident_bytes: t.bytes_from(t.resident()),
         }
@@ -349,7 +356,9 @@ impl Modes {
             // kept when the camera passed a texture used to stay for the whole hold). It keeps
             // them while they fit, as any step without gain.
             && (self.too_small
-                || (w.resident <= w.floor && !super::incremental::no_demand(w, t)))
+                || (w.resident <= w.floor
+                    && !h.floor_returned
+                    && !super::incremental::no_demand(w, t)))
         {
             self.wake = self.wake.min(h.changed_at.saturating_add(self.hold));
             Mode::Cooling

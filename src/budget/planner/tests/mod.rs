@@ -634,3 +634,19 @@ fn a_change_of_the_allowed_bases_is_planned() {
     assert!(second.replanned);
     assert_eq!(second.transitions, [tr(0, 2, 0, TransitionKind::Grow)]);
 }
+
+/// A texture with nothing resident (its floor had no room) gets its floor back alone, then its
+/// levels in the next plan: the floor's return starts no hold (it stayed at its floor for the
+/// 100 frames of `min_frames_between_changes`).
+#[test]
+fn a_floor_brought_back_from_nothing_grows_in_the_next_plan() {
+    let mut textures = [tex(4, 0.0, 1000.0)];
+    textures[0].in_flight_level = 4;
+    let mut planner = Planner::default();
+    let first = run(&mut planner, 0, 10_000, &mut textures);
+    assert_eq!(first.transitions, [tr(0, 4, 2, TransitionKind::Grow)]);
+    assert_eq!(textures[0].resident_level, 2);
+    let second = run(&mut planner, 1, 10_000, &mut textures);
+    assert_eq!(second.transitions, [tr(0, 2, 0, TransitionKind::Grow)]);
+    assert_eq!(textures[0].resident_level, 0);
+}
