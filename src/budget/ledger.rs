@@ -5,6 +5,7 @@
 //! allocations (label, category, bytes) sits behind a mutex; it is touched only when a resource is
 //! created or freed, never per frame, and it is what the leak report prints.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -144,9 +145,35 @@ struct Counters {
     peak: AtomicU64,
 }
 
+thread_local! {
+    /// Depth of the [`ManagedScope`]s alive on this thread.
+    static MANAGED: Cell<u32> = const { Cell::new(0) };
+}
+
+/// While one is alive, the charges this thread makes are the budget manager's own: its streamed
+/// textures, its render targets, its upload staging ([`Ledger::managed_bytes`]). The manager
+/// enters one in each of its calls that creates resources; what the caller creates between
+/// them, on any thread, is the caller's.
+pub(crate) struct ManagedScope(());
+
+impl ManagedScope {
+    pub(crate) fn enter() -> Self {
+        MANAGED.with(|m| m.set(m.get() + 1));
+        Self(())
+    }
+}
+
+impl Drop for ManagedScope {
+    fn drop(&mut self) {
+        MANAGED.with(|m| m.set(m.get().saturating_sub(1)));
+    }
+}
+
 #[derive(Default)]
 struct Inner {
     per: [Counters; 6],
+    /// Per category: the bytes of the charges made in a [`ManagedScope`].
+    managed: [AtomicU64; 6],
     total: AtomicU64,
     peak: AtomicU64,
     window_peak: AtomicU64,
@@ -187,6 +214,10 @@ impl Ledger {
         let total = inner.total.fetch_add(bytes, Ordering::AcqRel) + bytes;
         inner.peak.fetch_max(total, Ordering::AcqRel);
         inner.window_peak.fetch_max(total, Ordering::AcqRel);
+        let managed = MANAGED.with(|m| m.get() > 0);
+        if managed {
+            inner.managed[category.index()].fetch_add(bytes, Ordering::AcqRel);
+        }
         let id = inner.next_id.fetch_add(1, Ordering::Relaxed);
         inner.live.lock().insert(
             id,
@@ -201,12 +232,16 @@ impl Ledger {
             id,
             category,
             bytes,
+            managed,
             released: false,
         }
     }
 
-    fn release(&self, id: u64, category: Category, bytes: u64) {
+    fn release(&self, id: u64, category: Category, bytes: u64, managed: bool) {
         let inner = &self.inner;
+        if managed {
+            inner.managed[category.index()].fetch_sub(bytes, Ordering::AcqRel);
+        }
         let c = &inner.per[category.index()];
         c.bytes.fetch_sub(bytes, Ordering::AcqRel);
         c.count.fetch_sub(1, Ordering::AcqRel);
@@ -224,6 +259,13 @@ impl Ledger {
         self.inner.per[category.index()]
             .bytes
             .load(Ordering::Acquire)
+    }
+
+    /// Bytes alive now in `category` that the budget manager made for itself (its streamed
+    /// textures, its render targets, its upload staging, its buffers): the rest of the
+    /// category is the caller's, which the manager's planner counts as fixed.
+    pub fn managed_bytes(&self, category: Category) -> u64 {
+        self.inner.managed[category.index()].load(Ordering::Acquire)
     }
 
     /// Returns the highest total seen since the previous call (or creation), and starts a new
@@ -299,6 +341,8 @@ pub struct Charge {
     id: u64,
     category: Category,
     bytes: u64,
+    /// Made in a [`ManagedScope`].
+    managed: bool,
     released: bool,
 }
 
@@ -317,7 +361,8 @@ impl Charge {
     pub fn release(&mut self) {
         if !self.released {
             self.released = true;
-            self.ledger.release(self.id, self.category, self.bytes);
+            self.ledger
+                .release(self.id, self.category, self.bytes, self.managed);
         }
     }
 }
@@ -367,6 +412,29 @@ mod tests {
         drop(a);
         assert_eq!(l.total_bytes(), 0);
         assert!(l.live_allocations().is_empty());
+    }
+
+    #[test]
+    fn charges_made_in_a_managed_scope_are_the_managers_until_released() {
+        let l = Ledger::new();
+        let game = l.charge(Category::Textures, 700, "game");
+        let (own, nested) = {
+            let _scope = ManagedScope::enter();
+            let own = l.charge(Category::Textures, 300, "streamed");
+            let _inner = ManagedScope::enter();
+            (own, l.charge(Category::Staging, 50, "staging"))
+        };
+        let after = l.charge(Category::Textures, 11, "game again");
+        assert_eq!(l.managed_bytes(Category::Textures), 300);
+        assert_eq!(l.managed_bytes(Category::Staging), 50);
+        assert_eq!(l.bytes(Category::Textures), 1011);
+        // Released on another thread: still the manager's bytes that leave.
+        std::thread::spawn(move || drop(own)).join().unwrap();
+        drop(nested);
+        assert_eq!(l.managed_bytes(Category::Textures), 0);
+        assert_eq!(l.managed_bytes(Category::Staging), 0);
+        assert_eq!(l.bytes(Category::Textures), 711);
+        drop((game, after));
     }
 
     #[test]

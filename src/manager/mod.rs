@@ -4,7 +4,8 @@
 //! planner, the streamer and the render targets with their resolution controller. Each frame,
 //! [`BudgetManager::frame`]:
 //! 1. takes the IO workers' finished reads and releases finished upload staging;
-//! 2. computes the fixed bytes (buffers, overlay, other) and the staging headroom;
+//! 2. computes the fixed bytes (everything on the ledger but its own streamed textures, render
+//!    targets and staging) and the staging headroom;
 //! 3. builds the planner's input from the streamer's textures (with the demand given this frame)
 //!    and the render targets' bytes per scale bucket, and runs the planner;
 //! 4. dispatches each transition in the plan's order: texture residency to the streamer, a
@@ -24,6 +25,7 @@
 
 use std::time::Instant;
 
+use crate::budget::ledger::ManagedScope;
 use crate::budget::planner::{
     Plan, PlanInput, PlanStatus, PlanTexture, Planner, ScaleBucket, TransitionKind,
 };
@@ -249,6 +251,7 @@ impl BudgetManager {
         source: TextureSource,
         opts: TextureOptions,
     ) -> Result<TextureHandle> {
+        let _managed = ManagedScope::enter();
         let budget = self.budget.effective(self.budget.budget().current_bytes());
         self.streamer.add_texture(&self.ctx, source, opts, budget)
     }
@@ -264,6 +267,7 @@ impl BudgetManager {
         &mut self,
         textures: impl IntoIterator<Item = (TextureSource, TextureOptions)>,
     ) -> Vec<Result<TextureHandle>> {
+        let _managed = ManagedScope::enter();
         let budget = self.budget.effective(self.budget.budget().current_bytes());
         self.streamer.add_textures(&self.ctx, textures, budget)
     }
@@ -342,6 +346,7 @@ impl BudgetManager {
     /// [`StreamConfig::deterministic`] streaming (which waits for the reads asked and for the
     /// GPU, by design). The last frame's streaming figures are kept.
     pub fn poll(&mut self) {
+        let _managed = ManagedScope::enter();
         self.streamer.poll(&self.ctx);
     }
 
@@ -375,6 +380,7 @@ impl BudgetManager {
     /// call for a frame that draws nothing). A frame left without `end_frame` is ended when the
     /// next one starts (its work is submitted by then), so that its staging still comes back.
     pub fn frame(&mut self, output: (u32, u32), timing: FrameTiming) -> Result<FramePlan> {
+        let _managed = ManagedScope::enter();
         if self.frame > self.ended_frame {
             if !self.end_missed && self.frame > 0 {
                 tracing::warn!(
@@ -443,24 +449,20 @@ impl BudgetManager {
         if moved {
             self.planner.invalidate();
         }
+        // Fixed: every byte on the ledger but the manager's own streamed textures, render
+        // targets and staging, which the plan and its headroom account. So the caller's own
+        // allocations count whatever their category: its buffers, its targets, textures it
+        // made (added resident or not) and its staging.
         let snap = ledger.snapshot();
-        let mut fixed = snap
-            .by_category
-            .buffers
-            .bytes
-            .saturating_add(snap.by_category.overlay.bytes)
-            .saturating_add(snap.by_category.other.bytes)
-            // Textures added resident: those in categories the sums above leave out.
-            .saturating_add(self.streamer.pinned_bytes(Category::Textures))
-            .saturating_add(self.streamer.pinned_bytes(Category::Staging));
-        if self.config.render_targets {
-            // The manager's own targets are planned by bucket; a resident texture charged to
-            // render targets is not one of them.
-            fixed = fixed.saturating_add(self.streamer.pinned_bytes(Category::RenderTargets));
-        } else {
-            // The caller's own targets: fixed bytes, not the planner's to scale.
-            fixed = fixed.saturating_add(snap.by_category.render_targets.bytes);
-        }
+        let fixed = [
+            Category::Textures,
+            Category::RenderTargets,
+            Category::Staging,
+        ]
+        .into_iter()
+        .fold(snap.total_bytes, |f, c| {
+            f.saturating_sub(ledger.managed_bytes(c))
+        });
         // Staging headroom, between the planner's limit and the budget: 1/16 of the budget (at
         // least 256 KiB, at most the per-frame upload cap). Uploads go in bands of rows that fit
         // the room under the budget, so no level needs more: a smaller headroom only streams a
@@ -673,6 +675,7 @@ impl BudgetManager {
     /// Call after the frame's last submit: the frame's upload staging is released once the GPU
     /// has finished it.
     pub fn end_frame(&mut self) {
+        let _managed = ManagedScope::enter();
         self.ended_frame = self.frame;
         self.streamer.end_frame(&self.ctx, self.frame);
     }

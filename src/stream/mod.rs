@@ -708,8 +708,7 @@ impl Streamer {
 
     /// Bytes of the textures added resident (`add_resident_texture`) and charged to `category`:
     /// on the GPU for as long as they live and not the planner's to stream. The manager counts
-    /// them as fixed bytes where the ledger's category is not already among its fixed bytes
-    /// (`textures` and `staging` always, `render_targets` while the manager makes its own).
+    /// them as fixed bytes, as any allocation it did not make for itself.
     pub fn pinned_bytes(&self, category: Category) -> u64 {
         *self.pinned.get(category)
     }

@@ -397,3 +397,79 @@ fn a_batch_whose_floor_staging_has_no_room_stays_under_the_budget() {
     }
     assert_eq!(levels(&m, &[h]), vec![0]);
 }
+
+/// A game's own allocations count against the budget whatever their category: a texture it
+/// made itself (not added to the manager), render targets of its own next to the manager's,
+/// a staging buffer of its own. The planner counted only buffers, overlay and other as fixed:
+/// made while the textures filled the budget, they stayed over it for good.
+#[test]
+fn the_callers_own_textures_targets_and_staging_count_against_the_budget() {
+    use mipflow::budget::Category;
+    let Some(ctx) = common::gpu() else { return };
+    let budget = 4u64 << 20;
+    let mut m = manager(&ctx, config(budget, true));
+    // Eight 512² textures: 2.7 MiB with every level.
+    let h = add(&mut m, 0..8, 512);
+    let floors = m.context().ledger().managed_bytes(Category::Textures);
+    let run = |m: &mut BudgetManager, frames: usize| {
+        for _ in 0..frames {
+            for &t in &h {
+                m.add_demand(t, 0.0, 30_000.0);
+            }
+            m.frame((512, 512), FrameTiming::default()).unwrap();
+            m.end_frame();
+        }
+    };
+    run(&mut m, 30);
+    let own = |m: &BudgetManager, side: u32, category: Category| {
+        m.context()
+            .create_texture(
+                &wgpu::TextureDescriptor {
+                    label: Some("the game's own"),
+                    size: wgpu::Extent3d {
+                        width: side,
+                        height: side,
+                        depth_or_array_layers: 1,
+                    },
+                    mip_level_count: 1,
+                    sample_count: 1,
+                    dimension: wgpu::TextureDimension::D2,
+                    format: wgpu::TextureFormat::Rgba8Unorm,
+                    usage: wgpu::TextureUsages::TEXTURE_BINDING,
+                    view_formats: &[],
+                },
+                category,
+            )
+            .unwrap()
+    };
+    let before = m.context().ledger().total_bytes();
+    let _material = own(&m, 512, Category::Textures); // 1 MiB
+    let _shadow_map = own(&m, 362, Category::RenderTargets); // 512 KiB
+    let _upload = m
+        .context()
+        .create_buffer(
+            &wgpu::BufferDescriptor {
+                label: Some("the game's own staging"),
+                size: 256 << 10,
+                usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            },
+            Category::Staging,
+        )
+        .unwrap();
+    let game = 512 * 512 * 4 + 362 * 362 * 4 + (256 << 10);
+    assert_eq!(m.context().ledger().total_bytes(), before + game);
+    assert!(before + game > budget, "the game's own take the total over");
+    // The next frame gives up what the game took; no frame after passes the budget.
+    run(&mut m, 1);
+    m.context().ledger().reset_peaks();
+    run(&mut m, 20);
+    let peak = m.context().ledger().snapshot().peak_bytes;
+    assert!(peak <= budget, "peak {peak} over the budget {budget}");
+    let streamed = m.context().ledger().managed_bytes(Category::Textures);
+    assert!(
+        streamed > floors && streamed <= budget - game,
+        "streamed {streamed} bytes (floors {floors}, room {})",
+        budget - game
+    );
+}
