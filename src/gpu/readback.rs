@@ -33,8 +33,11 @@ pub fn read_texture_rgba8(ctx: &GpuContext, texture: &wgpu::Texture) -> Result<V
 }
 
 /// Copies one mip level of a texture (any copyable format, block-compressed included) into
-/// tightly packed rows of blocks, as a KTX2 file stores the level. For tests and tools: blocks
-/// until the GPU is done; the staging buffer is charged to [`Category::Staging`] while it lives.
+/// tightly packed rows of blocks, as a KTX2 file stores the level (of an array texture, its
+/// first layer). For tests and tools: blocks until the GPU is done; the staging buffer is
+/// charged to [`Category::Staging`] while it lives. A texture that cannot be copied (no
+/// `COPY_SRC`, multisampled, 3D, a format with no fixed block size) is an
+/// [`Error::Readback`], never a panic.
 pub fn read_level(ctx: &GpuContext, texture: &wgpu::Texture, level: u32) -> Result<Vec<u8>> {
     let format = texture.format();
     if level >= texture.mip_level_count() {
@@ -43,13 +46,30 @@ pub fn read_level(ctx: &GpuContext, texture: &wgpu::Texture, level: u32) -> Resu
             texture.mip_level_count()
         )));
     }
+    let usage = texture.usage();
+    if !usage.contains(wgpu::TextureUsages::COPY_SRC) {
+        return Err(Error::Readback(format!(
+            "the texture was made without COPY_SRC (its usage: {usage:?})"
+        )));
+    }
+    if texture.sample_count() != 1 {
+        return Err(Error::Readback(format!(
+            "a multisampled texture ({} samples) cannot be copied: resolve it first",
+            texture.sample_count()
+        )));
+    }
+    if texture.dimension() == wgpu::TextureDimension::D3 {
+        return Err(Error::Readback("3D textures are not read back".into()));
+    }
     let block = crate::budget::size::block_bytes(format)
         .ok_or_else(|| Error::Readback(format!("{format:?} has no fixed block size")))?;
     let (bw, bh) = format.block_dimensions();
-    let physical = texture
+    // Of an array, its first layer.
+    let mut physical = texture
         .size()
         .mip_level_size(level, texture.dimension())
         .physical_size(format);
+    physical.depth_or_array_layers = 1;
     let rows = physical.height / bh;
     let unpadded = physical.width / bw * block;
     let padded =
@@ -63,6 +83,9 @@ pub fn read_level(ctx: &GpuContext, texture: &wgpu::Texture, level: u32) -> Resu
         },
         Category::Staging,
     )?;
+    // Whatever the checks above miss (a format with no copyable aspect as a whole, such as
+    // depth and stencil together) is an error here, not the device's panic.
+    let validation = ctx.device().push_error_scope(wgpu::ErrorFilter::Validation);
     let mut enc = ctx
         .device()
         .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -85,7 +108,11 @@ pub fn read_level(ctx: &GpuContext, texture: &wgpu::Texture, level: u32) -> Resu
         },
         physical,
     );
-    ctx.queue().submit([enc.finish()]);
+    let commands = enc.finish();
+    if let Some(e) = pollster::block_on(validation.pop()) {
+        return Err(Error::Readback(format!("the copy was refused: {e}")));
+    }
+    ctx.queue().submit([commands]);
     let slice = staging.buffer().slice(..);
     let (tx, rx) = std::sync::mpsc::channel();
     slice.map_async(wgpu::MapMode::Read, move |r| {

@@ -14,6 +14,12 @@ impl BudgetManager {
         if !self.config.render_targets {
             return Ok(());
         }
+        if let Some(reason) = self.targets.set().problem(self.ctx.device()) {
+            return Err(Error::InvalidResource {
+                label: "render targets".into(),
+                reason,
+            });
+        }
         // Buckets past the device's largest texture are priced u64::MAX: start the plan from
         // the highest one that can be made (a plan from an impossible one would first
         // cancel every grow to make room that no release can give), and when none can,

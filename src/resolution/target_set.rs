@@ -236,8 +236,63 @@ impl TargetSet {
         self.specs
             .iter()
             .filter_map(|s| s.at(output, scaled))
-            .map(|d| crate::budget::size::texture_bytes(&d.desc()).unwrap_or(0))
+            // A format with no defined size cannot be made (see `TargetSet::problem`): priced
+            // at everything, never at nothing.
+            .map(|d| crate::budget::size::texture_bytes(&d.desc()).unwrap_or(u64::MAX))
             .fold(0u64, u64::saturating_add)
+    }
+
+    /// Why `device` cannot make this set at any size, if it cannot: a target whose format
+    /// has no defined size (a multi-planar video format), is not renderable, or does not take
+    /// its sample count (one of 1, 2, 4, 8, 16 that the format allows). The manager refuses
+    /// such a set with this reason at every frame rather than price it or fail its creation.
+    pub fn problem(&self, device: &wgpu::Device) -> Option<String> {
+        let adapter_specific = device
+            .features()
+            .contains(wgpu::Features::TEXTURE_ADAPTER_SPECIFIC_FORMAT_FEATURES);
+        self.specs.iter().find_map(|s| {
+            let f = s.format;
+            if crate::budget::size::block_bytes(f).is_none() || f.is_multi_planar_format() {
+                return Some(format!(
+                    "target {:?}: {f:?} has no defined size per texel",
+                    s.label
+                ));
+            }
+            if !f.required_features().is_empty()
+                && !device.features().contains(f.required_features())
+            {
+                return Some(format!(
+                    "target {:?}: {f:?} needs device features {:?}",
+                    s.label,
+                    f.required_features()
+                ));
+            }
+            let n = s.sample_count;
+            if !matches!(n, 1 | 2 | 4 | 8 | 16) {
+                return Some(format!(
+                    "target {:?}: {n} samples (1, 2, 4, 8 or 16)",
+                    s.label
+                ));
+            }
+            // With adapter-specific format features the device may allow more than the
+            // guaranteed ones: it says at creation.
+            if !adapter_specific {
+                let g = f.guaranteed_format_features(device.features());
+                if !g
+                    .allowed_usages
+                    .contains(wgpu::TextureUsages::RENDER_ATTACHMENT)
+                {
+                    return Some(format!("target {:?}: {f:?} is not renderable", s.label));
+                }
+                if n > 1 && !g.flags.sample_count_supported(n) {
+                    return Some(format!(
+                        "target {:?}: {f:?} does not take {n} samples on this device",
+                        s.label
+                    ));
+                }
+            }
+            None
+        })
     }
 }
 

@@ -267,9 +267,11 @@ impl UpscalePass {
     /// uniforms are written only when they change.
     ///
     /// # Errors
-    /// When the output view's texture is not the size the targets were made for, or the targets
-    /// have no target 0 made at this scale (an empty declared set: the upscale reads target 0 as
-    /// the scene colour).
+    /// When the output view's texture is not the size the targets were made for or cannot be
+    /// rendered to (multisampled, no `RENDER_ATTACHMENT`), or the targets have no target 0
+    /// made at this scale (an empty declared set: the upscale reads target 0 as the scene
+    /// colour) or one the upscale cannot sample (multisampled, no `TEXTURE_BINDING`, a depth or
+    /// integer format).
     pub fn record(
         &mut self,
         ctx: &GpuContext,
@@ -279,15 +281,56 @@ impl UpscalePass {
         settings: &UpscaleSettings,
         timestamps: Option<wgpu::RenderPassTimestampWrites<'_>>,
     ) -> Result<()> {
-        if targets.view(0).is_none() {
+        let Some(source) = targets.texture(0).map(|t| t.texture()) else {
             return Err(Error::InvalidResource {
                 label: "upscale source".into(),
                 reason: "the render targets have no target 0 (the scene colour the upscale \
                          reads) at this scale"
                     .into(),
             });
+        };
+        // The upscale samples target 0 with a filtering sampler: a declared set whose target
+        // 0 cannot be (multisampled, not sampled, a depth or integer format) is refused here,
+        // not by the device's panic when the bind group is made.
+        let filterable = matches!(
+            source
+                .format()
+                .sample_type(None, Some(ctx.device().features())),
+            Some(wgpu::TextureSampleType::Float { filterable: true })
+        );
+        if source.sample_count() != 1
+            || !source
+                .usage()
+                .contains(wgpu::TextureUsages::TEXTURE_BINDING)
+            || !filterable
+        {
+            return Err(Error::InvalidResource {
+                label: "upscale source".into(),
+                reason: format!(
+                    "target 0 ({:?}, {} samples, usage {:?}) is not a single-sampled, \
+                     filterable colour target with TEXTURE_BINDING: the upscale samples it",
+                    source.format(),
+                    source.sample_count(),
+                    source.usage()
+                ),
+            });
         }
         let out_tex = output.texture();
+        if out_tex.sample_count() != 1
+            || !out_tex
+                .usage()
+                .contains(wgpu::TextureUsages::RENDER_ATTACHMENT)
+        {
+            return Err(Error::InvalidResource {
+                label: "upscale output".into(),
+                reason: format!(
+                    "the output ({} samples, usage {:?}) is not a single-sampled texture \
+                     with RENDER_ATTACHMENT",
+                    out_tex.sample_count(),
+                    out_tex.usage()
+                ),
+            });
+        }
         let (ow, oh) = targets.output_size();
         if (out_tex.width(), out_tex.height()) != (ow, oh) {
             return Err(Error::InvalidResource {

@@ -473,3 +473,53 @@ fn the_callers_own_textures_targets_and_staging_count_against_the_budget() {
         budget - game
     );
 }
+
+/// A declared target set the device cannot make (a format with no size per texel, 3 samples,
+/// an integer format at 4 samples): every frame is a typed error that names the target, the
+/// textures left as they are; priced, such a set cost nothing (its bytes were 0).
+#[test]
+fn a_target_set_the_device_cannot_make_is_refused_by_name() {
+    use mipflow::resolution::{TargetSet, TargetSpec};
+    let Some(ctx) = common::gpu() else { return };
+    let cases = [
+        (
+            TargetSpec::scaled("video", wgpu::TextureFormat::NV12),
+            "no defined size",
+        ),
+        (
+            TargetSpec::scaled("odd", wgpu::TextureFormat::Rgba8Unorm).with_samples(3),
+            "3 samples",
+        ),
+        (
+            TargetSpec::scaled("ids", wgpu::TextureFormat::R32Uint).with_samples(4),
+            "4 samples",
+        ),
+    ];
+    for (spec, says) in cases {
+        let set = TargetSet::new()
+            .with(TargetSpec::scaled(
+                "colour",
+                wgpu::TextureFormat::Rgba16Float,
+            ))
+            .with(spec);
+        if spec.format == wgpu::TextureFormat::NV12 {
+            assert_eq!(set.bytes((64, 64), 1.0), u64::MAX, "priced at everything");
+        }
+        let mut c = config(64 << 20, true);
+        c.target_set = Some(set);
+        let mut m = manager(&ctx, c);
+        let h = add(&mut m, 0..1, 64);
+        for _ in 0..2 {
+            m.add_demand(h[0], 0.0, 4096.0);
+            let e = m.frame((320, 240), FrameTiming::default()).unwrap_err();
+            let e = e.to_string();
+            assert!(e.contains(spec.label) && e.contains(says), "{e}");
+        }
+        assert!(m.targets().is_none());
+        assert_eq!(
+            levels(&m, &h),
+            vec![m.streamer().plan_textures()[0].floor_level]
+        );
+    }
+    assert!(ctx.take_uncaptured_errors().is_empty());
+}

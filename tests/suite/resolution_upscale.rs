@@ -525,3 +525,132 @@ fn upscaling_an_empty_target_set_is_an_error() {
         .unwrap_err();
     assert!(e.to_string().contains("no target 0"), "{e}");
 }
+
+/// A declared set whose target 0 the upscale cannot sample (multisampled; an integer format)
+/// and an output it cannot render to (no `RENDER_ATTACHMENT`): typed errors before anything
+/// is recorded, not the device's panic when the bind group or the pass is made.
+#[test]
+fn an_unsampleable_source_or_unrenderable_output_is_an_error() {
+    use mipflow::resolution::{TargetSet, TargetSpec};
+    let Some(ctx) = common::gpu() else { return };
+    let out = output_texture(&ctx, wgpu::TextureFormat::Rgba8UnormSrgb);
+    let view = out.create_view();
+    let mut up = UpscalePass::new(&ctx, wgpu::TextureFormat::Rgba8UnormSrgb).unwrap();
+    let record = |up: &mut UpscalePass, set: TargetSet, view: &wgpu::TextureView| {
+        let mut pool = RenderTargets::with_set(set);
+        let targets = pool
+            .ensure(&ctx, OUT, Bucket::from_sixteenths(12))
+            .unwrap()
+            .unwrap();
+        let mut enc = ctx
+            .device()
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+        let r = up.record(
+            &ctx,
+            &mut enc,
+            targets,
+            view,
+            &UpscaleSettings::default(),
+            None,
+        );
+        ctx.queue().submit([enc.finish()]);
+        r.map_err(|e| e.to_string())
+    };
+    let msaa = TargetSet::new()
+        .with(TargetSpec::scaled("msaa colour", wgpu::TextureFormat::Rgba16Float).with_samples(4));
+    let e = record(&mut up, msaa, &view).unwrap_err();
+    assert!(e.contains("4 samples"), "{e}");
+    let integer = TargetSet::new().with(TargetSpec::scaled("ids", wgpu::TextureFormat::R32Uint));
+    let e = record(&mut up, integer, &view).unwrap_err();
+    assert!(e.contains("filterable"), "{e}");
+    let sampled_only = ctx
+        .create_texture(
+            &wgpu::TextureDescriptor {
+                label: Some("not a render target"),
+                size: wgpu::Extent3d {
+                    width: OUT.0,
+                    height: OUT.1,
+                    depth_or_array_layers: 1,
+                },
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format: wgpu::TextureFormat::Rgba8UnormSrgb,
+                usage: wgpu::TextureUsages::TEXTURE_BINDING,
+                view_formats: &[],
+            },
+            Category::Other,
+        )
+        .unwrap();
+    let colour = TargetSet::new().with(TargetSpec::scaled(
+        "colour",
+        wgpu::TextureFormat::Rgba16Float,
+    ));
+    let e = record(&mut up, colour.clone(), &sampled_only.create_view()).unwrap_err();
+    assert!(e.contains("RENDER_ATTACHMENT"), "{e}");
+    // The same set into a proper output records.
+    record(&mut up, colour, &view).unwrap();
+    ctx.wait_idle().unwrap();
+    assert!(ctx.take_uncaptured_errors().is_empty());
+}
+
+/// `read_level` of a texture it cannot copy (no `COPY_SRC`, multisampled) is a typed error;
+/// of a 2D array, its first layer.
+#[test]
+fn reading_back_what_cannot_be_copied_is_an_error() {
+    let Some(ctx) = common::gpu() else { return };
+    let make = |usage: wgpu::TextureUsages, samples: u32, layers: u32| {
+        ctx.create_texture(
+            &wgpu::TextureDescriptor {
+                label: Some("readback source"),
+                size: wgpu::Extent3d {
+                    width: 8,
+                    height: 4,
+                    depth_or_array_layers: layers,
+                },
+                mip_level_count: 1,
+                sample_count: samples,
+                dimension: wgpu::TextureDimension::D2,
+                format: wgpu::TextureFormat::Rgba8Unorm,
+                usage,
+                view_formats: &[],
+            },
+            Category::Other,
+        )
+        .unwrap()
+    };
+    use wgpu::TextureUsages as U;
+    let no_copy = make(U::TEXTURE_BINDING, 1, 1);
+    let e = mipflow::gpu::read_level(&ctx, no_copy.texture(), 0).unwrap_err();
+    assert!(e.to_string().contains("COPY_SRC"), "{e}");
+    let msaa = make(U::RENDER_ATTACHMENT | U::COPY_SRC, 4, 1);
+    let e = mipflow::gpu::read_level(&ctx, msaa.texture(), 0).unwrap_err();
+    assert!(e.to_string().contains("multisampled"), "{e}");
+    let array = make(U::COPY_DST | U::COPY_SRC, 1, 3);
+    let layer: Vec<u8> = (0..8 * 4 * 4).map(|i| i as u8).collect();
+    ctx.queue().write_texture(
+        wgpu::TexelCopyTextureInfo {
+            texture: array.texture(),
+            mip_level: 0,
+            origin: wgpu::Origin3d::ZERO,
+            aspect: wgpu::TextureAspect::All,
+        },
+        &layer,
+        wgpu::TexelCopyBufferLayout {
+            offset: 0,
+            bytes_per_row: Some(32),
+            rows_per_image: Some(4),
+        },
+        wgpu::Extent3d {
+            width: 8,
+            height: 4,
+            depth_or_array_layers: 1,
+        },
+    );
+    assert_eq!(
+        mipflow::gpu::read_level(&ctx, array.texture(), 0).unwrap(),
+        layer
+    );
+    ctx.wait_idle().unwrap();
+    assert!(ctx.take_uncaptured_errors().is_empty());
+}
