@@ -44,6 +44,9 @@ pub struct FeedbackDemand {
     view_since: Vec<u64>,
     /// Per slot: the feedback frame last looked at, and empty records in a row since then.
     hidden_streak: Vec<(u64, u8)>,
+    /// Per slot: the texture the state above is of. A slot reused by another texture starts
+    /// afresh: the old one's records (hidden behind a wall, say) say nothing of the new one.
+    owner: Vec<Option<TextureHandle>>,
     // This frame's facts.
     fresh: bool,
     moved_since_feedback: bool,
@@ -96,6 +99,7 @@ impl FeedbackDemand {
             self.view_last.resize(slots, u64::MAX);
             self.view_since.resize(slots, u64::MAX);
             self.hidden_streak.resize(slots, (0, 0));
+            self.owner.resize(slots, None);
         }
         view
     }
@@ -121,6 +125,19 @@ impl FeedbackDemand {
     ) -> bool {
         let i = h.index() as usize;
         let frame = self.frame;
+        if let Some(owner) = self.owner.get_mut(i)
+            && *owner != Some(h)
+        {
+            *owner = Some(h);
+            // A draw recorded this frame is the new texture's own (`recorded` may come first).
+            if self.feedback_since[i] != frame {
+                self.feedback_since[i] = u64::MAX;
+            }
+            self.feedback_given[i] = 0;
+            self.view_last[i] = u64::MAX;
+            self.view_since[i] = u64::MAX;
+            self.hidden_streak[i] = (0, 0);
+        }
         let in_view = cpu.weight == 1.0;
         if in_view
             && let Some(last) = self.view_last.get_mut(i)

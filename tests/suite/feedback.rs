@@ -671,3 +671,51 @@ fn feedback_refuses_slots_past_the_device_and_keeps_working() {
     }
     assert_eq!(ctx.take_uncaptured_errors(), Vec::<String>::new());
 }
+
+/// A texture hidden behind a wall is removed, and a new texture takes its slot in front of the
+/// wall: in its first frame it gets the CPU estimate's demand, not the verdict of the old
+/// texture's records (hidden: no pixels, kept at its floor until its own records came back).
+#[test]
+fn a_new_texture_in_a_reused_slot_is_not_judged_by_the_old_ones_feedback() {
+    let Some(mut r) = renderer(true, 1, 96 << 20) else {
+        return;
+    };
+    let out = r.context().create_offscreen_target("fb", 320, 180).unwrap();
+    let view = out.create_view();
+    let (pv, pi) = mipflow::render::panel(1.0, 1.0);
+    let mesh = r.add_mesh(&pv, &pi).unwrap();
+    let (hidden, hm) = common::procedural_material(&mut r, 5, 0, 1024);
+    let (_wall, wm) = common::procedural_material(&mut r, 5, 1, 1024);
+    let at = |scale: f32, z: f32| {
+        Mat4::from_scale_rotation_translation(
+            Vec3::splat(scale),
+            Quat::IDENTITY,
+            Vec3::new(0.0, 0.0, z),
+        )
+    };
+    let hi = r.add_instance(mesh, hm, at(3.0, -1.5)).unwrap();
+    r.add_instance(mesh, wm, at(6.0, -1.0)).unwrap();
+    let input = FrameInput::new(Camera::look_at(Vec3::ZERO, Vec3::new(0.0, 0.0, -4.0)));
+    for _ in 0..40 {
+        r.render(&view, &input).unwrap();
+    }
+    let slot = hidden.index() as usize;
+    assert_eq!(
+        r.manager().plan_textures()[slot].screen_pixels,
+        0.0,
+        "judged hidden by its feedback"
+    );
+    assert!(r.remove_instance(hi));
+    assert!(r.remove_texture(hidden));
+    let (fresh, fm) = common::procedural_material(&mut r, 5, 2, 1024);
+    assert_eq!(fresh.index(), hidden.index(), "the slot is reused");
+    r.add_instance(mesh, fm, at(2.0, -0.5)).unwrap();
+    r.render(&view, &input).unwrap();
+    let p = r.manager().plan_textures()[slot];
+    assert!(
+        p.screen_pixels > 1000.0 && p.wanted_level < 2.0,
+        "in front of the wall, in its first frame: {} px at level {}",
+        p.screen_pixels,
+        p.wanted_level
+    );
+}
