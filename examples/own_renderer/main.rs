@@ -64,11 +64,13 @@ fn parse_args() -> Result<Args, String> {
             "--squeeze" => a.squeeze = true,
             "--trace" => a.trace = true,
             "--frames" => {
-                a.frames = Some(
-                    value("--frames")?
-                        .parse()
-                        .map_err(|e| format!("--frames: {e}"))?,
-                )
+                let n: u64 = value("--frames")?
+                    .parse()
+                    .map_err(|e| format!("--frames: {e}"))?;
+                if n == 0 {
+                    return Err("--frames: at least 1".into());
+                }
+                a.frames = Some(n);
             }
             "--screenshot" => a.screenshot = Some(value("--screenshot")?.into()),
             "--size" => {
@@ -85,7 +87,12 @@ fn parse_args() -> Result<Args, String> {
             "--budget" => {
                 a.budget_mib = value("--budget")?
                     .parse()
-                    .map_err(|e| format!("--budget (MiB): {e}"))?
+                    .map_err(|e| format!("--budget (MiB): {e}"))?;
+                // Bytes are `MiB << 20`: past 1 TiB they no longer fit any device (nor, far
+                // past it, a u64).
+                if !(1..=1 << 20).contains(&a.budget_mib) {
+                    return Err("--budget: 1 to 1048576 MiB".into());
+                }
             }
             "--materials" => {
                 a.materials = value("--materials")?
@@ -449,9 +456,11 @@ impl ApplicationHandler for App {
                 }
                 if self.args.frames.is_some_and(|n| g.frames >= n) {
                     println!(
-                        "own_renderer: {} frames, {} materials, scale {:.3}, {} MiB in use",
+                        "own_renderer: {} frames, {} materials, budget {} MiB, scale {:.3}, {} MiB \
+                         in use",
                         g.frames,
                         self.args.materials,
+                        g.renderer.manager().budget().current_bytes() >> 20,
                         g.stats.render_scale,
                         g.stats.ledger.total_bytes >> 20
                     );
@@ -496,11 +505,24 @@ impl Game {
 
     fn redraw(&mut self) -> Result<(), String> {
         let camera = self.camera();
+        if self.config.width == 0 || self.config.height == 0 {
+            // Minimised: no surface to draw into; mipflow counts the frame and keeps its
+            // targets and textures for when the window comes back.
+            self.renderer.manager_mut().skip_frame();
+            return Ok(());
+        }
         let frame = match self.surface.get_current_texture() {
             wgpu::CurrentSurfaceTexture::Success(f)
             | wgpu::CurrentSurfaceTexture::Suboptimal(f) => f,
             wgpu::CurrentSurfaceTexture::Outdated | wgpu::CurrentSurfaceTexture::Lost => {
-                self.surface.configure(&self.device, &self.config);
+                if self.config.width > 0 && self.config.height > 0 {
+                    self.surface.configure(&self.device, &self.config);
+                }
+                return Ok(());
+            }
+            // Nothing to draw into this time (the window is hidden, or the compositor was
+            // slow): the next redraw tries again.
+            wgpu::CurrentSurfaceTexture::Timeout | wgpu::CurrentSurfaceTexture::Occluded => {
                 return Ok(());
             }
             other => return Err(format!("surface: {other:?}")),
@@ -563,7 +585,11 @@ impl Game {
                 .anchor(egui::Align2::RIGHT_TOP, egui::vec2(-8.0, 8.0))
                 .show(ctx.ctx(), |ui| {
                     ui.label("The game's own UI: its renderer, mipflow's budget.");
-                    ui.add(egui::Slider::new(&mut budget_mib, 16.0..=1024.0).text("budget (MiB)"));
+                    ui.add(
+                        egui::Slider::new(&mut budget_mib, 16.0..=1024.0)
+                            .clamping(egui::SliderClamping::Edits)
+                            .text("budget (MiB)"),
+                    );
                 });
             egui::Window::new("mipflow memory")
                 .default_width(360.0)

@@ -123,6 +123,14 @@ fn own_renderer_example_runs_in_a_window_and_headless() {
         .output()
         .expect("run own_renderer");
     assert_eq!(bad.status.code(), Some(2));
+    // No frame to run, a budget whose bytes pass a u64: refused before any window.
+    for args in [["--frames", "0"], ["--budget", "99999999999999"]] {
+        let bad = std::process::Command::new(&exe)
+            .args(args)
+            .output()
+            .expect("run own_renderer");
+        assert_eq!(bad.status.code(), Some(2), "{args:?}");
+    }
     let small = [
         "--materials",
         "4",
@@ -158,13 +166,23 @@ fn own_renderer_example_runs_in_a_window_and_headless() {
     let win = tmp.path().join("window.png");
     let mut cmd = display::command(&exe, &tmp.path().join("xdg"));
     cmd.args(small)
-        .args(["--size", "640x400", "--frames", "6", "--screenshot"])
+        .args([
+            "--size",
+            "640x400",
+            "--frames",
+            "6",
+            "--budget",
+            "2048",
+            "--screenshot",
+        ])
         .arg(&win);
     let out = display::run(cmd, Duration::from_secs(300));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(stdout.contains("own_renderer: 6 frames"), "{stdout}");
+    // A budget past the slider's range is kept (the slider clamped it to its 1024 MiB end).
+    assert!(stdout.contains("budget 2048 MiB"), "{stdout}");
     assert!(!stderr.contains("wgpu error"), "{stderr}");
     if stdout.contains("screenshot") {
         // mipflow's memory panel in the game's egui window, top left: egui's dark panel fill.
