@@ -52,6 +52,13 @@ impl History {
     /// [`SAMPLE_INTERVAL_S`]. Returns whether a sample was taken.
     pub fn record(&mut self, t: f64, stats: &FrameStats) -> bool {
         self.uploaded_since += stats.stream.uploaded_bytes;
+        if t < self.last_t {
+            // The caller's clock went back (restarted, or another clock): the samples before
+            // are on a time axis that no longer exists. Start again from this one; held to
+            // the old samples, the history took none until the clock passed them again.
+            self.samples.clear();
+            self.last_t = f64::NEG_INFINITY;
+        }
         if !t.is_finite() || t - self.last_t < SAMPLE_INTERVAL_S {
             return false;
         }
@@ -142,6 +149,25 @@ mod tests {
         let rate = h.samples()[CAPACITY - 2].upload_bps;
         assert!((rate - 60_000.0).abs() < 10_000.0, "{rate}");
         assert_eq!(h.last().map(|s| s.scale), Some(0.75));
+    }
+
+    #[test]
+    fn a_clock_that_goes_back_restarts_the_history() {
+        let mut h = History::default();
+        let stats = FrameStats::default();
+        for i in 0..10 {
+            assert!(h.record(1000.0 + f64::from(i) * 0.2, &stats));
+        }
+        assert_eq!(h.samples().len(), 10);
+        // Back to 0: sampled at once, alone, and on from there.
+        assert!(h.record(0.0, &stats));
+        assert_eq!(h.samples().len(), 1);
+        assert!(!h.record(0.05, &stats));
+        assert!(h.record(0.2, &stats));
+        assert_eq!(
+            h.samples().iter().map(|s| s.t).collect::<Vec<_>>(),
+            [0.0, 0.2]
+        );
     }
 
     #[test]

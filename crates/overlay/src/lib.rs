@@ -61,10 +61,20 @@ pub const CATEGORY_COLOURS: [Color32; 6] = [
 /// The overlay panel's background (opaque enough to read, see-through enough to keep the scene).
 pub const PANEL_FILL: Color32 = Color32::from_rgba_premultiplied(16, 18, 24, 235);
 
-/// Width in pixels of the overlay's panel (on the right edge) for an output `width` wide, at one
-/// pixel per point: a third of the window, within 240..=440.
+/// Width in points of the overlay's panel (on the right edge) for an output `width` points
+/// wide: a third of the window, within 240..=440.
 pub fn panel_width(width: u32) -> f32 {
     (width as f32 * 0.34).clamp(240.0, 440.0)
+}
+
+/// An output `pixels` wide in egui's points at `ppp` pixels a point: on a high-DPI display (2
+/// pixels a point) a third of the window is a third of its points, not of its pixels.
+fn points_wide(pixels: u32, ppp: f32) -> u32 {
+    if ppp.is_finite() && ppp > 0.0 {
+        (pixels as f32 / ppp) as u32
+    } else {
+        pixels
+    }
 }
 
 /// Width of the collapsed panel.
@@ -249,13 +259,14 @@ impl MemoryPanels {
             debug_mips: self.debug_mips,
             ..OverlayActions::default()
         };
+        let wide = points_wide(input.output.0, ui.ctx().pixels_per_point());
         let collapsed = *self
             .collapsed
-            .get_or_insert(input.output.0 > 0 && input.output.0 < COLLAPSE_BELOW);
+            .get_or_insert(wide > 0 && wide < COLLAPSE_BELOW);
         let width = if collapsed {
             COLLAPSED_WIDTH
         } else {
-            panel_width(input.output.0)
+            panel_width(wide)
         };
         egui::Panel::right("mipflow overlay")
             .resizable(false)
@@ -370,7 +381,7 @@ impl MemoryPanels {
             .show(ui, |ui| self.allocator(ui, stats));
         egui::CollapsingHeader::new("controls")
             .default_open(true)
-            .show(ui, |ui| self.controls(ui, actions));
+            .show(ui, |ui| self.controls(ui, stats.budget_bytes, actions));
         egui::CollapsingHeader::new("scale changes")
             .default_open(true)
             .show(ui, |ui| scale_changes(ui, input));
@@ -530,9 +541,17 @@ impl MemoryPanels {
         }
     }
 
-    fn controls(&mut self, ui: &mut Ui, actions: &mut OverlayActions) {
+    /// `budget`: the budget in force, which the slider shows (set by the slider, or by the
+    /// caller: an automatic budget, a scripted one, a flag).
+    fn controls(&mut self, ui: &mut Ui, budget: u64, actions: &mut OverlayActions) {
+        if budget > 0 {
+            self.budget_mib = mib(budget);
+        }
         let b = ui.add(
             egui::Slider::new(&mut self.budget_mib, 16.0..=4096.0)
+                // A budget outside the range (8 GiB, 8 MiB) is shown as it is: clamped at
+                // once, it was also applied, overriding the caller's.
+                .clamping(egui::SliderClamping::Edits)
                 .logarithmic(true)
                 .text("budget")
                 .suffix(" MiB"),
@@ -718,4 +737,61 @@ fn history_plot(ui: &mut Ui, h: &History, events: Option<&EventLog>) {
                     .color(Color32::from_rgb(255, 230, 90)),
             );
         });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One frame of the side panel on a 1280x720 output with `stats`: the actions it returned.
+    fn frame(ctx: &egui::Context, panels: &mut MemoryPanels, stats: &FrameStats) -> OverlayActions {
+        let history = History::default();
+        let mut input = PanelInput::new(stats, &history, &[]);
+        input.output = (1280, 720);
+        let mut actions = None;
+        let raw = egui::RawInput {
+            screen_rect: Some(egui::Rect::from_min_size(
+                egui::Pos2::ZERO,
+                egui::vec2(1280.0, 720.0),
+            )),
+            ..Default::default()
+        };
+        let mut out = ctx.run_ui(raw, |ui| {
+            actions = Some(panels.show_side_panel(ui, &input));
+        });
+        // No renderer here to take the font atlas.
+        out.textures_delta.clear();
+        actions.expect("the panel ran")
+    }
+
+    /// At 2 pixels a point, a 1280-pixel output is 640 points wide: the panel takes its
+    /// smallest width (240), not a third of the pixels (435 points, two thirds of the window),
+    /// and a 1440-pixel one (720 points) starts collapsed.
+    #[test]
+    fn the_panel_is_a_third_of_the_window_in_points() {
+        assert_eq!(panel_width(points_wide(1280, 2.0)), 240.0);
+        assert_eq!(panel_width(points_wide(1280, 1.0)), 1280.0 * 0.34);
+        assert!(points_wide(1440, 2.0) < COLLAPSE_BELOW);
+        assert_eq!(points_wide(1280, f32::NAN), 1280);
+        assert_eq!(points_wide(1280, 0.0), 1280);
+    }
+
+    /// The budget slider shows the budget in force, set by whoever set it, and a budget outside
+    /// its range (8 GiB, 8 MiB) is neither clamped nor sent back as the slider's.
+    #[test]
+    fn the_budget_slider_follows_the_budget_and_never_clamps_it() {
+        let ctx = egui::Context::default();
+        let mut panels = MemoryPanels::new(256 << 20, (0.5, 1.0));
+        for budget in [8u64 << 30, 8 << 20, 100 << 20] {
+            let stats = FrameStats {
+                budget_bytes: budget,
+                ..Default::default()
+            };
+            for _ in 0..2 {
+                let a = frame(&ctx, &mut panels, &stats);
+                assert_eq!(a.budget, None, "{budget}: nothing moved the slider");
+            }
+            assert_eq!(panels.budget_mib, mib(budget));
+        }
+    }
 }
