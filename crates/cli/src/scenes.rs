@@ -258,18 +258,9 @@ pub fn build_grid(
     Ok(side as f32)
 }
 
-/// A gallery of every `.ktx2` file under `dir` (sorted by path), as panels along the hall.
-pub fn build_gallery(r: &mut Renderer, dir: &Path, residency: Residency) -> Result<f32> {
-    build_gallery_with_skips(r, dir, residency, &mut Vec::new())
-}
-
-/// [`build_gallery`], each file that could not be added put in `skipped` with the reason.
-pub fn build_gallery_with_skips(
-    r: &mut Renderer,
-    dir: &Path,
-    residency: Residency,
-    skipped: &mut Vec<(PathBuf, String)>,
-) -> Result<f32> {
+/// The `.ktx2` files under `dir`, sorted; none is an error that says so (and how to cook the
+/// images found there instead, if any).
+pub fn gallery_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     find_files(dir, &["ktx2"], &mut files)?;
     files.sort();
@@ -296,6 +287,22 @@ pub fn build_gallery_with_skips(
             dir.display()
         )));
     }
+    Ok(files)
+}
+
+/// A gallery of every `.ktx2` file under `dir` (sorted by path), as panels along the hall.
+pub fn build_gallery(r: &mut Renderer, dir: &Path, residency: Residency) -> Result<f32> {
+    build_gallery_with_skips(r, dir, residency, &mut Vec::new())
+}
+
+/// [`build_gallery`], each file that could not be added put in `skipped` with the reason.
+pub fn build_gallery_with_skips(
+    r: &mut Renderer,
+    dir: &Path,
+    residency: Residency,
+    skipped: &mut Vec<(PathBuf, String)>,
+) -> Result<f32> {
+    let files = gallery_files(dir)?;
     let mut handles = Vec::with_capacity(files.len());
     for f in files {
         match add_texture(r, TextureSource::Path(Arc::new(f.clone())), residency) {

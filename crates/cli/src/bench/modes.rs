@@ -417,26 +417,47 @@ pub fn run(opts: &BenchOptions, progress: &dyn Fn(&str)) -> Result<BenchReport> 
     ));
     let mut last = Instant::now();
     let mut references: sweep::References = Vec::new();
-    for frame in 0..sc.frames {
+    // What fails from here is noted in the report, which keeps what was measured before and
+    // beside it (a failed sweep point lost the whole run's figures).
+    let mut errors = Vec::new();
+    let mut compare = |runs: &mut [ModeRun; 4], frame: u64| -> Result<()> {
+        let reference = runs[0].read_back()?;
+        let (w, h) = (sc.size[0], sc.size[1]);
+        if !opts.sweep.is_empty() {
+            references.push((frame, reference.clone()));
+        }
+        for m in &mut runs[1..] {
+            let img = m.read_back()?;
+            let psnr = capped_psnr(&reference, &img);
+            let ssim = mipflow_cook::compare::ssim(&reference, &img, w, h);
+            if let Some(f) = m.summary.frames.last_mut() {
+                f.psnr_db = Some(psnr);
+                f.ssim = Some(ssim);
+            }
+        }
+        Ok(())
+    };
+    'frames: for frame in 0..sc.frames {
         let camera = camera_at(frame);
         for m in &mut runs {
-            m.frame(frame, camera, budget_at(frame))?;
+            let fails = opts.fail_at_frame == Some(frame) && m.mode == Mode::Mipflow;
+            let r = if fails {
+                Err(Error::Scenario(format!(
+                    "frame {frame} failed on purpose (a test's)"
+                )))
+            } else {
+                m.frame(frame, camera, budget_at(frame))
+            };
+            if let Err(e) = r {
+                errors.push(format!("{}, frame {frame}: {e}", m.mode.title()));
+                break 'frames;
+            }
         }
-        if frame % opts.quality_every == 0 || frame + 1 == sc.frames {
-            let reference = runs[0].read_back()?;
-            let (w, h) = (sc.size[0], sc.size[1]);
-            if !opts.sweep.is_empty() {
-                references.push((frame, reference.clone()));
-            }
-            for m in &mut runs[1..] {
-                let img = m.read_back()?;
-                let psnr = capped_psnr(&reference, &img);
-                let ssim = mipflow_cook::compare::ssim(&reference, &img, w, h);
-                if let Some(f) = m.summary.frames.last_mut() {
-                    f.psnr_db = Some(psnr);
-                    f.ssim = Some(ssim);
-                }
-            }
+        if (frame % opts.quality_every == 0 || frame + 1 == sc.frames)
+            && let Err(e) = compare(&mut runs, frame)
+        {
+            errors.push(format!("comparing frame {frame}: {e}"));
+            break 'frames;
         }
         if last.elapsed().as_secs_f32() > 10.0 {
             last = Instant::now();
@@ -456,10 +477,11 @@ pub fn run(opts: &BenchOptions, progress: &dyn Fn(&str)) -> Result<BenchReport> 
         };
     }
 
-    let sweep = if opts.sweep.is_empty() {
+    // A sweep compares with the main run's references: not after a main run that failed.
+    let sweep = if opts.sweep.is_empty() || !errors.is_empty() {
         None
     } else {
-        Some(sweep::run_sweep(
+        match sweep::run_sweep(
             opts,
             &scene,
             &references,
@@ -467,7 +489,13 @@ pub fn run(opts: &BenchOptions, progress: &dyn Fn(&str)) -> Result<BenchReport> 
             budget_at(0),
             &camera_at,
             progress,
-        )?)
+        ) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                errors.push(format!("the budget sweep: {e}"));
+                None
+            }
+        }
     };
     drop(references);
 
@@ -475,14 +503,23 @@ pub fn run(opts: &BenchOptions, progress: &dyn Fn(&str)) -> Result<BenchReport> 
     let planner = planner_bench(opts.planner_textures, if opts.quick { 200 } else { 2000 });
     progress("upload against memcpy");
     let upload = match GpuContext::headless(&GpuOptions::default()) {
-        Ok(ctx) => Some(upload_bench(&ctx, opts.quick)?),
+        Ok(ctx) => match upload_bench(&ctx, opts.quick) {
+            Ok(u) => Some(u),
+            Err(e) => {
+                errors.push(format!("upload against memcpy: {e}"));
+                None
+            }
+        },
         Err(e) => {
             tracing::warn!(error = %e, "no context for the upload measurement");
             None
         }
     };
     progress("cook per quality");
-    let cook = cook_bench(opts.quick)?;
+    let cook = cook_bench(opts.quick).unwrap_or_else(|e| {
+        errors.push(format!("cook per quality: {e}"));
+        Vec::new()
+    });
 
     let mut report = BenchReport {
         command: opts.command.clone(),
@@ -509,6 +546,7 @@ pub fn run(opts: &BenchOptions, progress: &dyn Fn(&str)) -> Result<BenchReport> 
         sweep,
         goals: Vec::new(),
         total_seconds: 0.0,
+        errors,
     };
     report.goals = goals(&report, opts);
     report.total_seconds = started.elapsed().as_secs_f64();

@@ -186,6 +186,9 @@ fn tiny_bench_report_is_well_formed_and_ordered() {
 #[test]
 fn bad_flags_exit_2() {
     let dir = out_dir("flags");
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let empty_arg = empty.to_str().unwrap();
     for (args, needle) in [
         (&["--frames", "0"][..], "--frames"),
         (&["--size", "0x10"][..], "--size"),
@@ -203,6 +206,7 @@ fn bad_flags_exit_2() {
             &["--scenario", "a.toml", "--textures", "b"][..],
             "cannot be used with",
         ),
+        (&["--textures", empty_arg][..], "no .ktx2 files"),
     ] {
         let out = bench(args, &dir);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -397,5 +401,59 @@ fn a_gallery_of_photos_that_are_not_square_matches_the_resident_render() {
     assert!(c.floor_bytes_max > c.budget_bytes.unwrap(), "{c:?}");
     let md = std::fs::read_to_string(small.join("bench.md")).expect("bench.md");
     assert!(md.contains("pass a larger --budget"), "{md}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A part of the bench that fails after the set-up (here (c)'s fourth frame, as a device error
+/// would) loses nothing measured before it: bench.json, bench.md and bench.png are written with
+/// every mode's frames up to the failure and the micro-benchmarks, the failure is in `errors`,
+/// and the command exits 1. It wrote nothing before.
+#[test]
+fn a_failure_mid_run_keeps_what_was_measured() {
+    use clap::Parser;
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        bench: mipflow_cli::bench::BenchArgs,
+    }
+    if common::gpu().is_none() {
+        return;
+    }
+    let dir = out_dir("partial");
+    let out_arg = dir.join("out");
+    std::fs::create_dir_all(&out_arg).unwrap();
+    let cli = Cli::parse_from([
+        "bench",
+        "--frames",
+        "6",
+        "--size",
+        "160x90",
+        "--count",
+        "4",
+        "--texture-size",
+        "256",
+        "--quick",
+        "--planner-textures",
+        "1000",
+        "--out",
+        out_arg.to_str().unwrap(),
+    ]);
+    let mut opts = mipflow_cli::bench::BenchOptions::from_args(&cli.bench).unwrap();
+    opts.cache = Some(dir.join("cache"));
+    opts.fail_at_frame = Some(3);
+    let code = mipflow_cli::bench::run_into(&opts, &out_arg);
+    assert_eq!(code, std::process::ExitCode::from(1));
+    let text = std::fs::read_to_string(out_arg.join("bench.json")).expect("bench.json written");
+    let report: BenchReport = serde_json::from_str(&text).expect("a BenchReport");
+    assert_eq!(report.errors.len(), 1, "{:?}", report.errors);
+    assert!(report.errors[0].contains("frame 3"), "{:?}", report.errors);
+    let frames: Vec<usize> = report.modes.iter().map(|m| m.frames.len()).collect();
+    assert_eq!(
+        frames,
+        [4, 4, 3, 3],
+        "(a) and (b) ran frame 3, (c) failed it"
+    );
+    assert!(report.planner.is_some() && !report.cook.is_empty());
+    assert!(out_arg.join("bench.md").is_file() && out_arg.join("bench.png").is_file());
     let _ = std::fs::remove_dir_all(&dir);
 }
