@@ -53,7 +53,8 @@ pub enum Error {
     FloorTooLarge {
         /// Label of the texture (its file name).
         label: String,
-        /// Which budget: `"CPU memory (StreamConfig::cpu_floor_limit)"` or `"VRAM (the budget)"`.
+        /// Which limit: `"CPU memory (StreamConfig::cpu_floor_limit)"` (a floor larger than the
+        /// VRAM budget is registered with nothing resident, not refused).
         what: &'static str,
         /// Bytes its floor needs.
         needed: u64,
