@@ -48,26 +48,15 @@ fn level_of(r: &Renderer, t: mipflow::TextureHandle) -> (u8, u8) {
 /// texture's floor, and no more. Returns the hidden texture's level, its floor, the wall's level
 /// and the hidden texture's demand (pixels) at the end.
 fn hidden_texture(feedback: bool) -> Option<(u8, u8, u8, f32)> {
-    let mut r = renderer(feedback, 1, 96 << 20)?;
-    let out = r.context().create_offscreen_target("fb", 320, 180).unwrap();
-    let view = out.create_view();
-    let (pv, pi) = mipflow::render::panel(1.0, 1.0);
-    let mesh = r.add_mesh(&pv, &pi).unwrap();
-    let (hidden, hm) = common::procedural_material(&mut r, 5, 0, 1024);
-    let (wall, wm) = common::procedural_material(&mut r, 5, 1, 1024);
-    let at = |scale: f32, z: f32| {
-        Mat4::from_scale_rotation_translation(
-            Vec3::splat(scale),
-            Quat::IDENTITY,
-            Vec3::new(0.0, 0.0, z),
-        )
-    };
-    r.add_instance(mesh, hm, at(3.0, -1.5)).unwrap();
-    r.add_instance(mesh, wm, at(6.0, -1.0)).unwrap();
-    let input = FrameInput::new(Camera::look_at(Vec3::ZERO, Vec3::new(0.0, 0.0, -4.0)));
-    for _ in 0..40 {
-        r.render(&view, &input).unwrap();
-    }
+    let WallScene {
+        mut r,
+        _out,
+        view,
+        input,
+        hidden,
+        wall,
+        ..
+    } = wall_scene(feedback)?;
     let count = level_of(&r, hidden).1;
     let floor =
         mipflow::budget::planner::PlanTexture::floor_for(1024, 1024, 32, count, u16::MAX).unwrap();
@@ -677,28 +666,19 @@ fn feedback_refuses_slots_past_the_device_and_keeps_working() {
 /// texture's records (hidden: no pixels, kept at its floor until its own records came back).
 #[test]
 fn a_new_texture_in_a_reused_slot_is_not_judged_by_the_old_ones_feedback() {
-    let Some(mut r) = renderer(true, 1, 96 << 20) else {
+    let Some(WallScene {
+        mut r,
+        _out,
+        view,
+        input,
+        mesh,
+        hidden,
+        hidden_instance: hi,
+        ..
+    }) = wall_scene(true)
+    else {
         return;
     };
-    let out = r.context().create_offscreen_target("fb", 320, 180).unwrap();
-    let view = out.create_view();
-    let (pv, pi) = mipflow::render::panel(1.0, 1.0);
-    let mesh = r.add_mesh(&pv, &pi).unwrap();
-    let (hidden, hm) = common::procedural_material(&mut r, 5, 0, 1024);
-    let (_wall, wm) = common::procedural_material(&mut r, 5, 1, 1024);
-    let at = |scale: f32, z: f32| {
-        Mat4::from_scale_rotation_translation(
-            Vec3::splat(scale),
-            Quat::IDENTITY,
-            Vec3::new(0.0, 0.0, z),
-        )
-    };
-    let hi = r.add_instance(mesh, hm, at(3.0, -1.5)).unwrap();
-    r.add_instance(mesh, wm, at(6.0, -1.0)).unwrap();
-    let input = FrameInput::new(Camera::look_at(Vec3::ZERO, Vec3::new(0.0, 0.0, -4.0)));
-    for _ in 0..40 {
-        r.render(&view, &input).unwrap();
-    }
     let slot = hidden.index() as usize;
     assert_eq!(
         r.manager().plan_textures()[slot].screen_pixels,
@@ -718,4 +698,51 @@ fn a_new_texture_in_a_reused_slot_is_not_judged_by_the_old_ones_feedback() {
         p.screen_pixels,
         p.wanted_level
     );
+}
+
+/// The scene of [`hidden_texture`] after its first 40 frames under a roomy budget.
+struct WallScene {
+    r: Renderer,
+    _out: mipflow::gpu::TrackedTexture,
+    view: wgpu::TextureView,
+    input: FrameInput,
+    mesh: mipflow::MeshHandle,
+    hidden: mipflow::TextureHandle,
+    hidden_instance: mipflow::InstanceHandle,
+    wall: mipflow::TextureHandle,
+}
+
+/// A panel at `z`, `scale` wide.
+fn at(scale: f32, z: f32) -> Mat4 {
+    Mat4::from_scale_rotation_translation(
+        Vec3::splat(scale),
+        Quat::IDENTITY,
+        Vec3::new(0.0, 0.0, z),
+    )
+}
+
+fn wall_scene(feedback: bool) -> Option<WallScene> {
+    let mut r = renderer(feedback, 1, 96 << 20)?;
+    let out = r.context().create_offscreen_target("fb", 320, 180).unwrap();
+    let view = out.create_view();
+    let (pv, pi) = mipflow::render::panel(1.0, 1.0);
+    let mesh = r.add_mesh(&pv, &pi).unwrap();
+    let (hidden, hm) = common::procedural_material(&mut r, 5, 0, 1024);
+    let (wall, wm) = common::procedural_material(&mut r, 5, 1, 1024);
+    let hidden_instance = r.add_instance(mesh, hm, at(3.0, -1.5)).unwrap();
+    r.add_instance(mesh, wm, at(6.0, -1.0)).unwrap();
+    let input = FrameInput::new(Camera::look_at(Vec3::ZERO, Vec3::new(0.0, 0.0, -4.0)));
+    for _ in 0..40 {
+        r.render(&view, &input).unwrap();
+    }
+    Some(WallScene {
+        r,
+        _out: out,
+        view,
+        input,
+        mesh,
+        hidden,
+        hidden_instance,
+        wall,
+    })
 }

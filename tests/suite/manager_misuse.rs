@@ -422,25 +422,15 @@ fn the_callers_own_textures_targets_and_staging_count_against_the_budget() {
     };
     run(&mut m, 30);
     let own = |m: &BudgetManager, side: u32, category: Category| {
-        m.context()
-            .create_texture(
-                &wgpu::TextureDescriptor {
-                    label: Some("the game's own"),
-                    size: wgpu::Extent3d {
-                        width: side,
-                        height: side,
-                        depth_or_array_layers: 1,
-                    },
-                    mip_level_count: 1,
-                    sample_count: 1,
-                    dimension: wgpu::TextureDimension::D2,
-                    format: wgpu::TextureFormat::Rgba8Unorm,
-                    usage: wgpu::TextureUsages::TEXTURE_BINDING,
-                    view_formats: &[],
-                },
-                category,
-            )
-            .unwrap()
+        common::texture_2d(
+            m.context(),
+            "the game's own",
+            (side, side, 1),
+            wgpu::TextureFormat::Rgba8Unorm,
+            wgpu::TextureUsages::TEXTURE_BINDING,
+            1,
+            category,
+        )
     };
     let before = m.context().ledger().total_bytes();
     let _material = own(&m, 512, Category::Textures); // 1 MiB

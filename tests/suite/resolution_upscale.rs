@@ -452,6 +452,29 @@ fn every_output_format_shows_the_same_image() {
     assert!(ctx.take_uncaptured_errors().is_empty());
 }
 
+/// Records `up` from `targets` into `view` in an encoder of its own and submits it: the
+/// record's error, as text.
+fn record_once(
+    ctx: &GpuContext,
+    up: &mut UpscalePass,
+    targets: &mipflow::resolution::Targets,
+    view: &wgpu::TextureView,
+) -> Result<(), String> {
+    let mut enc = ctx
+        .device()
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+    let r = up.record(
+        ctx,
+        &mut enc,
+        targets,
+        view,
+        &UpscaleSettings::default(),
+        None,
+    );
+    ctx.queue().submit([enc.finish()]);
+    r.map_err(|e| e.to_string())
+}
+
 /// The pass refuses an output view of the wrong size (typed error, no GPU validation error).
 #[test]
 fn a_wrong_output_size_is_an_error() {
@@ -478,19 +501,8 @@ fn a_wrong_output_size_is_an_error() {
             Category::Other,
         )
         .unwrap();
-    let mut enc = ctx
-        .device()
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
-    let r = up.record(
-        &ctx,
-        &mut enc,
-        targets,
-        &wrong.create_view(),
-        &UpscaleSettings::default(),
-        None,
-    );
+    let r = record_once(&ctx, &mut up, targets, &wrong.create_view());
     assert!(r.is_err());
-    ctx.queue().submit([enc.finish()]);
     ctx.wait_idle().unwrap();
     assert!(ctx.take_uncaptured_errors().is_empty());
 }
@@ -510,20 +522,8 @@ fn upscaling_an_empty_target_set_is_an_error() {
     let out = output_texture(&ctx, wgpu::TextureFormat::Rgba8UnormSrgb);
     let view = out.create_view();
     let mut up = UpscalePass::new(&ctx, wgpu::TextureFormat::Rgba8UnormSrgb).unwrap();
-    let mut enc = ctx
-        .device()
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
-    let e = up
-        .record(
-            &ctx,
-            &mut enc,
-            targets,
-            &view,
-            &UpscaleSettings::default(),
-            None,
-        )
-        .unwrap_err();
-    assert!(e.to_string().contains("no target 0"), "{e}");
+    let e = record_once(&ctx, &mut up, targets, &view).unwrap_err();
+    assert!(e.contains("no target 0"), "{e}");
 }
 
 /// A declared set whose target 0 the upscale cannot sample (multisampled; an integer format)
@@ -542,19 +542,7 @@ fn an_unsampleable_source_or_unrenderable_output_is_an_error() {
             .ensure(&ctx, OUT, Bucket::from_sixteenths(12))
             .unwrap()
             .unwrap();
-        let mut enc = ctx
-            .device()
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
-        let r = up.record(
-            &ctx,
-            &mut enc,
-            targets,
-            view,
-            &UpscaleSettings::default(),
-            None,
-        );
-        ctx.queue().submit([enc.finish()]);
-        r.map_err(|e| e.to_string())
+        record_once(&ctx, up, targets, view)
     };
     let msaa = TargetSet::new()
         .with(TargetSpec::scaled("msaa colour", wgpu::TextureFormat::Rgba16Float).with_samples(4));
@@ -563,25 +551,15 @@ fn an_unsampleable_source_or_unrenderable_output_is_an_error() {
     let integer = TargetSet::new().with(TargetSpec::scaled("ids", wgpu::TextureFormat::R32Uint));
     let e = record(&mut up, integer, &view).unwrap_err();
     assert!(e.contains("filterable"), "{e}");
-    let sampled_only = ctx
-        .create_texture(
-            &wgpu::TextureDescriptor {
-                label: Some("not a render target"),
-                size: wgpu::Extent3d {
-                    width: OUT.0,
-                    height: OUT.1,
-                    depth_or_array_layers: 1,
-                },
-                mip_level_count: 1,
-                sample_count: 1,
-                dimension: wgpu::TextureDimension::D2,
-                format: wgpu::TextureFormat::Rgba8UnormSrgb,
-                usage: wgpu::TextureUsages::TEXTURE_BINDING,
-                view_formats: &[],
-            },
-            Category::Other,
-        )
-        .unwrap();
+    let sampled_only = common::texture_2d(
+        &ctx,
+        "not a render target",
+        (OUT.0, OUT.1, 1),
+        wgpu::TextureFormat::Rgba8UnormSrgb,
+        wgpu::TextureUsages::TEXTURE_BINDING,
+        1,
+        Category::Other,
+    );
     let colour = TargetSet::new().with(TargetSpec::scaled(
         "colour",
         wgpu::TextureFormat::Rgba16Float,
@@ -600,24 +578,15 @@ fn an_unsampleable_source_or_unrenderable_output_is_an_error() {
 fn reading_back_what_cannot_be_copied_is_an_error() {
     let Some(ctx) = common::gpu() else { return };
     let make = |usage: wgpu::TextureUsages, samples: u32, layers: u32| {
-        ctx.create_texture(
-            &wgpu::TextureDescriptor {
-                label: Some("readback source"),
-                size: wgpu::Extent3d {
-                    width: 8,
-                    height: 4,
-                    depth_or_array_layers: layers,
-                },
-                mip_level_count: 1,
-                sample_count: samples,
-                dimension: wgpu::TextureDimension::D2,
-                format: wgpu::TextureFormat::Rgba8Unorm,
-                usage,
-                view_formats: &[],
-            },
+        common::texture_2d(
+            &ctx,
+            "readback source",
+            (8, 4, layers),
+            wgpu::TextureFormat::Rgba8Unorm,
+            usage,
+            samples,
             Category::Other,
         )
-        .unwrap()
     };
     use wgpu::TextureUsages as U;
     let no_copy = make(U::TEXTURE_BINDING, 1, 1);

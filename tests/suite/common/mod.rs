@@ -85,3 +85,34 @@ pub fn manager_config(
 pub fn manager(ctx: &GpuContext, config: mipflow::ManagerConfig) -> mipflow::BudgetManager {
     mipflow::BudgetManager::new(ctx.device().clone(), ctx.queue().clone(), config).unwrap()
 }
+
+/// A 2D texture of one level on `ctx`, charged to `category`: `size` is (width, height,
+/// layers).
+pub fn texture_2d(
+    ctx: &GpuContext,
+    label: &str,
+    size: (u32, u32, u32),
+    format: wgpu::TextureFormat,
+    usage: wgpu::TextureUsages,
+    samples: u32,
+    category: mipflow::budget::Category,
+) -> mipflow::gpu::TrackedTexture {
+    ctx.create_texture(
+        &wgpu::TextureDescriptor {
+            label: Some(label),
+            size: wgpu::Extent3d {
+                width: size.0,
+                height: size.1,
+                depth_or_array_layers: size.2,
+            },
+            mip_level_count: 1,
+            sample_count: samples,
+            dimension: wgpu::TextureDimension::D2,
+            format,
+            usage,
+            view_formats: &[],
+        },
+        category,
+    )
+    .expect("texture")
+}
