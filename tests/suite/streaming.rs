@@ -939,7 +939,7 @@ fn floors_that_cannot_fit_are_refused_before_they_are_read() {
         "{status:?}"
     );
     for _ in 0..3 {
-        let _ = v.frame(8 * MIB, 0.0);
+        v.frame(8 * MIB, 0.0);
     }
     assert_eq!(
         v.m.streamer().resident_level(big),
