@@ -53,8 +53,7 @@ pub enum Error {
     FloorTooLarge {
         /// Label of the texture (its file name).
         label: String,
-        /// Which limit: `"CPU memory (StreamConfig::cpu_floor_limit)"` (a floor larger than the
-        /// VRAM budget is registered with nothing resident, not refused).
+        /// Which budget: `"CPU memory (StreamConfig::cpu_floor_limit)"` or `"VRAM (the budget)"`.
         what: &'static str,
         /// Bytes its floor needs.
         needed: u64,

@@ -316,10 +316,8 @@ impl Streamer {
                  streamed); sides that are multiples of 4 << k let it stream k levels"
             );
         }
-        // The floor's bytes, checked against the CPU limit before a byte of it is read (held for
-        // eviction, decoded). A floor larger than the VRAM budget is not refused: the budget
-        // may rise (a slider, a scenario), and the texture waits with nothing resident, as any
-        // floor without room does, the plan reporting the budget too small meanwhile.
+        // The floor's bytes, checked against both budgets before a byte of it is read: on the
+        // CPU (held for eviction, decoded) and in VRAM (it is what the texture can never drop).
         let floor_cpu: u64 = (floor_level..count)
             .map(|l| info.level_size(usize::from(l)))
             .sum();
@@ -331,6 +329,15 @@ impl Streamer {
                 needed: floor_cpu,
                 limit,
                 held: self.floor_cpu_bytes,
+            });
+        }
+        if floor_cpu > budget {
+            return Err(Error::FloorTooLarge {
+                label,
+                what: "VRAM (the budget)",
+                needed: floor_cpu,
+                limit: budget,
+                held: ctx.ledger().total_bytes(),
             });
         }
         let info = Arc::new(info);

@@ -850,12 +850,11 @@ fn rss_bytes() -> Option<u64> {
 }
 
 /// Issue 16: textures that cannot stream (one level: the floor is the whole texture) are refused
-/// at registration when their floor cannot fit the CPU floor limit, with a typed error that says
-/// what they need, before their data is read. One-level 16384² files of a few KiB each (zstd of
-/// 256 MiB of zeros) against a 9 MiB limit: each refused, and this process's memory does not grow
-/// by their size. A floor only larger than the VRAM budget is registered with nothing resident
-/// and comes in once the budget rises. Then 2048² one-level files (4 MiB) against the 9 MiB
-/// limit: two are held, the third is refused, and removing one makes room again.
+/// at registration when their floor cannot fit a budget, with a typed error that says what they
+/// need, before their data is read. One-level 16384² files of a few KiB each (zstd of 256 MiB of
+/// zeros) under a 64 MiB budget: each refused (VRAM), and this process's memory does not grow by
+/// their size. Then 2048² one-level files (4 MiB) against a CPU floor limit of 9 MiB: two are
+/// held, the third is refused (CPU), and removing one makes room again.
 #[test]
 fn floors_that_cannot_fit_are_refused_before_they_are_read() {
     let Some(ctx) = common::gpu() else { return };
@@ -918,34 +917,21 @@ fn floors_that_cannot_fit_are_refused_before_they_are_read() {
             (b.saturating_sub(a)) / MIB
         );
     }
-    // A 1 MiB floor (one level of 1024²) under a 512 KiB budget, within the CPU limit:
-    // registered with nothing resident (it was refused: the budget may rise), the total within
-    // the budget and the plan saying it is too small; raised, the texture comes in.
-    let over = one_level("over.ktx2", 1024);
-    let mut v = Harness::new(
-        common::gpu().unwrap(),
-        StreamConfig::default().with_deterministic(true),
-    );
-    let big = v.add(over, TextureOptions::default(), 512 << 10);
-    assert_eq!(
-        v.m.streamer().resident_level(big),
-        Some(1),
-        "nothing resident"
-    );
-    let (peak, status) = v.frame(512 << 10, 0.0);
-    assert!(peak <= 512 << 10, "{peak}");
-    assert!(
-        matches!(status, PlanStatus::BudgetTooSmall { .. }),
-        "{status:?}"
-    );
-    for _ in 0..3 {
-        v.frame(8 * MIB, 0.0);
+    // Against the VRAM budget: a CPU limit that would take it, a budget that cannot.
+    let mut config = StreamConfig::default().with_deterministic(true);
+    config.cpu_floor_limit = 1 << 40;
+    let mut v = Harness::new(common::gpu().unwrap(), config);
+    v.set_budget(64 * MIB);
+    match v.m.add_texture(
+        TextureSource::Path(Arc::new(huge.clone())),
+        TextureOptions::default(),
+    ) {
+        Err(mipflow::Error::FloorTooLarge { what, limit, .. }) => {
+            assert!(what.starts_with("VRAM"), "{what}");
+            assert_eq!(limit, 64 * MIB);
+        }
+        other => panic!("{other:?}"),
     }
-    assert_eq!(
-        v.m.streamer().resident_level(big),
-        Some(0),
-        "resident once raised"
-    );
 
     // The CPU limit: 4 MiB floors, 9 MiB for all of them.
     let mid = one_level("mid.ktx2", 2048);

@@ -92,8 +92,9 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
     let view = output.create_view();
 
     // The scene is registered with no budget limit and the run's budget applied before its first
-    // frame: a budget below the floors (`--budget 0`) is then a run that degrades from a scene
-    // whose floors are all resident, and says so (exit 1, with its report).
+    // frame: a budget below one texture's floor (`--budget 0`) is then a run that degrades and
+    // says so (exit 1, with its report), as for any budget below the floors, not a registration
+    // refused (`FloorTooLarge`, which would end the run without a report).
     r.set_budget(Budget::bytes(u64::MAX));
     let cache = opts.cache.as_deref();
     let quiet = |_: usize, _: usize| {};
