@@ -42,7 +42,7 @@ impl Streamer {
                 r
             })
             .collect();
-        self.fill_floors(ctx, &unfilled, budget);
+        self.fill_floors(ctx, &unfilled, budget, true);
         out
     }
 
@@ -57,18 +57,22 @@ impl Streamer {
             return;
         }
         let slots = std::mem::take(&mut self.evicted_floors);
-        self.fill_floors(ctx, &slots, budget);
+        self.fill_floors(ctx, &slots, budget, false);
         self.evicted_floors = slots;
         self.evicted_floors.clear();
     }
 
-    /// Uploads the floors of the textures `slots` (made by [`Streamer::add_textures`], not
-    /// filled yet): packed into staging buffers of what fits under `budget`, one submit each;
-    /// a texture whose floor has no room (after waiting once for the GPU to give back the
-    /// staging of the parts before) goes through `write_texture`. The staging is released
-    /// when the GPU is done: in deterministic mode before returning, so that the next frame's
-    /// room does not depend on the GPU's timing.
-    fn fill_floors(&mut self, ctx: &GpuContext, slots: &[u32], budget: u64) {
+    /// Uploads the floors of the textures `slots` (made by [`Streamer::add_textures`], or by
+    /// this frame's evictions, not filled yet): packed into staging buffers of what fits under
+    /// `budget`, one submit each; a texture whose floor has no room in a part (after waiting
+    /// once for the GPU to give back the staging of the parts before) goes through
+    /// `write_texture` when its staging fits under the budget (`strict`: registration) or
+    /// always (an eviction's floor, which the plan counted); a registered one that does not
+    /// fit is left with nothing resident. The staging is released when the GPU is done: in
+    /// deterministic mode before returning, so that the next frame's room does not depend on
+    /// the GPU's timing.
+    fn fill_floors(&mut self, ctx: &GpuContext, slots: &[u32], budget: u64, strict: bool) {
+        let mut waited = false;
         let staged_bytes = |s: &Slot| -> u64 {
             let Some(tex) = s.gpu.as_ref().map(|r| r.tex.texture()) else {
                 return 0;
@@ -117,8 +121,19 @@ impl Streamer {
                     .iter()
                     .map(|d| d.len() as u64)
                     .sum();
-                if ctx.ledger().total_bytes().saturating_add(need) > budget {
+                if !strict {
+                    // An eviction's floor: its texture was just destroyed to free room, and
+                    // the plan counted the floor; a texture that lost its floor would draw
+                    // the fallback and give up its hold. Its staging copy may pass the
+                    // budget until the GPU has it, as before.
+                    self.write_floor(ctx, i);
+                    k += 1;
+                    continue;
+                }
+                if ctx.ledger().total_bytes().saturating_add(need) > budget && !waited {
+                    // Once a call: what earlier floors' writes held comes back.
                     ctx.collect_staging(true);
+                    waited = true;
                 }
                 if ctx.ledger().total_bytes().saturating_add(need) <= budget {
                     self.write_floor(ctx, i);

@@ -13,6 +13,17 @@ pub(super) fn opt<T>(v: Option<T>, f: impl Fn(T) -> String) -> String {
 /// The Markdown table (and the goals under it).
 pub fn markdown(r: &BenchReport) -> String {
     let mut s = String::new();
+    if !r.errors.is_empty() {
+        let _ = writeln!(
+            s,
+            "**This run is incomplete**: the figures below stop where it failed, and no goal is \
+             judged.\n"
+        );
+        for e in &r.errors {
+            let _ = writeln!(s, "- failed: {e}");
+        }
+        let _ = writeln!(s);
+    }
     let sc = &r.scene;
     let _ = writeln!(
         s,

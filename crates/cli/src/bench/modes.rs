@@ -549,6 +549,12 @@ pub fn run(opts: &BenchOptions, progress: &dyn Fn(&str)) -> Result<BenchReport> 
         errors,
     };
     report.goals = goals(&report, opts);
+    if !report.errors.is_empty() {
+        // Figures of a run cut short: shown, not judged.
+        for g in &mut report.goals {
+            g.met = None;
+        }
+    }
     report.total_seconds = started.elapsed().as_secs_f64();
     Ok(report)
 }

@@ -454,6 +454,12 @@ fn a_failure_mid_run_keeps_what_was_measured() {
         "(a) and (b) ran frame 3, (c) failed it"
     );
     assert!(report.planner.is_some() && !report.cook.is_empty());
-    assert!(out_arg.join("bench.md").is_file() && out_arg.join("bench.png").is_file());
+    assert!(
+        report.goals.iter().all(|g| g.met.is_none()),
+        "no goal judged"
+    );
+    let md = std::fs::read_to_string(out_arg.join("bench.md")).expect("bench.md");
+    assert!(md.contains("incomplete") && md.contains("frame 3"), "{md}");
+    assert!(out_arg.join("bench.png").is_file());
     let _ = std::fs::remove_dir_all(&dir);
 }
