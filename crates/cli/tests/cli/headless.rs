@@ -378,12 +378,7 @@ fn flags_override_the_scenario_and_bad_input_exits_2() {
     assert!(!txt.exists());
     // The demo's screenshot too: refused before a window is asked for (no display here, so
     // only the path check can answer "cannot write").
-    let out = Command::new(env!("CARGO_BIN_EXE_mipflow"))
-        .args(["demo", "--screenshot", "/nonexistent-dir/shot.png"])
-        .env_remove("DISPLAY")
-        .env_remove("WAYLAND_DISPLAY")
-        .output()
-        .expect("run mipflow demo");
+    let out = demo_without_display("/nonexistent-dir/shot.png".as_ref());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
@@ -392,13 +387,7 @@ fn flags_override_the_scenario_and_bad_input_exits_2() {
     );
     // A screenshot name that is not a PNG: refused before the run, not after it.
     let jpg = out_dir().join("shot.jpg");
-    let out = Command::new(env!("CARGO_BIN_EXE_mipflow"))
-        .args(["demo", "--screenshot"])
-        .arg(&jpg)
-        .env_remove("DISPLAY")
-        .env_remove("WAYLAND_DISPLAY")
-        .output()
-        .expect("run mipflow demo");
+    let out = demo_without_display(&jpg);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("must end in .png"), "{stderr}");
@@ -661,4 +650,15 @@ fn soak() {
         mib(warm),
         mib(rend)
     );
+}
+
+/// `mipflow demo --screenshot <shot>` with no display to open a window on.
+fn demo_without_display(shot: &std::path::Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_mipflow"))
+        .args(["demo", "--screenshot"])
+        .arg(shot)
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .output()
+        .expect("run mipflow demo")
 }
