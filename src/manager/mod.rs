@@ -55,6 +55,8 @@ pub struct BudgetManager {
     planner: Planner,
     plan: Plan,
     targets: RenderTargets,
+    /// Why the device cannot make `targets`' set, if it cannot ([`TargetSet::problem`]).
+    target_problem: Option<String>,
     controller: ResolutionController,
     /// GPU frame times have been given ([`FrameTiming::gpu_ms`]): from then on a frame without
     /// one keeps the time path's last decision instead of taking the CPU time.
@@ -135,18 +137,21 @@ impl BudgetManager {
     pub fn with_context(ctx: GpuContext, config: ManagerConfig) -> Self {
         let range = config.controller.range;
         ctx.set_deterministic_release(config.stream.deterministic);
+        let targets = match &config.target_set {
+            Some(set) => RenderTargets::with_set(set.clone()),
+            None => RenderTargets::with_hdr(
+                config.upscaler,
+                crate::resolution::hdr_format(ctx.device().features()),
+            ),
+        };
         Self {
             budget: EffectiveBudget::new(config.budget.clone(), config.stream.oom_probe_frames),
             streamer: Streamer::new(config.stream.clone()),
             planner: Planner::new(config.stream.planner.clone()),
             plan: Plan::default(),
-            targets: match &config.target_set {
-                Some(set) => RenderTargets::with_set(set.clone()),
-                None => RenderTargets::with_hdr(
-                    config.upscaler,
-                    crate::resolution::hdr_format(ctx.device().features()),
-                ),
-            },
+            // The set is the manager's for life: judged once, not every frame.
+            target_problem: targets.set().problem(ctx.device()),
+            targets,
             controller: ResolutionController::new(config.controller.clone()),
             gpu_timed: false,
             mem_index: range.len().saturating_sub(1),

@@ -14,10 +14,10 @@ impl BudgetManager {
         if !self.config.render_targets {
             return Ok(());
         }
-        if let Some(reason) = self.targets.set().problem(self.ctx.device()) {
+        if let Some(reason) = &self.target_problem {
             return Err(Error::InvalidResource {
                 label: "render targets".into(),
-                reason,
+                reason: reason.clone(),
             });
         }
         // Buckets past the device's largest texture are priced u64::MAX: start the plan from
