@@ -3,7 +3,7 @@
 //!
 //! Per frame: [`FeedbackDemand::begin_frame`] makes the [`DemandView`] (guard band, prediction
 //! at the manager's measured latency) and notes camera cuts and motion;
-//! [`FeedbackDemand::recorded`] says which texture slots the frame's draws record feedback for;
+//! [`FeedbackDemand::recorded`] says which textures the frame's draws record feedback for;
 //! [`FeedbackDemand::add`] gives one object's demand: the CPU estimate (the object's
 //! [`Demand`]) unless the feedback says better. The rules:
 //! - a texture in view whose feedback was recorded while it was drawn and in view, with none of
@@ -104,13 +104,32 @@ impl FeedbackDemand {
         view
     }
 
-    /// The texture in `slot` is drawn with the feedback record from `frame` on (call for every
-    /// drawn texture each frame; only the first call counts).
-    pub fn recorded(&mut self, slot: u32, frame: u64) {
-        if let Some(since) = self.feedback_since.get_mut(slot as usize)
+    /// Texture `h` is drawn with the feedback record from `frame` on (call for every drawn
+    /// texture each frame; only the first call counts). The handle, not only its slot: a slot
+    /// reused by a new texture starts afresh here, so that the new texture's first record counts
+    /// whether this call comes before or after its [`FeedbackDemand::add`].
+    pub fn recorded(&mut self, h: TextureHandle, frame: u64) {
+        let i = h.index() as usize;
+        self.claim(i, h);
+        if let Some(since) = self.feedback_since.get_mut(i)
             && *since == u64::MAX
         {
             *since = frame;
+        }
+    }
+
+    /// Makes slot `i`'s state `h`'s: a slot that held another texture starts afresh (its records,
+    /// hidden behind a wall say, say nothing of the new one).
+    fn claim(&mut self, i: usize, h: TextureHandle) {
+        if let Some(owner) = self.owner.get_mut(i)
+            && *owner != Some(h)
+        {
+            *owner = Some(h);
+            self.feedback_since[i] = u64::MAX;
+            self.feedback_given[i] = 0;
+            self.view_last[i] = u64::MAX;
+            self.view_since[i] = u64::MAX;
+            self.hidden_streak[i] = (0, 0);
         }
     }
 
@@ -125,19 +144,7 @@ impl FeedbackDemand {
     ) -> bool {
         let i = h.index() as usize;
         let frame = self.frame;
-        if let Some(owner) = self.owner.get_mut(i)
-            && *owner != Some(h)
-        {
-            *owner = Some(h);
-            // A draw recorded this frame is the new texture's own (`recorded` may come first).
-            if self.feedback_since[i] != frame {
-                self.feedback_since[i] = u64::MAX;
-            }
-            self.feedback_given[i] = 0;
-            self.view_last[i] = u64::MAX;
-            self.view_since[i] = u64::MAX;
-            self.hidden_streak[i] = (0, 0);
-        }
+        self.claim(i, h);
         let in_view = cpu.weight == 1.0;
         if in_view
             && let Some(last) = self.view_last.get_mut(i)
@@ -189,5 +196,43 @@ impl FeedbackDemand {
             }
         }
         manager.add_view_demand(h, cpu, 1.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A slot reused by a new texture: the new one's first record counts whether `recorded`
+    /// comes before or after its `add` (it was dropped when it came first: the old texture's
+    /// earlier record stood, then `add` cleared it, one frame later to trust its feedback).
+    #[test]
+    fn a_reused_slots_first_record_counts_before_or_after_add() {
+        let mut d = FeedbackDemand::new();
+        for v in [&mut d.feedback_since, &mut d.view_last, &mut d.view_since] {
+            v.resize(4, u64::MAX);
+        }
+        d.feedback_given.resize(4, 0);
+        d.hidden_streak.resize(4, (0, 0));
+        d.owner.resize(4, None);
+        let (old, new) = (TextureHandle::for_test(2, 0), TextureHandle::for_test(2, 1));
+        d.recorded(old, 5);
+        d.recorded(old, 6);
+        assert_eq!(d.feedback_since[2], 5, "only the first record counts");
+        d.hidden_streak[2] = (6, 3);
+        // The slot's new texture, recorded in frame 9 before anything else of it.
+        d.recorded(new, 9);
+        assert_eq!(d.feedback_since[2], 9);
+        assert_eq!(
+            d.hidden_streak[2],
+            (0, 0),
+            "the old texture's streak is gone"
+        );
+        assert_eq!(d.owner[2], Some(new));
+        // Its `add` would claim the slot again: nothing more is reset.
+        d.claim(2, new);
+        assert_eq!(d.feedback_since[2], 9);
+        // A slot past the arrays (before `begin_frame` sized them): nothing, no panic.
+        d.recorded(TextureHandle::for_test(40, 0), 9);
     }
 }

@@ -623,8 +623,8 @@ impl GameRenderer {
                 .copy_from_slice(bytemuck::cast_slice(&p.transform.to_cols_array()));
             self.draw_data[at + 64..at + DRAW_BYTES as usize]
                 .copy_from_slice(bytemuck::cast_slice(&extra));
-            self.demand.recorded(m.base.index(), plan.frame);
-            self.demand.recorded(m.normal.index(), plan.frame);
+            self.demand.recorded(m.base, plan.frame);
+            self.demand.recorded(m.normal, plan.frame);
         }
         queue.write_buffer(self.draw_buffer.buffer(), 0, &self.draw_data);
         let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {

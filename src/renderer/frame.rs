@@ -261,7 +261,7 @@ impl Renderer {
                 if feedback_on {
                     let t = mat.base_color.index();
                     u = u.with_feedback(t, w, h);
-                    self.demand.recorded(t, plan.frame);
+                    self.demand.recorded(mat.base_color, plan.frame);
                 }
             }
             let off = i * stride as usize;

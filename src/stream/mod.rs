@@ -59,6 +59,12 @@ impl TextureHandle {
     pub fn index(self) -> u32 {
         self.index
     }
+
+    /// A handle made up for a unit test (slot `index`, `generation`).
+    #[cfg(test)]
+    pub(crate) fn for_test(index: u32, generation: u32) -> Self {
+        Self { index, generation }
+    }
 }
 
 /// Per-texture options.
