@@ -27,6 +27,7 @@ mod writer;
 pub use format::{BlockFormat, FORMATS};
 #[cfg(unix)]
 pub(crate) use reader::level_span;
+pub(crate) use reader::open_checked;
 pub use reader::{
     HEADER_LEN, RawHeader, Validation, read_info, read_info_from, read_level, validate,
 };
@@ -397,6 +398,41 @@ pub struct Ktx2Info {
     pub header_len: u64,
     /// Length of the file.
     pub file_len: u64,
+    /// The file on disk this was read from, as it was then ([`read_info`]; `None` for bytes in
+    /// memory or a game's reader). The level reads check it: a file replaced since (a re-cook
+    /// renames a new file over the old one) is an error, not the new file's bytes read at the
+    /// old file's offsets and uploaded as the old texture's levels.
+    pub stamp: Option<FileStamp>,
+}
+
+/// What identifies a file's contents on disk without reading them: its length, its modification
+/// time and, on Unix, its device and inode (a file renamed over another is a new inode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStamp {
+    /// Length in bytes.
+    pub len: u64,
+    /// Last modification, where the file system keeps one.
+    pub modified: Option<std::time::SystemTime>,
+    /// Device and inode (0 and 0 off Unix).
+    pub dev_ino: (u64, u64),
+}
+
+impl FileStamp {
+    /// The stamp of an open file's metadata.
+    pub fn of(meta: &std::fs::Metadata) -> Self {
+        #[cfg(unix)]
+        let dev_ino = {
+            use std::os::unix::fs::MetadataExt;
+            (meta.dev(), meta.ino())
+        };
+        #[cfg(not(unix))]
+        let dev_ino = (0, 0);
+        Self {
+            len: meta.len(),
+            modified: meta.modified().ok(),
+            dev_ino,
+        }
+    }
 }
 
 impl Ktx2Info {
@@ -438,6 +474,7 @@ impl Ktx2Info {
             },
             header_len: 0,
             file_len: 0,
+            stamp: None,
         }
     }
 

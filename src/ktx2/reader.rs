@@ -13,8 +13,8 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use super::{
-    BlockFormat, Ktx2Error, Ktx2Info, LevelInfo, ReadLimits, Supercompression, full_level_count,
-    level_dims,
+    BlockFormat, FileStamp, Ktx2Error, Ktx2Info, LevelInfo, ReadLimits, Supercompression,
+    full_level_count, level_dims,
 };
 
 /// The KTX 2.0 file identifier.
@@ -514,6 +514,7 @@ pub fn validate(bytes: &[u8], file_len: u64, limits: &ReadLimits) -> Validation 
             dfd,
             header_len: header_end,
             file_len,
+            stamp: None,
         });
     }
     out.header = Some(h);
@@ -527,17 +528,49 @@ pub fn read_info(path: &Path, limits: &ReadLimits) -> Result<Ktx2Info, crate::Er
         path: path.to_path_buf(),
         source,
     };
-    // Before opening it: opening a FIFO (or some devices) for reading blocks until a writer
-    // comes, for ever if none does.
-    if !std::fs::metadata(path).map_err(io)?.is_file() {
-        return Err(io(std::io::Error::new(
+    let (mut file, meta) = open_regular(path).map_err(io)?;
+    let mut info = read_info_from(&mut file, meta.len(), limits, path)?;
+    info.stamp = Some(FileStamp::of(&meta));
+    Ok(info)
+}
+
+/// Opens `path` for reading, refusing anything but a regular file, judged on what was opened
+/// (no window for the path to change between a check and the open). On Unix the open does not
+/// block: opening a FIFO for reading would wait for a writer, for ever if none comes, and the
+/// IO worker with it (`O_NONBLOCK` changes nothing for a regular file's reads).
+pub(crate) fn open_regular(path: &Path) -> std::io::Result<(File, std::fs::Metadata)> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
             "not a regular file (a folder, a FIFO or a device)",
-        )));
+        ));
     }
-    let mut file = File::open(path).map_err(io)?;
-    let file_len = file.metadata().map_err(io)?.len();
-    read_info_from(&mut file, file_len, limits, path)
+    Ok((file, meta))
+}
+
+/// [`open_regular`] for reading the levels of `info`: the file must still be the one `info` was
+/// read from ([`Ktx2Info::stamp`]; no check without one). A file replaced since has its levels
+/// elsewhere, or other ones: its bytes are not the texture's.
+pub(crate) fn open_checked(path: &Path, info: &Ktx2Info) -> std::io::Result<File> {
+    let (file, meta) = open_regular(path)?;
+    if let Some(then) = info.stamp
+        && FileStamp::of(&meta) != then
+    {
+        return Err(std::io::Error::other(
+            "the file changed since it was registered (another length, modification time or \
+             inode): register it again to stream the new one",
+        ));
+    }
+    Ok(file)
 }
 
 /// [`read_info`] from any reader of a `file_len`-byte KTX2 file (`name` in errors): a game's

@@ -185,11 +185,12 @@ impl TextureSource {
         Ok((info, levels))
     }
 
-    /// Opens the bytes for reading levels: a reader, and the name its errors start with.
-    fn open(&self) -> Result<(Box<dyn ReadSeek + '_>, String), String> {
+    /// Opens the bytes for reading `info`'s levels: a reader, and the name its errors start
+    /// with. A file must still be the one `info` was read from.
+    fn open(&self, info: &Ktx2Info) -> Result<(Box<dyn ReadSeek + '_>, String), String> {
         match self {
             TextureSource::Path(p) => {
-                let f = std::fs::File::open(p.as_path())
+                let f = crate::ktx2::open_checked(p, info)
                     .map_err(|e| format!("{}: {e}", p.display()))?;
                 Ok((Box::new(f), p.display().to_string()))
             }
@@ -214,7 +215,7 @@ impl TextureSource {
         cancel: &AtomicBool,
     ) -> Result<Vec<Vec<u8>>, String> {
         let mut out = Vec::with_capacity(levels.len());
-        let (mut f, name) = self.open()?;
+        let (mut f, name) = self.open(info)?;
         for l in levels {
             if cancel.load(Ordering::Acquire) {
                 return Err("cancelled".into());
@@ -242,13 +243,13 @@ impl TextureSource {
         // the staging (`read_direct`).
         let file = match self {
             TextureSource::Path(p) => Some(
-                std::fs::File::open(p.as_path()).map_err(|e| format!("{}: {e}", p.display()))?,
+                crate::ktx2::open_checked(p, info).map_err(|e| format!("{}: {e}", p.display()))?,
             ),
             _ => None,
         };
         let (mut f, name) = match &file {
             Some(file) => (Box::new(file) as Box<dyn ReadSeek + '_>, self.describe()),
-            None => self.open()?,
+            None => self.open(info)?,
         };
         for (k, l) in levels.enumerate() {
             if cancel.load(Ordering::Acquire) {

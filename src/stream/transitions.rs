@@ -90,8 +90,9 @@ impl Streamer {
                 slot.error = Some(e);
                 slot.inflight = None;
                 // Why a back-off: a corrupt file stays corrupt; retrying every frame would
-                // spend IO on it forever. A transient error (a file being replaced) heals
-                // after the back-off.
+                // spend IO on it forever. A transient error (a file briefly missing, a
+                // share that dropped) heals after the back-off; a file replaced since the
+                // texture was registered does not (its stamp differs): register it again.
                 slot.backoff_until = self.frame + READ_RETRY_FRAMES;
                 note_backoff(&mut self.backing_off, r.slot);
                 self.touched.push(r.slot);

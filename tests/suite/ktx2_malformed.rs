@@ -786,3 +786,75 @@ fn a_fifo_or_a_folder_is_refused_without_blocking() {
         assert!(t0.elapsed() < std::time::Duration::from_secs(60));
     }
 }
+
+/// A file replaced after its header was read (a re-cook renames a new file over the old one):
+/// reading the old header's levels from it is an error that says so, not the new file's bytes
+/// read at the old offsets (here the new file's longer metadata moves every level: those reads
+/// returned bytes of neither file). A FIFO put at the path fails at once too: opening one for
+/// reading blocked the IO worker until a writer came, for ever if none did.
+#[cfg(unix)]
+#[test]
+fn a_file_replaced_after_registration_is_not_read_as_the_old_one() {
+    use mipflow::TextureSource;
+    use std::sync::atomic::AtomicBool;
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("t.ktx2");
+    let old = base(None);
+    std::fs::write(&path, &old).unwrap();
+    let source = TextureSource::path(&path);
+    let info = source.info(&ReadLimits::default()).unwrap();
+    let stamp = info.stamp.expect("a file's info has a stamp");
+    assert_eq!(stamp.len, old.len() as u64);
+    let no = AtomicBool::new(false);
+    let level0 = source.read_levels(&info, 0..1, &no).unwrap();
+    assert_eq!(level0[0].len(), 64);
+    assert_eq!(&old[info.levels[0].offset as usize..][..64], &level0[0][..]);
+
+    // The new file: other pixels and a longer key/value block (every level moves).
+    let mut new = Vec::new();
+    let tex = EncodedTexture {
+        format: wgpu::TextureFormat::Bc7RgbaUnorm,
+        width: 8,
+        height: 8,
+        levels: (0..full_level_count(8, 8) as usize)
+            .map(|i| {
+                let (w, h) = level_dims(8, 8, i);
+                noise(bc7_level_size(w, h) as usize, i as u64 + 99)
+            })
+            .collect(),
+        key_values: vec![("a-much-longer-key".into(), vec![b'v'; 40])],
+    };
+    write_ktx2(&mut new, &tex, None, "another cook").unwrap();
+    let staged = tmp.path().join("t.ktx2.tmp");
+    std::fs::write(&staged, &new).unwrap();
+    std::fs::rename(&staged, &path).unwrap();
+    let e = source.read_levels(&info, 0..1, &no).unwrap_err();
+    assert!(e.contains("changed since it was registered"), "{e}");
+    // Its own header reads it, with a new stamp.
+    let info2 = source.info(&ReadLimits::default()).unwrap();
+    assert_ne!(info2.stamp, info.stamp);
+    let level0 = source.read_levels(&info2, 0..1, &no).unwrap();
+    assert_eq!(
+        &new[info2.levels[0].offset as usize..][..64],
+        &level0[0][..]
+    );
+
+    // A FIFO at the path: an error at once (checked on a thread: a regression would block).
+    std::fs::remove_file(&path).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&path)
+        .status()
+        .is_ok_and(|s| s.success());
+    if made {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (s, i) = (source.clone(), info2.clone());
+        std::thread::spawn(move || {
+            let _ = tx.send(s.read_levels(&i, 0..1, &AtomicBool::new(false)));
+        });
+        let r = rx
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("reading a FIFO blocked");
+        let e = r.unwrap_err();
+        assert!(e.contains("not a regular file"), "{e}");
+    }
+}

@@ -320,6 +320,64 @@ fn corrupt_level_keeps_the_texture_and_is_reported() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A file replaced after registration (a re-cook renames a new file over it, here one whose
+/// longer metadata moves every level): the texture keeps what it has and reports why, as a
+/// corrupt file does; its levels are not read from the new file at the old offsets and
+/// uploaded as its own. The other texture streams on.
+#[test]
+fn a_file_replaced_after_registration_keeps_the_texture_and_is_reported() {
+    let Some(ctx) = common::gpu() else { return };
+    let dir = std::env::temp_dir().join(format!("mipflow-replaced-{}", std::process::id()));
+    let files = write_gallery(&dir, 2, 256, 0);
+    let mut h = Harness::new(ctx, StreamConfig::default().with_deterministic(true));
+    for f in &files {
+        h.add(f.clone(), TextureOptions::default(), 64 * MIB);
+    }
+    let floor = h.m.streamer().texture_infos()[1].resident_level;
+    assert!(floor > 0, "registered at its floor");
+    // The new file, with a key/value block of its own, renamed over the second one.
+    let staged = dir.join("new.tmp");
+    let levels = mipflow::budget::size::full_mip_count(256, 256);
+    let tex = EncodedTexture {
+        format: wgpu::TextureFormat::Bc7RgbaUnormSrgb,
+        width: 256,
+        height: 256,
+        levels: (0..levels)
+            .map(|l| vec![0x5A; ((256 >> l).max(4) / 4 * ((256 >> l).max(4) / 4) * 16) as usize])
+            .collect(),
+        key_values: vec![("recooked-by".into(), vec![b'x'; 100])],
+    };
+    let mut bytes = Vec::new();
+    write_ktx2(&mut bytes, &tex, None, "another cook").unwrap();
+    std::fs::write(&staged, bytes).unwrap();
+    std::fs::rename(&staged, &files[1]).unwrap();
+    let mut errors = 0;
+    for _ in 0..20 {
+        let _ = h.frame(64 * MIB, 0.0);
+        errors += h.m.streamer().frame_stats().io_errors;
+    }
+    let infos = h.m.streamer().texture_infos();
+    assert_eq!(
+        infos[0].resident_level, 0,
+        "the other texture streams fully"
+    );
+    assert_eq!(
+        infos[1].resident_level, floor,
+        "keeps its floor, nothing else"
+    );
+    assert!(
+        infos[1]
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("changed since it was registered")),
+        "{:?}",
+        infos[1].error
+    );
+    assert_eq!(errors, 1, "read once, then backed off");
+    assert!(h.m.context().take_uncaptured_errors().is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn npot_textures_start_only_at_block_aligned_levels() {
     let Some(ctx) = common::gpu() else { return };
