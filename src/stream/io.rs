@@ -19,6 +19,67 @@ use super::LevelData;
 use crate::gpu::staging::{RowWriter, StagedLevel, StagingLease};
 use crate::ktx2::{Ktx2Error, Ktx2Info, read_level, read_level_in, read_level_with};
 
+/// Why levels of a [`TextureSource`] could not be read ([`TextureSource::read_levels`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReadError {
+    /// The request's cancel flag was set before the read finished.
+    #[error("cancelled")]
+    Cancelled,
+    /// The source could not be opened, or is no longer the file registered (see
+    /// [`crate::ktx2::Ktx2Info::stamp`]).
+    #[error("{name}: {source}")]
+    Open {
+        /// The source (its path, or its reader's description).
+        name: String,
+        /// The OS's error, or why the file is refused.
+        source: std::io::Error,
+    },
+    /// A level could not be read or decoded (truncated, a Zstandard stream that fails, a size
+    /// that does not match its format).
+    #[error("{name}: {}", level_error(*level, source))]
+    Level {
+        /// The source.
+        name: String,
+        /// The level (0 = full size).
+        level: u8,
+        /// What is wrong with it.
+        source: Ktx2Error,
+    },
+    /// A level read straight into staging memory did not fit or fill its lease.
+    #[error("{name}: level {level}: {reason}")]
+    Staging {
+        /// The source.
+        name: String,
+        /// The level.
+        level: u8,
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+impl ReadError {
+    /// The crate's error for a read of texture `label`: a level's [`Ktx2Error`] as
+    /// [`crate::Error::Ktx2`], an open's as [`crate::Error::Io`] (both with the source's name
+    /// as their path).
+    pub fn into_error(self, label: &str) -> crate::Error {
+        match self {
+            ReadError::Level { name, source, .. } => crate::Error::Ktx2 {
+                path: name.into(),
+                source,
+            },
+            ReadError::Open { name, source } => crate::Error::Io {
+                path: name.into(),
+                source,
+            },
+            other => crate::Error::InvalidResource {
+                label: label.to_owned(),
+                reason: other.to_string(),
+            },
+        }
+    }
+}
+
 /// Creates a texture with every level of `source`, in its own format, charged to the streamed
 /// textures: for a texture that must never blur (give it to
 /// [`crate::BudgetManager::add_resident_texture_from`] with the file's [`TextureSource::info`],
@@ -173,30 +234,27 @@ impl TextureSource {
         let count = info.levels.len().min(usize::from(u8::MAX)) as u8;
         let levels = self
             .read_levels(&info, 0..count, &AtomicBool::new(false))
-            .map_err(|reason| {
-                // The reason starts with the source's name, which the label already gives.
-                let label = self.describe();
-                let reason = match reason.strip_prefix(&format!("{label}: ")) {
-                    Some(rest) => rest.to_owned(),
-                    None => reason,
-                };
-                crate::Error::InvalidResource { label, reason }
-            })?;
+            .map_err(|e| e.into_error(&self.describe()))?;
         Ok((info, levels))
     }
 
     /// Opens the bytes for reading `info`'s levels: a reader, and the name its errors start
     /// with. A file must still be the one `info` was read from.
-    fn open(&self, info: &Ktx2Info) -> Result<(Box<dyn ReadSeek + '_>, String), String> {
+    fn open(&self, info: &Ktx2Info) -> Result<(Box<dyn ReadSeek + '_>, String), ReadError> {
         match self {
             TextureSource::Path(p) => {
-                let f = crate::ktx2::open_checked(p, info)
-                    .map_err(|e| format!("{}: {e}", p.display()))?;
+                let f = crate::ktx2::open_checked(p, info).map_err(|source| ReadError::Open {
+                    name: p.display().to_string(),
+                    source,
+                })?;
                 Ok((Box::new(f), p.display().to_string()))
             }
             TextureSource::Bytes(b) => Ok((Box::new(Cursor::new(&b[..])), "<memory>".to_owned())),
             TextureSource::Reader(r) => {
-                let len = r.byte_len().map_err(|e| format!("{}: {e}", r.describe()))?;
+                let len = r.byte_len().map_err(|source| ReadError::Open {
+                    name: r.describe(),
+                    source,
+                })?;
                 let c = ReaderCursor {
                     reader: r.as_ref(),
                     pos: 0,
@@ -213,17 +271,20 @@ impl TextureSource {
         info: &Ktx2Info,
         levels: std::ops::Range<u8>,
         cancel: &AtomicBool,
-    ) -> Result<Vec<Vec<u8>>, String> {
+    ) -> Result<Vec<Vec<u8>>, ReadError> {
         let mut out = Vec::with_capacity(levels.len());
         let (mut f, name) = self.open(info)?;
         for l in levels {
             if cancel.load(Ordering::Acquire) {
-                return Err("cancelled".into());
+                return Err(ReadError::Cancelled);
             }
-            out.push(
-                read_level(&mut f, info, usize::from(l))
-                    .map_err(|e| format!("{name}: {}", level_error(l, &e)))?,
-            );
+            out.push(read_level(&mut f, info, usize::from(l)).map_err(|source| {
+                ReadError::Level {
+                    name: name.clone(),
+                    level: l,
+                    source,
+                }
+            })?);
         }
         Ok(out)
     }
@@ -238,13 +299,16 @@ impl TextureSource {
         cancel: &AtomicBool,
         mut lease: StagingLease,
         bounce: &mut [u8],
-    ) -> Result<Vec<StagedLevel>, String> {
+    ) -> Result<Vec<StagedLevel>, ReadError> {
         // A file on disk is kept as a `File`: its uncompressed levels are read straight into
         // the staging (`read_direct`).
         let file = match self {
-            TextureSource::Path(p) => Some(
-                crate::ktx2::open_checked(p, info).map_err(|e| format!("{}: {e}", p.display()))?,
-            ),
+            TextureSource::Path(p) => Some(crate::ktx2::open_checked(p, info).map_err(
+                |source| ReadError::Open {
+                    name: p.display().to_string(),
+                    source,
+                },
+            )?),
             _ => None,
         };
         let (mut f, name) = match &file {
@@ -253,10 +317,14 @@ impl TextureSource {
         };
         for (k, l) in levels.enumerate() {
             if cancel.load(Ordering::Acquire) {
-                return Err("cancelled".into());
+                return Err(ReadError::Cancelled);
             }
             let Some(mut w) = lease.level(k) else {
-                return Err(format!("{name}: level {l}: no staging room for it"));
+                return Err(ReadError::Staging {
+                    name,
+                    level: l,
+                    reason: "no staging room for it".into(),
+                });
             };
             let level = usize::from(l);
             let direct = file
@@ -272,13 +340,17 @@ impl TextureSource {
                     }
                 }
             }
-            .map_err(|e| format!("{name}: {}", level_error(l, &e)))?;
+            .map_err(|source| ReadError::Level {
+                name: name.clone(),
+                level: l,
+                source,
+            })?;
             if w.written() != w.len() {
-                return Err(format!(
-                    "{name}: level {l}: {} bytes read for a staging of {}",
-                    w.written(),
-                    w.len()
-                ));
+                return Err(ReadError::Staging {
+                    name,
+                    level: l,
+                    reason: format!("{} bytes read for a staging of {}", w.written(), w.len()),
+                });
             }
         }
         Ok(lease.finish())
@@ -336,7 +408,7 @@ impl<T: std::io::Read + std::io::Seek> ReadSeek for T {}
 
 /// A level's read error, naming the level once: most [`crate::ktx2::Ktx2Error`]s about a level
 /// already start with "level N".
-fn level_error(level: u8, e: &crate::ktx2::Ktx2Error) -> String {
+fn level_error(level: u8, e: &Ktx2Error) -> String {
     let m = e.to_string();
     if m.starts_with("level") {
         m
@@ -374,7 +446,7 @@ pub(crate) struct IoResult {
     /// Generation of the slot when the request was made.
     pub generation: u32,
     /// The levels requested (`first..end`), or why they could not be read.
-    pub levels: Result<Vec<LevelData>, String>,
+    pub levels: Result<Vec<LevelData>, ReadError>,
     /// The request's cancel flag (to match the result with the request still wanted).
     pub cancel: Arc<AtomicBool>,
 }
@@ -489,7 +561,7 @@ fn worker(
         let levels = match req.staged.take() {
             lease if req.cancel.load(Ordering::Acquire) => {
                 drop(lease);
-                Err("cancelled".to_owned())
+                Err(ReadError::Cancelled)
             }
             Some(lease) => req
                 .source

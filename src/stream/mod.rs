@@ -44,7 +44,7 @@ use crate::gpu::{GpuContext, TrackedTexture, upload};
 use crate::ktx2::{Ktx2Info, ReadLimits};
 use crate::{Error, Result};
 use io::{IoPool, IoRequest};
-pub use io::{KtxReader, TextureSource, load_resident};
+pub use io::{KtxReader, ReadError, TextureSource, load_resident};
 
 /// A streamed texture. Generational: after the texture is removed, the handle is stale and every
 /// call with it fails softly (returns `None` / `false`).

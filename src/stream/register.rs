@@ -358,10 +358,7 @@ impl Streamer {
         let info = Arc::new(info);
         let floor_data = source
             .read_levels(&info, floor_level..count, &AtomicBool::new(false))
-            .map_err(|reason| Error::InvalidResource {
-                label: label.clone(),
-                reason,
-            })?;
+            .map_err(|e| e.into_error(&label))?;
         let level_bytes: Vec<u64> = (0..count)
             .map(|l| info.level_size(usize::from(l)))
             .collect();

@@ -64,7 +64,7 @@ impl Streamer {
 
     /// Takes one finished read: its data for its grow, if the grow still wants it.
     fn take_result(&mut self, r: io::IoResult) {
-        if r.levels.as_ref().is_err_and(|e| e == "cancelled") {
+        if matches!(r.levels, Err(io::ReadError::Cancelled)) {
             return;
         }
         let Some(slot) = self.slots.get_mut(r.slot as usize) else {
@@ -87,7 +87,7 @@ impl Streamer {
             Err(e) => {
                 // Keep what the texture has; report; the planner may ask again later.
                 tracing::warn!(texture = %slot.label, error = %e, "streaming read failed");
-                slot.error = Some(e);
+                slot.error = Some(e.to_string());
                 slot.inflight = None;
                 // Why a back-off: a corrupt file stays corrupt; retrying every frame would
                 // spend IO on it forever. A transient error (a file briefly missing, a

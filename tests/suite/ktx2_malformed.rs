@@ -829,7 +829,11 @@ fn a_file_replaced_after_registration_is_not_read_as_the_old_one() {
     std::fs::write(&staged, &new).unwrap();
     std::fs::rename(&staged, &path).unwrap();
     let e = source.read_levels(&info, 0..1, &no).unwrap_err();
-    assert!(e.contains("changed since it was registered"), "{e}");
+    assert!(
+        matches!(&e, mipflow::stream::ReadError::Open { source, .. }
+            if source.to_string().contains("changed since it was registered")),
+        "{e}"
+    );
     // Its own header reads it, with a new stamp.
     let info2 = source.info(&ReadLimits::default()).unwrap();
     assert_ne!(info2.stamp, info.stamp);
@@ -854,7 +858,54 @@ fn a_file_replaced_after_registration_is_not_read_as_the_old_one() {
         let r = rx
             .recv_timeout(std::time::Duration::from_secs(30))
             .expect("reading a FIFO blocked");
-        let e = r.unwrap_err();
+        let e = r.unwrap_err().to_string();
         assert!(e.contains("not a regular file"), "{e}");
     }
+}
+
+/// A level that fails to decode reaches the caller as the typed KTX2 error, not a string:
+/// `read_levels` says which level and why ([`mipflow::stream::ReadError::Level`]), and a whole
+/// read (`read_all`, what a texture kept resident uses; registration reads its floor the same
+/// way) gives `Error::Ktx2` with the file's path and the `Ktx2Error` inside.
+#[test]
+fn a_level_that_fails_to_decode_is_a_typed_error() {
+    use mipflow::TextureSource;
+    use mipflow::stream::ReadError;
+    use std::sync::atomic::AtomicBool;
+    let path = corpus_dir().join("zstd_corrupt_frame.ktx2");
+    let source = TextureSource::path(&path);
+    let limits = ReadLimits::default();
+    let info = source.info(&limits).unwrap();
+    let e = source
+        .read_levels(&info, 0..1, &AtomicBool::new(false))
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ReadError::Level {
+                level: 0,
+                source: Ktx2Error::Decompress { level: 0, .. },
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string().starts_with(&path.display().to_string()),
+        "{e}"
+    );
+    let e = source.read_all(&limits).unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            mipflow::Error::Ktx2 { path: p, source: Ktx2Error::Decompress { level: 0, .. } }
+                if *p == path
+        ),
+        "{e:?}"
+    );
+    // A cancelled read says so.
+    let e = source
+        .read_levels(&info, 0..1, &AtomicBool::new(true))
+        .unwrap_err();
+    assert!(matches!(e, ReadError::Cancelled), "{e:?}");
 }

@@ -385,20 +385,31 @@ fn a_ktx2_file_is_read_into_the_staging_byte_for_byte() {
                 .expect("lent");
             let err = source
                 .read_levels_staged(&info, 0..1, &AtomicBool::new(false), lease, &mut [0u8; 64])
-                .expect_err("a staging of the wrong size");
+                .expect_err("a staging of the wrong size")
+                .to_string();
             assert!(err.contains("level 0"), "{err}");
         }
         // The file cut inside level 0 (stored last) after its header was read.
         let source = TextureSource::path(&path);
-        let info = source.info(&ReadLimits::default()).expect("info");
+        let mut info = source.info(&ReadLimits::default()).expect("info");
         let cut = info.levels[0].offset + 100;
         std::fs::write(&path, &bytes[..cut as usize]).expect("cut");
         let rows = vec![mipflow::gpu::upload::level_rows_of(format, w, h)];
         let mut ring = StagingRing::new(256 << 10, 2, 2);
+        // The file's stamp (its length) says it changed, before anything is read.
         let lease = ring.lend(&ctx, &rows, u64::MAX).unwrap().expect("lent");
         let err = source
             .read_levels_staged(&info, 0..1, &AtomicBool::new(false), lease, &mut [0u8; 64])
-            .expect_err("a cut file");
+            .expect_err("a cut file")
+            .to_string();
+        assert!(err.contains("changed since it was registered"), "{err}");
+        // Without the stamp (a reader's source has none), the read itself finds the cut.
+        info.stamp = None;
+        let lease = ring.lend(&ctx, &rows, u64::MAX).unwrap().expect("lent");
+        let err = source
+            .read_levels_staged(&info, 0..1, &AtomicBool::new(false), lease, &mut [0u8; 64])
+            .expect_err("a cut file")
+            .to_string();
         assert!(
             err.contains("level 0") && err.contains("truncated") && err.contains(&cut.to_string()),
             "{err}"

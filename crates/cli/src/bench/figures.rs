@@ -217,7 +217,9 @@ fn read_upload_bench(
     let mut ring = mipflow::gpu::staging::StagingRing::new(padded.max(total * 2), 2, 2);
     let mut bounce = vec![0u8; 128 << 10];
     let mut own = |rep: u64| -> Result<()> {
-        let data = source.read_levels(&info, 0..count, &cancel).map_err(fail)?;
+        let data = source
+            .read_levels(&info, 0..count, &cancel)
+            .map_err(|e| fail(e.to_string()))?;
         for (l, d) in data.iter().enumerate() {
             ring.write_level(ctx, tex.texture(), l as u32, d)?;
         }
@@ -242,7 +244,7 @@ fn read_upload_bench(
         let t0 = Instant::now();
         let staged = source
             .read_levels_staged(&info, 0..count, &cancel, lease, &mut bounce)
-            .map_err(fail)?;
+            .map_err(|e| fail(e.to_string()))?;
         let read_s = t0.elapsed().as_secs_f64();
         if upload {
             for (l, s) in staged.iter().enumerate() {
@@ -358,7 +360,8 @@ fn streamed_upload(
     // Three base chunks: one being read, one being copied, one for the bands.
     let mut ring = mipflow::gpu::staging::StagingRing::new(chunk_bytes, 3, 3);
     let (to_io, requests) = mpsc::channel::<StagingLease>();
-    let (to_render, results) = mpsc::channel::<std::result::Result<Vec<StagedLevel>, String>>();
+    let (to_render, results) =
+        mpsc::channel::<std::result::Result<Vec<StagedLevel>, mipflow::stream::ReadError>>();
     let cancel = AtomicBool::new(false);
     std::thread::scope(|s| {
         let cancel = &cancel;
@@ -388,7 +391,8 @@ fn streamed_upload(
             for rep in 0..=u64::from(reps) {
                 let staged = results
                     .recv()
-                    .map_err(|_| "the IO thread ended".to_string())??;
+                    .map_err(|_| "the IO thread ended".to_string())?
+                    .map_err(|e| e.to_string())?;
                 if rep == 0 {
                     t0 = Instant::now();
                 }
