@@ -232,17 +232,45 @@ pub fn cached_procedural(
             return Ok(TextureSource::Path(Arc::new(path)));
         }
         let bytes = cook_procedural(spec, quality)?;
-        let tmp = dir.join(format!(".{}.{}.tmp", spec.name, std::process::id()));
+        let tmp = dir.join(format!(
+            ".{}.{}.{}.tmp",
+            spec.name,
+            std::process::id(),
+            TMP_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
         let written = std::fs::create_dir_all(dir)
             .and_then(|_| std::fs::write(&tmp, &bytes))
-            .and_then(|_| std::fs::rename(&tmp, &path));
+            .and_then(|_| publish(&tmp, &path));
+        let _ = std::fs::remove_file(&tmp);
         if written.is_ok() {
             return Ok(TextureSource::Path(Arc::new(path)));
         }
-        let _ = std::fs::remove_file(&tmp);
         return Ok(TextureSource::Bytes(bytes.into()));
     }
     Ok(TextureSource::Bytes(cook_procedural(spec, quality)?.into()))
+}
+
+/// Temp-file names unique within the process (threads cook at once).
+static TMP_SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Puts the cooked file `tmp` at `path` without replacing a good file another process (or
+/// thread) put there meanwhile: the streamer checks that a registered file is the one it
+/// registered, so renaming a new copy over a file someone streams from would fail their reads
+/// (the bytes are the same, the file is not). A hard link fails when `path` exists; then a
+/// file that reads is kept, and a broken one replaced. A file system without hard links gets
+/// the rename.
+fn publish(tmp: &Path, path: &Path) -> std::io::Result<()> {
+    match std::fs::hard_link(tmp, path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            if mipflow::ktx2::read_info(path, &Default::default()).is_ok() {
+                Ok(())
+            } else {
+                std::fs::rename(tmp, path)
+            }
+        }
+        Err(_) => std::fs::rename(tmp, path),
+    }
 }
 
 /// A procedural RGBA8 test pattern: a colour checkerboard with a fine grid, a diagonal gradient and
@@ -308,6 +336,37 @@ mod tests {
             .unwrap();
         assert_eq!(info.levels.len(), 8);
         assert_eq!(info.width, 128);
+    }
+
+    /// Two cooks of one texture into one cache at once (two demos' first runs, parallel tests):
+    /// the second keeps the first's file rather than renaming its own copy over it, so that
+    /// whoever registered the first file still streams from it (a replaced file fails the
+    /// streamer's check). A broken file is replaced.
+    #[test]
+    fn a_cached_file_someone_published_first_is_kept() {
+        let dir = std::env::temp_dir().join(format!("mipflow-cache-race-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let spec = &demo_specs(3, 1, 64)[0];
+        let TextureSource::Path(cached) =
+            cached_procedural(spec, Quality::Fast, Some(&dir)).unwrap()
+        else {
+            panic!("not cached")
+        };
+        let path = cached.as_path();
+        let first = mipflow::ktx2::read_info(path, &Default::default()).unwrap();
+        // The second process's copy, published after the first.
+        let tmp = dir.join("second.tmp");
+        std::fs::write(&tmp, cook_procedural(spec, Quality::Fast).unwrap()).unwrap();
+        publish(&tmp, path).unwrap();
+        let now = mipflow::ktx2::read_info(path, &Default::default()).unwrap();
+        assert_eq!(now.stamp, first.stamp, "the first file was replaced");
+        // A broken file at the path is replaced by a good one.
+        std::fs::remove_file(path).unwrap();
+        std::fs::write(path, b"not a ktx2").unwrap();
+        publish(&tmp, path).unwrap();
+        assert!(mipflow::ktx2::read_info(path, &Default::default()).is_ok());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
