@@ -46,6 +46,15 @@ pub enum ReadError {
         /// What is wrong with it.
         source: Ktx2Error,
     },
+    /// The read panicked (a game's [`KtxReader`], or a decoder on a hostile level): the worker
+    /// caught it and goes on.
+    #[error("{name}: the read panicked: {message}")]
+    Panicked {
+        /// The source.
+        name: String,
+        /// The panic's message.
+        message: String,
+    },
     /// A level read straight into staging memory did not fit or fill its lease.
     #[error("{name}: level {level}: {reason}")]
     Staging {
@@ -558,7 +567,12 @@ fn worker(
         // requests balances (its deterministic mode waits for them all).
         // The lease (if the read does not finish it) is dropped before the answer: the render
         // thread never waits for a writer that is done.
-        let levels = match req.staged.take() {
+        // A read that panics (a game's `KtxReader`, a decoder on a hostile level) is answered
+        // as an error: unanswered, its texture stayed busy for good, the deterministic mode
+        // waited for it for ever, and the worker was lost. (Under `panic = "abort"` nothing
+        // can be caught.)
+        let staged = req.staged.take();
+        let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match staged {
             lease if req.cancel.load(Ordering::Acquire) => {
                 drop(lease);
                 Err(ReadError::Cancelled)
@@ -577,7 +591,18 @@ fn worker(
                 .source
                 .read_levels(&req.info, req.first..req.end, &req.cancel)
                 .map(|v| v.into_iter().map(LevelData::Cpu).collect()),
-        };
+        }));
+        let levels = read.unwrap_or_else(|payload| {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|m| (*m).to_owned())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".to_owned());
+            Err(ReadError::Panicked {
+                name: req.source.describe(),
+                message,
+            })
+        });
         let result = IoResult {
             slot: req.slot,
             generation: req.generation,

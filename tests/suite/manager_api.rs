@@ -273,3 +273,80 @@ fn targets_held_low_for_time_keep_their_room_under_the_budget() {
     assert!(low < 0.8 && high > low, "scale held low {low}, then {high}");
     assert!(over.is_empty(), "frames over the budget {budget}: {over:?}");
 }
+
+/// A game's reader that panics on its level 0's last bytes (what a bug in an archive layer, or
+/// a decoder on a hostile level, does on an IO thread): the read is answered as an error that
+/// says so, the texture keeps its floor and is no longer busy, the IO workers go on (another
+/// texture then streams fully), and the deterministic frame does not wait for ever (before: the
+/// worker died unanswered, the texture stayed busy for good and `frame` blocked).
+#[test]
+fn a_reader_that_panics_fails_its_read_not_the_streamer() {
+    #[derive(Debug)]
+    struct Panicky(Vec<u8>);
+    impl KtxReader for Panicky {
+        fn byte_len(&self) -> std::io::Result<u64> {
+            Ok(self.0.len() as u64)
+        }
+        fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+            let end = offset as usize + buf.len();
+            assert!(end <= self.0.len() - 64, "the archive layer's own bug");
+            buf.copy_from_slice(&self.0[offset as usize..end]);
+            Ok(())
+        }
+        fn describe(&self) -> String {
+            "archive:panicky.ktx2".to_owned()
+        }
+    }
+    let Some(ctx) = common::gpu() else { return };
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut m = manager(&ctx, 64 << 20);
+        let bad = m
+            .add_texture(
+                TextureSource::reader(Panicky(ktx(3, 256))),
+                TextureOptions::default(),
+            )
+            .unwrap();
+        let mut errors = 0;
+        for _ in 0..10 {
+            m.add_demand(bad, 0.0, 100_000.0);
+            m.frame((1280, 720), FrameTiming::default()).unwrap();
+            errors += m.streamer().frame_stats().io_errors;
+            m.end_frame();
+        }
+        let infos = m.streamer().texture_infos();
+        let info = infos
+            .iter()
+            .find(|i| i.index == bad.index())
+            .unwrap()
+            .clone();
+        let busy = m.plan_textures()[bad.index() as usize].busy;
+        // Both IO workers still serve: a good texture streams to level 0.
+        let good = m
+            .add_texture(TextureSource::bytes(ktx(4, 256)), TextureOptions::default())
+            .unwrap();
+        frames(&mut m, 20, |m| {
+            m.add_demand(good, 0.0, 100_000.0);
+        });
+        let infos = m.streamer().texture_infos();
+        let good_level = infos
+            .iter()
+            .find(|i| i.index == good.index())
+            .unwrap()
+            .resident_level;
+        let _ = tx.send((info, busy, errors, good_level));
+    });
+    let (info, busy, errors, good_level) = rx
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("the frames did not finish: a read was never answered");
+    assert_eq!(errors, 1, "read once, then backed off");
+    assert!(!busy, "still busy");
+    assert!(info.resident_level > 0, "keeps its floor: {info:?}");
+    assert!(
+        info.error
+            .as_deref()
+            .is_some_and(|e| e.contains("panicked") && e.contains("the archive layer's own bug")),
+        "{info:?}"
+    );
+    assert_eq!(good_level, 0, "the workers stream on");
+}
