@@ -224,7 +224,18 @@ impl BudgetManager {
     /// without passing it). Clears any out-of-memory cap.
     pub fn set_budget(&mut self, budget: Budget) {
         self.budget.set_budget(budget);
+        // An out-of-memory figure the streamer noted since the last frame is from before the
+        // new budget too: taken at the frame's end, it set the cap again.
+        let _ = self.streamer.take_out_of_memory();
         self.planner.invalidate();
+    }
+
+    /// Test hook: the streamer notes a driver out-of-memory at ledger total `total`, as a
+    /// creation that failed would (`testing` feature; not a stable API).
+    #[cfg(feature = "testing")]
+    #[doc(hidden)]
+    pub fn testing_note_streamer_out_of_memory(&mut self, total: u64) {
+        self.streamer.note_out_of_memory_at(total);
     }
 
     /// The scale range.

@@ -743,6 +743,12 @@ impl Streamer {
         self.oom_at.take()
     }
 
+    /// Notes an out-of-memory error at ledger total `total` (the least of those noted since
+    /// the last [`Streamer::take_out_of_memory`] stands).
+    pub(crate) fn note_out_of_memory_at(&mut self, total: u64) {
+        self.oom_at = Some(self.oom_at.map_or(total, |t| t.min(total)));
+    }
+
     /// Counts an out-of-memory error the budget's owner handled (render targets, say) in this
     /// frame's [`StreamFrameStats::oom_events`].
     pub(crate) fn count_out_of_memory(&mut self) {

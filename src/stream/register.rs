@@ -409,7 +409,7 @@ impl Streamer {
                         // As a grow's: the next frame lowers the effective budget to what the
                         // driver gave, and the floor comes when it is worth its bytes.
                         let total = ctx.ledger().total_bytes();
-                        self.oom_at = Some(self.oom_at.map_or(total, |t| t.min(total)));
+                        self.note_out_of_memory_at(total);
                         self.frame_stats.oom_events += 1;
                     }
                     slot.error = Some(e.to_string());

@@ -495,7 +495,7 @@ impl Streamer {
             // what keeps it from failing again.
             tracing::warn!(texture = %self.slots[i].label, error = %e, "out of GPU memory");
             let total = ctx.ledger().total_bytes();
-            self.oom_at = Some(self.oom_at.map_or(total, |t| t.min(total)));
+            self.note_out_of_memory_at(total);
             self.frame_stats.oom_events += 1;
             return;
         }

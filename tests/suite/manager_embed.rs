@@ -293,6 +293,27 @@ fn a_texture_added_after_an_out_of_memory_stays_under_the_cap() {
     assert_eq!(level(second[0]), 9, "the second has nothing resident");
 }
 
+/// A driver out-of-memory the streamer met (a floor it could not make, say) and then a new
+/// budget from the game before the next frame: the new budget stands uncapped, as
+/// `set_budget` promises (before: the frame's end took the streamer's figure from before the
+/// new budget and capped it again, for the next 1800 frames).
+#[test]
+fn set_budget_forgets_an_out_of_memory_the_streamer_met_before_it() {
+    let Some(ctx) = common::gpu() else { return };
+    let mut m = manager(&ctx, config(64 << 20, false, true));
+    let h = add(&mut m, 0..2, 64);
+    frame_with_demand(&mut m, &h, (640, 360), 1_000.0, FrameTiming::default());
+    m.testing_note_streamer_out_of_memory(1 << 20);
+    m.set_budget(mipflow::Budget::bytes(128 << 20));
+    let plan = frame_with_demand(&mut m, &h, (640, 360), 1_000.0, FrameTiming::default());
+    assert_eq!(m.oom_cap(), None);
+    assert_eq!(plan.budget_bytes, 128 << 20);
+    // Met after the new budget, it caps it at the frame's end.
+    m.testing_note_streamer_out_of_memory(1 << 20);
+    frame_with_demand(&mut m, &h, (640, 360), 1_000.0, FrameTiming::default());
+    assert_eq!(m.oom_cap(), Some(1 << 20));
+}
+
 /// `poll` between a frame and its figures keeps the figures (before: it started them again,
 /// and a loading screen's poll read zeros).
 #[test]
