@@ -230,6 +230,18 @@ impl BudgetManager {
         self.planner.invalidate();
     }
 
+    /// Test hook: `bytes` of upload staging charged as the manager's own, held until the
+    /// charge is dropped (what a floor's staging copy holds until the GPU has it; `testing`
+    /// feature; not a stable API).
+    #[cfg(feature = "testing")]
+    #[doc(hidden)]
+    pub fn testing_hold_staging(&self, bytes: u64) -> crate::budget::ledger::Charge {
+        let _managed = ManagedScope::enter();
+        self.ctx
+            .ledger()
+            .charge(Category::Staging, bytes, "test: staging held")
+    }
+
     /// Test hook: the streamer notes a driver out-of-memory at ledger total `total`, as a
     /// creation that failed would (`testing` feature; not a stable API).
     #[cfg(feature = "testing")]
@@ -600,12 +612,18 @@ impl BudgetManager {
                 target_frame_ms: self.config.target_frame_ms,
             });
             let made = self.within_memory_bucket(bucket.min(mem_bucket));
-            let made = self.set_targets_within_memory(output, made)?;
+            // Held lower for a frame when staging the plan did not count still holds the room
+            // (see `within_room`): the controller is not told, its choice stands and the
+            // targets follow it once the room is back (told, it held the scale for its whole
+            // window and refused the bucket while the memory input stayed).
+            let roomy = self.within_room(made, self.budget.effective(budget));
+            let drawn = self.set_targets_within_memory(output, roomy)?;
             // Lower than the controller chose (its targets cost more than the memory bucket's,
             // or the driver refused them): the controller follows, so that its bucket, reason
             // and frame-time model are those of the scale drawn.
-            self.controller.note_made(made);
-            made
+            self.controller
+                .note_made(if drawn < roomy { drawn } else { made });
+            drawn
         } else {
             // No targets of ours: the frame is at scale 1 (what the docs promise a caller who
             // keeps its own targets), whatever a frame-time target says.

@@ -102,6 +102,35 @@ impl BudgetManager {
             .unwrap_or(self.range.min())
     }
 
+    /// The largest bucket up to `bucket` whose targets fit under `effective` beside what the
+    /// ledger holds now (less the current targets, which a change frees first), and never below
+    /// the current bucket (it exists: keeping it needs no room). The plan counted the targets
+    /// of its bucket within its limit, but not the staging the same frame may still hold until
+    /// the GPU has it (the floors of its evictions, written after the drops): raised into that,
+    /// the targets passed the budget. The scale rises a frame later instead.
+    pub(super) fn within_room(&self, bucket: Bucket, effective: u64) -> Bucket {
+        let Some(current) = self.targets.current() else {
+            return bucket;
+        };
+        let now = current.bucket();
+        if bucket <= now {
+            return bucket;
+        }
+        let held = self
+            .ctx
+            .ledger()
+            .total_bytes()
+            .saturating_sub(current.bytes());
+        let room = effective.saturating_sub(held);
+        let price = |b: Bucket| self.buckets.get(self.range.index_of(b)).map(|s| s.bytes);
+        self.range
+            .iter()
+            .rev()
+            .filter(|&b| b <= bucket && b > now)
+            .find(|&b| price(b).is_some_and(|p| p <= room))
+            .unwrap_or(now)
+    }
+
     pub(super) fn set_targets(&mut self, output: (u32, u32), bucket: Bucket) -> Result<()> {
         let current = self
             .targets

@@ -588,3 +588,35 @@ fn a_scale_change_keeps_the_output_sized_targets() {
         "the intermediate was made again"
     );
 }
+
+/// The scale rises (a wider range, a roomy budget: after the controller's window) while
+/// staging the plan did not count holds bytes (a floor's staging copy until the GPU has it):
+/// the targets rise only as far as the room under the budget allows, every frame stays within
+/// it, and they rise the rest of the way in the frame the staging is given back (before: made
+/// at the plan's bucket, past the budget).
+#[test]
+fn the_scale_rises_only_into_room_the_staging_does_not_hold() {
+    let Some(ctx) = common::gpu() else { return };
+    let budget = 4u64 << 20;
+    let mut m = manager(&ctx, config(budget, true, true));
+    let h = add(&mut m, 0..2, 64);
+    m.set_scale_range(0.25, 0.5);
+    run(&mut m, &h, 3, FrameTiming::default());
+    let low = m.targets().map(|t| t.bytes()).unwrap();
+    assert_eq!(m.targets().map(|t| t.size()), Some((320, 180)));
+    // Staging held that leaves room for the targets at 0.5 and a little more, not at 1.
+    let total = m.context().ledger().total_bytes();
+    let staging = m.testing_hold_staging(budget - total - low / 4);
+    m.set_scale_range(0.25, 1.0);
+    m.context().ledger().take_window_peak();
+    for frame in 0..60 {
+        let plan = frame_with_demand(&mut m, &h, (640, 360), 1_000.0, FrameTiming::default());
+        let peak = m.context().ledger().take_window_peak();
+        assert!(peak <= budget, "frame {frame}: peak {peak} over {budget}");
+        assert_eq!(plan.render_scale, 0.5, "frame {frame}");
+    }
+    drop(staging);
+    let plan = frame_with_demand(&mut m, &h, (640, 360), 1_000.0, FrameTiming::default());
+    assert_eq!(plan.render_scale, 1.0, "rises once the staging is back");
+    assert!(m.context().ledger().take_window_peak() <= budget);
+}
