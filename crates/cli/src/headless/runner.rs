@@ -331,6 +331,11 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
         }
     }
     report.budget_too_small = too_small_at.is_some();
+    // The highest budget in force in a frame of the run (the schedule's keys may start after
+    // frame 0, under the default, or lie past the run's end).
+    if let Some(max) = report.frames.iter().map(|f| f.budget_bytes).max() {
+        report.budget_bytes_max = max;
+    }
     report.summarise();
 
     // The verdict.

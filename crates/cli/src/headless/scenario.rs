@@ -213,6 +213,13 @@ impl Scenario {
     /// frame, and a scene is built before the first frame; a value past them is a typo, and
     /// refusing it beats an allocation the machine cannot make.
     pub fn validate(&self) -> Result<()> {
+        self.validate_with(true)
+    }
+
+    /// [`Scenario::validate`]; `expects_in_run`: refuse an `[[expect]]` past the last frame
+    /// (a run shortened by `--frames` reports such an expectation as failed instead, as it
+    /// always has: scripts shorten scenarios that way).
+    fn validate_with(&self, expects_in_run: bool) -> Result<()> {
         let bad = |m: String| Err(Error::Scenario(m));
         if self.frames == 0 || self.frames > MAX_FRAMES {
             return bad(format!(
@@ -282,9 +289,10 @@ impl Scenario {
                     k.frame
                 ));
             }
-            if last.is_some_and(|f| k.frame < f) {
+            if last.is_some_and(|f| k.frame <= f) {
                 return bad(format!(
-                    "camera keys must be in frame order ({} after {})",
+                    "camera keys must be in frame order, one key a frame ({} after {}; \
+                     `cut = true` on a key jumps to it)",
                     k.frame,
                     last.unwrap_or(0)
                 ));
@@ -312,10 +320,29 @@ impl Scenario {
                 self.size[0], self.size[1]
             ));
         }
-        for b in &self.budget {
+        for (i, b) in self.budget.iter().enumerate() {
             if let Err(e) = b.bytes.bytes() {
                 return bad(format!("budget at frame {}: {e}", b.frame));
             }
+            if self.budget[..i].iter().any(|o| o.frame == b.frame) {
+                return bad(format!(
+                    "two budgets at frame {}: one key a frame (the last one would win silently)",
+                    b.frame
+                ));
+            }
+        }
+        if let Some(e) = self
+            .expect
+            .iter()
+            .find(|e| e.frame >= self.frames && expects_in_run)
+        {
+            return bad(format!(
+                "expect at frame {}: the scenario has {} frames (0..={}): it would never be \
+                 checked",
+                e.frame,
+                self.frames,
+                self.frames.saturating_sub(1)
+            ));
         }
         for e in &self.expect {
             if let Some(Err(err)) = e.max_total_bytes.as_ref().map(SizeValue::bytes) {
@@ -324,6 +351,26 @@ impl Scenario {
                     e.frame
                 ));
             }
+        }
+        // A key of another kind of scene is a mistake that would go unnoticed: the run would
+        // pass on a scene it was not meant to show (`textures` without `kind = "gallery"`
+        // showed the procedural hall).
+        let misplaced = match self.scene.kind.as_str() {
+            "demo" | "grid" if self.scene.textures.is_some() => Some("textures"),
+            "gallery" if self.scene.count.is_some() => Some("count"),
+            "gallery" if self.scene.texture_size.is_some() => Some("texture_size"),
+            _ => None,
+        };
+        if let Some(key) = misplaced {
+            let needs = if key == "textures" {
+                "kind = \"gallery\""
+            } else {
+                "kind = \"demo\" or \"grid\""
+            };
+            return bad(format!(
+                "[scene] {key} applies only with {needs} (kind is {:?})",
+                self.scene.kind
+            ));
         }
         match self.scene.kind.as_str() {
             "demo" | "grid" => {}
@@ -346,7 +393,7 @@ impl Scenario {
         if let Some((w, h)) = size {
             self.size = [w, h];
         }
-        self.validate()?;
+        self.validate_with(frames.is_none())?;
         Ok(self)
     }
 
@@ -489,6 +536,16 @@ all_wanted_resident = true
             "[scene]\ntexture_size = 1002",
             // The demo's quarter-size textures of 1004 are 251 (251, 125, 62, 31, ...).
             "[scene]\ntexture_size = 1004",
+            // A key of another kind of scene: the run would show what it was not meant to.
+            "[scene]\ntextures = \"ci/textures\"",
+            "[scene]\nkind = \"grid\"\ntextures = \"ci/textures\"",
+            "[scene]\nkind = \"gallery\"\ntextures = \"x\"\ncount = 5",
+            "[scene]\nkind = \"gallery\"\ntextures = \"x\"\ntexture_size = 64",
+            // Two keys at one frame: the camera cut without `cut`, the last budget won.
+            "[[camera]]\nframe = 10\nposition = [0.0, 0.0, 0.0]\nlook_at = [0.0, 0.0, -1.0]\n[[camera]]\nframe = 10\nposition = [1.0, 0.0, 0.0]\nlook_at = [0.0, 0.0, -1.0]",
+            "[[budget]]\nframe = 0\nbytes = \"64MiB\"\n[[budget]]\nframe = 0\nbytes = \"32MiB\"",
+            // An expectation the run never reaches.
+            "frames = 10\n[[expect]]\nframe = 10\nmax_violations = 0",
         ] {
             assert!(
                 Scenario::parse(bad, Path::new(".")).is_err(),
@@ -506,6 +563,14 @@ all_wanted_resident = true
         ] {
             assert!(Scenario::parse(good, Path::new(".")).is_ok(), "{good:?}");
         }
+        // A run shortened by --frames keeps its expectations past the end: they fail the run
+        // at the end, as they always have.
+        let shortened = Scenario::parse(
+            "frames = 100\n[[expect]]\nframe = 90\nmax_violations = 0",
+            Path::new("."),
+        )
+        .unwrap();
+        assert!(shortened.with_overrides(Some(5), None).is_ok());
         // Overrides are checked the same way.
         assert!(Scenario::default().with_overrides(Some(0), None).is_err());
         assert!(

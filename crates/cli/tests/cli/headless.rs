@@ -88,8 +88,39 @@ fn check_consistent(r: &Report) {
             f.frame
         );
         assert!(f.render_scale >= 0.5 && f.render_scale <= 1.0);
+        assert!(f.budget_bytes <= r.budget_bytes_max, "frame {}", f.frame);
     }
+    assert!(
+        r.frames
+            .iter()
+            .any(|f| f.budget_bytes == r.budget_bytes_max),
+        "budget_bytes_max {} is no frame's budget",
+        r.budget_bytes_max
+    );
     assert!(r.adapter.len() > 3);
+}
+
+/// A schedule whose first key comes after frame 0: the frames before run under the default 256
+/// MiB, and `budget_bytes_max` says so (it was the keys' highest, 64 MiB, below a budget in
+/// force: "peak 150 MiB within budget 64 MiB" could pass).
+#[test]
+fn budget_bytes_max_is_the_highest_budget_in_force() {
+    let dir = out_dir();
+    let path = dir.join("late_budget.toml");
+    std::fs::write(
+        &path,
+        "frames = 6\nsize = [160, 90]\n[scene]\nkind = \"grid\"\ncount = 8\ntexture_size = 64\n\
+         [[budget]]\nframe = 3\nbytes = \"64MiB\"\n",
+    )
+    .unwrap();
+    let Some(run) = run("late_budget", &["--scenario", &path.display().to_string()]) else {
+        return;
+    };
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let r = run.report.unwrap();
+    check_consistent(&r);
+    assert_eq!(r.budget_bytes_max, 256 << 20);
+    assert_eq!(r.frames[3].budget_bytes, 64 << 20);
 }
 
 #[test]
