@@ -196,6 +196,8 @@ impl Renderer {
             .last_submit
             .map_or(0.0, |t| now.duration_since(t).as_secs_f32() * 1e3);
         if output.0 == 0 || output.1 == 0 {
+            // The time until the next drawn frame is a pause, not a frame's CPU time.
+            self.last_submit = None;
             self.stats.skipped = true;
             self.stats.frame = self.manager.skip_frame();
             return Ok(&self.stats);

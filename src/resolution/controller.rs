@@ -205,6 +205,9 @@ pub struct ResolutionController {
     ema_ms: Option<f32>,
     /// Frame times received (for the average's warm-up).
     samples: u32,
+    /// The two frame times before this one, newest first (at the current bucket's scale):
+    /// the median of them and the new one enters the average (see `time_path`).
+    recent: [Option<f32>; 2],
     /// Frames left before the time path decides again.
     settle: u32,
     /// Consecutive frames the wanted bucket has been above `current`.
@@ -246,6 +249,7 @@ impl ResolutionController {
             time_cap: top,
             ema_ms: None,
             samples: 0,
+            recent: [None; 2],
             // The first decision waits for a few samples too.
             settle: config.settle_frames,
             up_frames: 0,
@@ -439,7 +443,17 @@ impl ResolutionController {
         };
         // A minute a frame is as slow as it matters: a larger figure (`f32::MAX`) made the
         // average overflow to infinity when a step up carried it, and then NaN for good.
-        let t = t.min(MAX_FRAME_MS);
+        let raw = t.min(MAX_FRAME_MS);
+        // One frame far from both of its neighbours (a hitch: a shader compiled, a page fault,
+        // the time a window spent minimised counted as one frame) is not a change of load: the
+        // median of the last three frame times enters the average, so a lone outlier never
+        // does (a hitch of 80 ms in frames of 12 took a 16.6 ms target's scale down at once,
+        // and back up 38 frames later, every second), and a lasting change does a frame later.
+        let t = match self.recent {
+            [Some(a), Some(b)] => median3(raw, a, b),
+            _ => raw,
+        };
+        self.recent = [Some(raw), self.recent[0]];
         // Until 1/alpha samples have arrived the average is a plain mean of them (weight
         // 1/n), so that one noisy first frame does not pass for the average.
         self.samples = self.samples.saturating_add(1);
@@ -482,9 +496,12 @@ impl ResolutionController {
         self.current = to;
         // The average was measured at `from`: carry it to `to` by the pixel ratio, and let it
         // settle on real samples before the time path decides again.
+        let r = to.scale() / from.scale();
         if let Some(e) = self.ema_ms.as_mut() {
-            let r = to.scale() / from.scale();
             *e *= r * r;
+        }
+        for t in self.recent.iter_mut().flatten() {
+            *t *= r * r;
         }
         self.settle = self.config.settle_frames;
         self.ring[self.ring_next] = Some(ScaleChange {
@@ -525,3 +542,8 @@ fn sanitize(mut c: ControllerConfig) -> ControllerConfig {
 #[cfg(test)]
 #[path = "controller_tests.rs"]
 mod tests;
+
+/// The median of three numbers (none NaN).
+fn median3(a: f32, b: f32, c: f32) -> f32 {
+    a.min(b).max(a.max(b).min(c))
+}

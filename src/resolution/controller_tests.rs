@@ -369,3 +369,39 @@ fn a_refused_bucket_is_not_tried_again() {
     let up = (0..100).map(|_| c.update(&mem(0.99))).last().unwrap();
     assert_eq!(up, Bucket::from_sixteenths(15));
 }
+
+/// A hitch (one slow frame: a shader compiled, a page fault, the time a window spent minimised
+/// counted as one frame) is not a load: 12 ms frames against a 16.6 ms target with an 80 ms
+/// frame every 60 frames, or one frame of 10 s, change nothing (before: down at once at every
+/// hitch and back up 38 frames later, two reallocations a second). A lasting load still steps
+/// down within a few frames, and two slow frames in a row count.
+#[test]
+fn a_lone_slow_frame_does_not_move_the_scale() {
+    let target = 16.6;
+    let input = |t: f32| FrameInput {
+        memory_max_scale: 1.0,
+        frame_time_ms: Some(t),
+        target_frame_ms: Some(target),
+        ..Default::default()
+    };
+    let mut c = ResolutionController::default();
+    for frame in 0..3600 {
+        let t = if frame % 60 == 59 { 80.0 } else { 12.0 };
+        c.update(&input(t));
+    }
+    for _ in 0..10 {
+        c.update(&input(12.0));
+    }
+    c.update(&input(10_000.0));
+    for _ in 0..100 {
+        c.update(&input(12.0));
+    }
+    assert_eq!(c.change_count(), 0, "{:?}", c.history().collect::<Vec<_>>());
+    // A lasting 25 ms load: down within 10 frames.
+    let mut frames = 0;
+    while c.bucket() == Bucket::FULL && frames < 100 {
+        c.update(&input(25.0));
+        frames += 1;
+    }
+    assert!(frames <= 10, "{frames} frames to react to a lasting load");
+}
