@@ -9,16 +9,20 @@ use wgpu::{TextureDimension, TextureFormat};
 /// Bytes per texel block of `format` for the data mipflow stores, or `None` for formats whose size
 /// is left to the implementation and that mipflow therefore does not create.
 ///
-/// Depth formats are given the size of their usual storage: `Depth24Plus` as 4 bytes (X8D24),
-/// `Depth24PlusStencil8` as 4 (D24S8); `Depth32FloatStencil8` as 8, since drivers pad D32S8 to
-/// 8 bytes per texel (there is no packed 5-byte layout).
+/// Depth and stencil formats are given the largest storage a backend picks for them, so that a
+/// budget is never passed on any of them (the cost: an over-count where the smaller one is
+/// native): `Depth24Plus` as 4 bytes (X8D24 or D32); `Depth24PlusStencil8` as 8, since Vulkan
+/// without D24S8 (AMD) and Metal store it as D32S8, which drivers pad to 8 bytes per texel (there
+/// is no packed 5-byte layout); `Stencil8` as 4, since DX12 always stores it as D24S8 and Vulkan
+/// without S8 as D24S8 (or D32S8 where neither exists: not counted); `Depth32FloatStencil8` as 8.
 pub fn block_bytes(format: TextureFormat) -> Option<u32> {
     match format {
         TextureFormat::Depth16Unorm => Some(2),
-        TextureFormat::Depth24Plus | TextureFormat::Depth24PlusStencil8 => Some(4),
+        TextureFormat::Depth24Plus => Some(4),
+        TextureFormat::Depth24PlusStencil8 => Some(8),
         TextureFormat::Depth32Float => Some(4),
         TextureFormat::Depth32FloatStencil8 => Some(8),
-        TextureFormat::Stencil8 => Some(1),
+        TextureFormat::Stencil8 => Some(4),
         f => f.block_copy_size(None),
     }
 }
@@ -118,6 +122,20 @@ mod tests {
     }
 
     #[test]
+    fn depth_and_stencil_are_charged_as_the_largest_storage_a_backend_uses() {
+        // 100x100: Stencil8 as D24S8 (DX12), Depth24PlusStencil8 as D32S8 (Metal, AMD).
+        for (format, bytes) in [
+            (TextureFormat::Stencil8, 40_000),
+            (TextureFormat::Depth24PlusStencil8, 80_000),
+            (TextureFormat::Depth24Plus, 40_000),
+            (TextureFormat::Depth32FloatStencil8, 80_000),
+            (TextureFormat::Depth16Unorm, 20_000),
+        ] {
+            assert_eq!(level_bytes(format, 100, 100), Some(bytes), "{format:?}");
+        }
+    }
+
+    #[test]
     fn bc7_1024_full_chain_is_1_398_128_bytes() {
         assert_eq!(full_mip_count(1024, 1024), 11);
         let d = desc(TextureFormat::Bc7RgbaUnormSrgb, 1024, 1024, 1, 11, 1);
@@ -155,8 +173,9 @@ mod tests {
         assert_eq!(texture_bytes(&d), Some(8_294_400));
         let d = desc(TextureFormat::Depth32Float, 1920, 1080, 1, 1, 4);
         assert_eq!(texture_bytes(&d), Some(33_177_600));
+        // As D32S8, 8 bytes a texel (see `block_bytes`).
         let d = desc(TextureFormat::Depth24PlusStencil8, 100, 100, 1, 1, 1);
-        assert_eq!(texture_bytes(&d), Some(40_000));
+        assert_eq!(texture_bytes(&d), Some(80_000));
         let d = desc(TextureFormat::Rgba16Float, 64, 64, 6, 7, 1);
         // a cube-like array: 6 layers x (4096+1024+256+64+16+4+1) x 8 bytes
         assert_eq!(texture_bytes(&d), Some(6 * 5461 * 8));
