@@ -103,32 +103,30 @@ impl BudgetManager {
     }
 
     /// The largest bucket up to `bucket` whose targets fit under `effective` beside what the
-    /// ledger holds now (less the current targets, which a change frees first), and never below
-    /// the current bucket (it exists: keeping it needs no room). The plan counted the targets
-    /// of its bucket within its limit, but not the staging the same frame may still hold until
-    /// the GPU has it (the floors of its evictions, written after the drops): raised into that,
-    /// the targets passed the budget. The scale rises a frame later instead.
+    /// ledger holds now (less the current targets, which a change frees first), or cost no more
+    /// than the current ones (then the change never raises the total). The plan counted the
+    /// targets of its bucket within its limit, but not the staging the same frame may still hold
+    /// until the GPU has it (the floors of its evictions, written after the drops): raised into
+    /// that, by a higher scale or a larger output, the targets passed the budget. They come out
+    /// lower for the frame, and at the plan's scale once the room is back. With no bucket that
+    /// fits, the cheapest: the frame is drawn.
     pub(super) fn within_room(&self, bucket: Bucket, effective: u64) -> Bucket {
         let Some(current) = self.targets.current() else {
             return bucket;
         };
-        let now = current.bucket();
-        if bucket <= now {
+        let price = |b: Bucket| self.buckets.get(self.range.index_of(b)).map(|s| s.bytes);
+        let have = current.bytes();
+        let held = self.ctx.ledger().total_bytes().saturating_sub(have);
+        let room = effective.saturating_sub(held).max(have);
+        if price(bucket).is_none_or(|p| p <= room) {
             return bucket;
         }
-        let held = self
-            .ctx
-            .ledger()
-            .total_bytes()
-            .saturating_sub(current.bytes());
-        let room = effective.saturating_sub(held);
-        let price = |b: Bucket| self.buckets.get(self.range.index_of(b)).map(|s| s.bytes);
         self.range
             .iter()
             .rev()
-            .filter(|&b| b <= bucket && b > now)
+            .filter(|&b| b < bucket)
             .find(|&b| price(b).is_some_and(|p| p <= room))
-            .unwrap_or(now)
+            .unwrap_or(self.range.min())
     }
 
     pub(super) fn set_targets(&mut self, output: (u32, u32), bucket: Bucket) -> Result<()> {

@@ -620,3 +620,45 @@ fn the_scale_rises_only_into_room_the_staging_does_not_hold() {
     assert_eq!(plan.render_scale, 1.0, "rises once the staging is back");
     assert!(m.context().ledger().take_window_peak() <= budget);
 }
+
+/// The window grows (320x180 to 640x360, the same scale) while staging the plan did not count
+/// holds most of the room: the targets come out at a lower scale for those frames, within the
+/// budget, and at the plan's scale once the staging is given back (before: made at the new
+/// size and the old scale, past the budget).
+#[test]
+fn a_larger_window_takes_only_the_room_the_staging_does_not_hold() {
+    let Some(ctx) = common::gpu() else { return };
+    let budget = 4u64 << 20;
+    let mut m = manager(&ctx, config(budget, true, true));
+    let h = add(&mut m, 0..2, 64);
+    run_at(&mut m, &h, 3, (320, 180));
+    assert_eq!(m.targets().map(|t| t.size()), Some((320, 180)));
+    let small = m.targets().map(|t| t.bytes()).unwrap();
+    let total = m.context().ledger().total_bytes();
+    // Room for twice the small targets: not for the large ones (four times) at scale 1.
+    let staging = m.testing_hold_staging(budget - total - small);
+    m.context().ledger().take_window_peak();
+    for frame in 0..5 {
+        let plan = frame_with_demand(&mut m, &h, (640, 360), 1_000.0, FrameTiming::default());
+        let peak = m.context().ledger().take_window_peak();
+        assert!(peak <= budget, "frame {frame}: peak {peak} over {budget}");
+        assert!(
+            plan.render_scale < 1.0,
+            "frame {frame}: grew into the staging's bytes"
+        );
+    }
+    drop(staging);
+    let plan = frame_with_demand(&mut m, &h, (640, 360), 1_000.0, FrameTiming::default());
+    assert_eq!(
+        plan.render_scale, 1.0,
+        "back at scale 1 once the staging is back"
+    );
+    assert_eq!(m.targets().map(|t| t.size()), Some((640, 360)));
+    assert!(m.context().ledger().take_window_peak() <= budget);
+}
+
+fn run_at(m: &mut BudgetManager, h: &[TextureHandle], n: usize, output: (u32, u32)) {
+    for _ in 0..n {
+        frame_with_demand(m, h, output, 1_000.0, FrameTiming::default());
+    }
+}
