@@ -247,6 +247,11 @@ impl RenderTargets {
         });
         if !unchanged {
             self.reallocate(ctx, output, size, bucket)?;
+        } else if let Some(t) = self.targets.as_mut() {
+            // The same targets serve another bucket (at a tiny output every bucket rounds to
+            // the same size): they are that bucket's now, or the caller, finding another bucket
+            // than it asked for, asks again every frame.
+            t.bucket = bucket;
         }
         Ok(self.targets.as_ref())
     }

@@ -144,6 +144,21 @@ fn an_unchanged_bucket_reallocates_nothing() {
     );
 }
 
+/// At a tiny output every bucket rounds to the same size: asking for another bucket keeps the
+/// targets (nothing reallocated) and makes them that bucket's (before: they kept the first
+/// bucket, so the manager, finding another than it asked for, asked again every frame).
+#[test]
+fn targets_kept_for_another_bucket_are_that_buckets() {
+    let Some(ctx) = common::gpu() else { return };
+    let mut pool = RenderTargets::new(Upscaler::Bilinear);
+    pool.ensure(&ctx, (1, 1), Bucket::FULL).unwrap().unwrap();
+    let half = Bucket::from_sixteenths(8);
+    let t = pool.ensure(&ctx, (1, 1), half).unwrap().unwrap();
+    assert_eq!(t.size(), (1, 1));
+    assert_eq!(t.bucket(), half);
+    assert_eq!(pool.reallocations(), 1);
+}
+
 /// A minimised window (0x0, or one axis 0) never panics: `ensure` returns `None` (skip the frame)
 /// and keeps the targets, and restoring the window reallocates nothing.
 #[test]
