@@ -140,14 +140,40 @@ impl ApplicationHandler for App {
     }
 
     fn about_to_wait(&mut self, el: &ActiveEventLoop) {
-        match self.running.as_ref() {
-            Some(r) if !r.minimised => {
-                el.set_control_flow(ControlFlow::Poll);
-                r.window.request_redraw();
-            }
-            // Minimised: nothing to draw; a resize or focus event wakes the loop.
-            _ => el.set_control_flow(ControlFlow::Wait),
+        let Some(r) = self.running.as_ref() else {
+            el.set_control_flow(ControlFlow::Wait);
+            return;
+        };
+        let flow = pace(r.minimised, r.occluded_until, Instant::now());
+        if flow == ControlFlow::Poll {
+            r.window.request_redraw();
         }
+        el.set_control_flow(flow);
+    }
+
+    fn new_events(&mut self, _el: &ActiveEventLoop, cause: winit::event::StartCause) {
+        // An occluded window's wait is over: try a frame again.
+        if let (Some(r), winit::event::StartCause::ResumeTimeReached { .. }) =
+            (self.running.as_mut(), cause)
+        {
+            r.occluded_until = None;
+            r.window.request_redraw();
+        }
+    }
+}
+
+/// How long an occluded window waits before it tries a frame again (when no event says it is
+/// visible again first).
+const OCCLUDED_RETRY: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// The event loop's pace: as fast as frames go while the window is drawn; asleep until an event
+/// while it is minimised; until `occluded_until` (or an event) while the surface says it is
+/// occluded.
+fn pace(minimised: bool, occluded_until: Option<Instant>, now: Instant) -> ControlFlow {
+    match occluded_until {
+        _ if minimised => ControlFlow::Wait,
+        Some(t) if t > now => ControlFlow::WaitUntil(t),
+        _ => ControlFlow::Poll,
     }
 }
 
@@ -208,6 +234,10 @@ struct Running {
     /// Next event to print under `--monitor` (printed once final).
     events_printed: u64,
     minimised: bool,
+    /// The surface said the window is occluded (hidden, on another space): no frame is tried
+    /// before this instant (without it, Metal answers `Occluded` at once and the loop spun at
+    /// full speed on a hidden window).
+    occluded_until: Option<Instant>,
     needs_configure: bool,
     surface_copy_src: bool,
     frame: u64,
@@ -356,6 +386,7 @@ impl Running {
             events: mipflow::events::EventLog::new(),
             events_printed: 0,
             minimised: false,
+            occluded_until: None,
             needs_configure: false,
             surface_copy_src,
             frame: 0,
@@ -406,8 +437,13 @@ impl Running {
                     self.minimised = false;
                     self.config.width = size.width;
                     self.config.height = size.height;
-                    self.configure();
+                    // Configured before the next frame, once however many resizes come first
+                    // (a drag sends several a frame, and each configure waits for the GPU).
+                    self.needs_configure = true;
                 }
+            }
+            WindowEvent::Occluded(occluded) => {
+                self.occluded_until = occluded.then(|| Instant::now() + OCCLUDED_RETRY);
             }
             WindowEvent::Focused(false) => self.input = FlyInput::default(),
             WindowEvent::KeyboardInput { event, .. } => {
@@ -526,11 +562,21 @@ impl Running {
                 self.needs_configure = true;
                 f
             }
-            wgpu::CurrentSurfaceTexture::Timeout | wgpu::CurrentSurfaceTexture::Occluded => {
+            wgpu::CurrentSurfaceTexture::Timeout => return Ok(()),
+            wgpu::CurrentSurfaceTexture::Occluded => {
+                self.occluded_until = Some(Instant::now() + OCCLUDED_RETRY);
                 return Ok(());
             }
             wgpu::CurrentSurfaceTexture::Outdated => {
-                self.configure();
+                // At the window's size now (the configured one is what went out of date).
+                let size = self.window.inner_size();
+                if size.width == 0 || size.height == 0 {
+                    self.minimised = true;
+                } else {
+                    self.config.width = size.width;
+                    self.config.height = size.height;
+                    self.configure();
+                }
                 return Ok(());
             }
             wgpu::CurrentSurfaceTexture::Lost => {

@@ -75,3 +75,18 @@ fn format_prefers_8_bit_srgb() {
     assert_eq!(pick_format(&[F::Bgra8Unorm]), Some(F::Bgra8Unorm));
     assert_eq!(pick_format(&[]), None);
 }
+
+/// The loop's pace: frames as fast as they go while drawn; asleep while minimised; while the
+/// surface says the window is occluded, asleep until the retry time (Metal answers `Occluded`
+/// at once: polling spun a core at 100% on a hidden window), then frames again.
+#[test]
+fn an_occluded_window_waits_instead_of_spinning() {
+    use winit::event_loop::ControlFlow;
+    let now = Instant::now();
+    let later = now + OCCLUDED_RETRY;
+    assert_eq!(pace(false, None, now), ControlFlow::Poll);
+    assert_eq!(pace(true, None, now), ControlFlow::Wait);
+    assert_eq!(pace(true, Some(later), now), ControlFlow::Wait);
+    assert_eq!(pace(false, Some(later), now), ControlFlow::WaitUntil(later));
+    assert_eq!(pace(false, Some(now), later), ControlFlow::Poll);
+}
