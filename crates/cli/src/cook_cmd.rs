@@ -644,6 +644,13 @@ pub fn cook_files(args: &CookArgs, progress: bool) -> CookSummary {
 /// Runs `mipflow cook`: cooks, prints a summary and every failure (with its input and reason) on
 /// stderr, and returns 0 when every input was cooked or up to date, 1 otherwise.
 pub fn run_cook(args: &CookArgs) -> i32 {
+    // The output folder must take files before anything is encoded (minutes with `--quality
+    // slow`): found after, every input failed on its own write, and the exit said the run
+    // failed rather than that it was asked wrong.
+    if let Err(e) = check_out_dir(&args.out) {
+        eprintln!("mipflow cook: {e}");
+        return 2;
+    }
     let s = match args.threads {
         Some(n) => match rayon::ThreadPoolBuilder::new()
             .num_threads(usize::from(n))
@@ -674,4 +681,17 @@ pub fn run_cook(args: &CookArgs) -> i32 {
         eprintln!("error: {e}");
     }
     if s.failed.is_empty() { 0 } else { 1 }
+}
+
+/// The output folder `out` exists (made if it does not) and takes files.
+fn check_out_dir(out: &Path) -> Result<(), String> {
+    if out.exists() && !out.is_dir() {
+        return Err(format!(
+            "{}: not a folder (-o takes a folder)",
+            out.display()
+        ));
+    }
+    fs::create_dir_all(out)
+        .map_err(|e| format!("{}: cannot make the folder ({e})", out.display()))?;
+    crate::check_writable(&out.join("probe.ktx2"))
 }

@@ -875,3 +875,26 @@ fn an_hdr_input_is_priced_in_floats() {
     let tex = cook_bytes(Path::new("sky.exr"), &exr, &opts, 64 * 64 * 32).unwrap();
     assert_eq!(tex.format, wgpu::TextureFormat::Bc6hRgbUfloat);
 }
+
+/// An output folder that cannot take files (an existing file, a folder under a file) is a usage
+/// error found before anything is encoded: exit 2, the path named (before: every input was
+/// encoded, then each failed on its own write, exit 1).
+#[test]
+fn an_output_that_cannot_be_written_exits_2_before_cooking() {
+    let tmp = tempfile::tempdir().unwrap();
+    let img = tmp.path().join("a.png");
+    save(&test_image(64, 64, 1), &img);
+    let file = tmp.path().join("taken.txt");
+    std::fs::write(&file, b"not a folder").unwrap();
+    for out in [file.clone(), file.join("sub")] {
+        let o = mipflow(&["cook", s(&img), "-o", s(&out)], &[]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{}: {stderr}", out.display());
+        assert!(stderr.contains(s(&out)), "{stderr}");
+        assert!(
+            !stderr.contains("cooked"),
+            "encoded before the check: {stderr}"
+        );
+    }
+    assert_eq!(std::fs::read(&file).unwrap(), b"not a folder");
+}
