@@ -323,7 +323,9 @@ impl ApplicationHandler for App {
 }
 
 fn main() -> std::process::ExitCode {
-    let mut args = std::env::args().skip(1);
+    let mut args = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned());
     let mut max_frames = None;
     while let Some(a) = args.next() {
         match (a.as_str(), args.next().and_then(|n| n.parse::<u64>().ok())) {

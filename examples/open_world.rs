@@ -53,7 +53,9 @@ fn parse() -> Result<Options, String> {
         side: 256,
         budget_mib: 48,
     };
-    let mut args = std::env::args().skip(1);
+    let mut args = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned());
     while let Some(flag) = args.next() {
         if flag == "-h" || flag == "--help" {
             println!(

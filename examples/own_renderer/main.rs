@@ -56,7 +56,9 @@ fn parse_args() -> Result<Args, String> {
         squeeze: false,
         trace: false,
     };
-    let mut it = std::env::args().skip(1);
+    let mut it = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned());
     while let Some(flag) = it.next() {
         let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value"));
         match flag.as_str() {

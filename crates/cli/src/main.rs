@@ -221,8 +221,10 @@ fn argument_error(e: &clap::Error) -> ExitCode {
         let _ = e.print();
         return ExitCode::SUCCESS;
     }
-    let sub = std::env::args()
+    // `args_os`: an argument that is not UTF-8 (a file name) must not panic here.
+    let sub = std::env::args_os()
         .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
         .find(|a| !a.starts_with('-'))
         .filter(|a| ["demo", "cook", "inspect", "headless", "bench"].contains(&a.as_str()))
         .unwrap_or_else(|| "demo".to_owned());

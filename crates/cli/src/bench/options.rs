@@ -151,7 +151,12 @@ impl BenchOptions {
             None => Vec::new(),
         };
         let command = std::iter::once("mipflow".to_owned())
-            .chain(std::env::args().skip(1))
+            // `args_os`: a name that is not UTF-8 is shown lossily (`args` panics on it).
+            .chain(
+                std::env::args_os()
+                    .skip(1)
+                    .map(|a| a.to_string_lossy().into_owned()),
+            )
             .collect::<Vec<_>>()
             .join(" ");
         Ok(Self {

@@ -183,6 +183,19 @@ fn demo_rejects_bad_arguments_without_a_window() {
             "{args:?}"
         );
     }
+    // An argument that is not UTF-8 (a file name) before the error: exit 2, not a panic (101).
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let name = std::ffi::OsStr::from_bytes(b"caf\xe9.png");
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mipflow"))
+            .arg("--screenshot")
+            .arg(name)
+            .args(["--size", "0x0"])
+            .output()
+            .expect("run mipflow");
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+    }
 }
 
 #[test]
