@@ -326,18 +326,31 @@ pub fn run_inspect(args: &InspectArgs) -> i32 {
         .iter()
         .map(|p| inspect_file(p, &limits))
         .collect();
-    if args.json {
+    // Written, not `print!`ed: a reader that closes the pipe early (`| head`) ends the output
+    // quietly; `print!` panicked on the broken pipe (exit 101). Other write errors are
+    // reported.
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let written = if args.json {
         match serde_json::to_string_pretty(&reports) {
-            Ok(json) => println!("{json}"),
+            Ok(json) => writeln!(out, "{json}"),
             Err(e) => {
                 eprintln!("error: cannot serialise the report: {e}");
                 return 2;
             }
         }
     } else {
-        for r in &reports {
-            print!("{}", report_text(r));
+        reports
+            .iter()
+            .try_for_each(|r| write!(out, "{}", report_text(r)))
+    };
+    match written.and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "error: cannot write the report: {e}");
+            return 1;
         }
+        Ok(()) => {}
     }
     if reports.iter().all(|r| r.valid) {
         0

@@ -49,6 +49,13 @@ pub fn find_files(
     Ok(())
 }
 
+/// A line on stderr that never panics: a reader that closed the pipe (`2>&1 | head`) must not
+/// end a run before its report is written (`eprintln!` panics on a broken pipe).
+pub fn say(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{args}");
+}
+
 /// Whether a file can be written at `path`, found out before a long run rather than after it:
 /// its folder exists and a probe file can be made there (and is removed).
 pub fn check_writable(path: &std::path::Path) -> Result<(), String> {

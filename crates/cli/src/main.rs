@@ -140,22 +140,22 @@ fn headless(args: &HeadlessArgs) -> ExitCode {
     };
     let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
     let code = if report.verdict == "pass" {
-        eprintln!(
+        mipflow_cli::say(format_args!(
             "verdict: PASS: {} frames, peak {:.1} MiB within budget {:.1} MiB, 0 violations, {:.2} ms/frame",
             report.frames.len(),
             mib(report.peak_bytes),
             mib(report.budget_bytes_max),
             report.mean_frame_ms
-        );
+        ));
         ExitCode::SUCCESS
     } else {
-        eprintln!(
+        mipflow_cli::say(format_args!(
             "verdict: FAIL: {} ({} frames, peak {:.1} MiB, {} violations)",
             report.failures.join("; "),
             report.frames.len(),
             mib(report.peak_bytes),
             report.violations
-        );
+        ));
         ExitCode::from(1)
     };
     // The verdict is out; a report or plot that cannot be written (the disk filled during the
@@ -165,13 +165,16 @@ fn headless(args: &HeadlessArgs) -> ExitCode {
             .map_err(|e| e.to_string())
             .and_then(|json| std::fs::write(p, json).map_err(|e| e.to_string()));
         if let Err(e) = written {
-            eprintln!("mipflow headless: writing the report {}: {e}", p.display());
+            mipflow_cli::say(format_args!(
+                "mipflow headless: writing the report {}: {e}",
+                p.display()
+            ));
         }
     }
     if let Some(p) = &args.plot
         && let Err(e) = write_plot(&report, p, 1280, 720)
     {
-        eprintln!("mipflow headless: writing the plot: {e}");
+        mipflow_cli::say(format_args!("mipflow headless: writing the plot: {e}"));
     }
     code
 }
@@ -188,6 +191,9 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         // Colour codes only for a terminal: a log file or a CI capture gets plain text.
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        // A log line that cannot be written (a reader closed the pipe) is dropped: reporting it
+        // on stderr too panicked, and a run ended without its report.
+        .log_internal_errors(false)
         .init();
     let cli = match Cli::try_parse() {
         Ok(c) => c,

@@ -296,7 +296,11 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
                 None => report.events.push(rec),
             }
             if opts.monitor && n >= seen {
-                eprintln!("event  {:>6} | {}", e.frame.saturating_sub(offset), e);
+                crate::say(format_args!(
+                    "event  {:>6} | {}",
+                    e.frame.saturating_sub(offset),
+                    e
+                ));
             }
         }
         // Acts: a tally from the frame before each act's first.
@@ -324,10 +328,10 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
         prev_stats = Some(stats);
         if opts.monitor && (last_monitor.elapsed().as_secs_f32() >= 1.0 || frame + 1 == sc.frames) {
             last_monitor = Instant::now();
-            eprintln!(
+            crate::say(format_args!(
                 "{}",
                 monitor_line(frame, b, &stats.ledger, stats.render_scale)
-            );
+            ));
         }
     }
     report.budget_too_small = too_small_at.is_some();

@@ -898,3 +898,32 @@ fn an_output_that_cannot_be_written_exits_2_before_cooking() {
     }
     assert_eq!(std::fs::read(&file).unwrap(), b"not a folder");
 }
+
+/// `mipflow inspect many.ktx2 | head -1`: a reader that closes the pipe ends the output
+/// quietly, with the exit of the files' validity (before: a panic, exit 101).
+#[test]
+fn inspect_into_a_closed_pipe_exits_quietly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let img = tmp.path().join("a.png");
+    save(&test_image(32, 32, 1), &img);
+    let out = tmp.path().join("out");
+    let o = mipflow(&["cook", s(&img), "-o", s(&out), "--quality", "fast"], &[]);
+    assert!(o.status.success(), "{o:?}");
+    let file = out.join("a.ktx2");
+    let files: Vec<&str> = std::iter::repeat_n(s(&file), 200).collect();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mipflow"))
+        .arg("inspect")
+        .args(&files)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run mipflow");
+    drop(child.stdout.take());
+    let o = child.wait_with_output().expect("wait");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

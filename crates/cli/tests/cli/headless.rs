@@ -693,3 +693,37 @@ fn demo_without_display(shot: &std::path::Path) -> std::process::Output {
         .output()
         .expect("run mipflow demo")
 }
+
+/// A reader that closes the pipe early (`mipflow headless --monitor 2>&1 | head`): the run goes
+/// on and writes its report, and the exit is the verdict's (before: the monitor's next line
+/// panicked, exit 101, no report).
+#[test]
+fn a_closed_stderr_pipe_keeps_the_report() {
+    if common::gpu().is_none() {
+        return;
+    }
+    let dir = out_dir();
+    let report = dir.join("closed_pipe.json");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mipflow"))
+        .args([
+            "headless",
+            "--monitor",
+            "--frames",
+            "30",
+            "--size",
+            "160x90",
+        ])
+        .arg("--report")
+        .arg(&report)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run mipflow");
+    drop(child.stdout.take());
+    drop(child.stderr.take());
+    let status = child.wait().expect("wait");
+    assert!(matches!(status.code(), Some(0 | 1)), "{status:?}");
+    let r: Report = serde_json::from_str(&std::fs::read_to_string(&report).expect("the report"))
+        .expect("a report");
+    assert_eq!(r.frames.len(), 30);
+}
