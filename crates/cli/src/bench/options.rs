@@ -100,6 +100,8 @@ impl BenchOptions {
             if !(64..=8192).contains(&t) {
                 return Err(format!("--texture-size {t}: expected 64 to 8192"));
             }
+            crate::headless::scenario::check_texture_size(&sc.scene.kind, t)
+                .map_err(|e| format!("--texture-size {e}"))?;
             sc.scene.texture_size = Some(t);
         }
         if let Some(s) = args.seed {

@@ -128,6 +128,18 @@ impl Options {
                 args.max_size
             ));
         }
+        if args.textures.is_none() {
+            crate::headless::scenario::check_texture_size("demo", args.max_size)
+                .map_err(|e| format!("--max-size {e}"))?;
+        }
+        if let Some(n) = args.frames
+            && (n == 0 || n > crate::headless::scenario::MAX_FRAMES)
+        {
+            return Err(format!(
+                "--frames {n}: expected 1 to {}",
+                crate::headless::scenario::MAX_FRAMES
+            ));
+        }
         if args.tour_frames == 0 || args.tour_frames > crate::headless::scenario::MAX_FRAMES {
             return Err(format!(
                 "--tour-frames {}: expected 1 to {}",
@@ -170,7 +182,7 @@ impl Options {
             crate::check_image_path(p, &["png"]).map_err(|e| format!("--screenshot {e}"))?;
         }
         let frames = match (args.frames, &args.screenshot) {
-            (Some(n), _) => Some(n.max(1)),
+            (Some(n), _) => Some(n),
             (None, Some(_)) => Some(120),
             (None, None) => None,
         };

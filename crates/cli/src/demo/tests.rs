@@ -52,6 +52,17 @@ fn options_check_the_arguments() {
             tour_frames: 0,
             ..DemoArgs::default()
         },
+        // No demo side of 1002 (1002, 501, 250) goes on the GPU: every texture failed to
+        // register and the run still exited 0 with an empty hall.
+        DemoArgs {
+            max_size: 1002,
+            ..DemoArgs::default()
+        },
+        // It was quietly taken as 1.
+        DemoArgs {
+            frames: Some(0),
+            ..DemoArgs::default()
+        },
     ];
     for b in bad {
         assert!(Options::from_args(&b).is_err(), "{b:?}");

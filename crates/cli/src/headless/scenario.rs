@@ -237,19 +237,10 @@ impl Scenario {
         {
             return bad(format!("texture_size = {t} must be within 16..=8192"));
         }
-        if let Some(t) = self.scene.texture_size {
-            use mipflow_cook::procedural::{block_alignable, demo_sides};
-            let sides = match self.scene.kind.as_str() {
-                "demo" => demo_sides(t).to_vec(),
-                _ => vec![t],
-            };
-            if let Some(s) = sides.into_iter().find(|&s| !block_alignable(s)) {
-                return bad(format!(
-                    "texture_size = {t}: no mip level of a {s}x{s} texture has sides that are \
-                     multiples of 4 (the BC7 block), so it cannot go on the GPU; a multiple of 16 \
-                     always works"
-                ));
-            }
+        if let Some(t) = self.scene.texture_size
+            && let Err(e) = check_texture_size(&self.scene.kind, t)
+        {
+            return bad(format!("texture_size = {e}"));
         }
         if let Some(a) = self.anisotropy
             && !(1..=16).contains(&a)
@@ -449,6 +440,24 @@ impl Scenario {
             prev = k;
         }
         Some((v(prev.position), v(prev.look_at)))
+    }
+}
+
+/// Whether procedural textures of `size` (a `kind` scene's largest side; the demo's also
+/// come at a half and a quarter of it) can go on the GPU: some mip level of each has sides
+/// that are multiples of the 4x4 BC7 block. The message starts with the size.
+pub fn check_texture_size(kind: &str, size: u32) -> std::result::Result<(), String> {
+    use mipflow_cook::procedural::{block_alignable, demo_sides};
+    let sides = match kind {
+        "demo" => demo_sides(size).to_vec(),
+        _ => vec![size],
+    };
+    match sides.into_iter().find(|&s| !block_alignable(s)) {
+        Some(s) => Err(format!(
+            "{size}: no mip level of a {s}x{s} texture has sides that are multiples of 4 (the \
+             BC7 block), so it cannot go on the GPU; a multiple of 16 always works"
+        )),
+        None => Ok(()),
     }
 }
 
