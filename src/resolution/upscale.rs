@@ -266,6 +266,11 @@ impl UpscalePass {
     /// Per frame it allocates nothing: bind groups are cached per targets generation and the
     /// uniforms are written only when they change.
     ///
+    /// One upscale per submit for each pass: its parameters (sizes, exposure, sharpness) live in
+    /// one uniform buffer written through the queue, which every pass recorded before the
+    /// submit reads as last written. Views upscaled in the same submit (split screen, a mirror)
+    /// each need their own `UpscalePass`.
+    ///
     /// # Errors
     /// When the output view's texture is not the size the targets were made for or cannot be
     /// rendered to (multisampled, no `RENDER_ATTACHMENT`), or the targets have no target 0
