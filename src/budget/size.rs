@@ -27,6 +27,14 @@ pub fn block_bytes(format: TextureFormat) -> Option<u32> {
     }
 }
 
+/// Bytes per texel block of `format` in a buffer-texture copy (what the data uploaded or read
+/// back holds, `aspect: All`), or `None` for formats that cannot be copied that way (depth with
+/// stencil, `Depth24Plus`). Not the charge: a depth or stencil format's storage can be larger
+/// ([`block_bytes`]).
+pub fn copy_block_bytes(format: TextureFormat) -> Option<u32> {
+    format.block_copy_size(Some(wgpu::TextureAspect::All))
+}
+
 /// The extent of mip `level` of a texture whose level 0 is `width x height x depth` (depth only
 /// shrinks for 3D textures). Never below 1.
 pub fn mip_extent(
@@ -54,6 +62,16 @@ pub fn full_mip_count(width: u32, height: u32) -> u32 {
 /// format has no defined size.
 pub fn level_bytes(format: TextureFormat, width: u32, height: u32) -> Option<u64> {
     let bb = u64::from(block_bytes(format)?);
+    let (bw, bh) = format.block_dimensions();
+    let bx = u64::from(width.div_ceil(bw));
+    let by = u64::from(height.div_ceil(bh));
+    bx.checked_mul(by)?.checked_mul(bb)
+}
+
+/// Bytes of one level's data as a copy holds it ([`copy_block_bytes`]), rows packed: what an
+/// upload of the level is given. `None` for a format that cannot be copied as a whole.
+pub fn copy_level_bytes(format: TextureFormat, width: u32, height: u32) -> Option<u64> {
+    let bb = u64::from(copy_block_bytes(format)?);
     let (bw, bh) = format.block_dimensions();
     let bx = u64::from(width.div_ceil(bw));
     let by = u64::from(height.div_ceil(bh));
@@ -119,6 +137,15 @@ mod tests {
             usage: wgpu::TextureUsages::TEXTURE_BINDING,
             view_formats: &[],
         }
+    }
+
+    #[test]
+    fn copies_use_the_data_size_not_the_charge() {
+        assert_eq!(copy_block_bytes(TextureFormat::Stencil8), Some(1));
+        assert_eq!(copy_block_bytes(TextureFormat::Depth32Float), Some(4));
+        assert_eq!(copy_block_bytes(TextureFormat::Depth24PlusStencil8), None);
+        assert_eq!(copy_block_bytes(TextureFormat::Bc7RgbaUnorm), Some(16));
+        assert_eq!(copy_block_bytes(TextureFormat::Rgba16Float), Some(8));
     }
 
     #[test]

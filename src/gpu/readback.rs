@@ -61,8 +61,12 @@ pub fn read_level(ctx: &GpuContext, texture: &wgpu::Texture, level: u32) -> Resu
     if texture.dimension() == wgpu::TextureDimension::D3 {
         return Err(Error::Readback("3D textures are not read back".into()));
     }
-    let block = crate::budget::size::block_bytes(format)
-        .ok_or_else(|| Error::Readback(format!("{format:?} has no fixed block size")))?;
+    // The bytes a copy holds, not the charge (a stencil texel is one byte in the copy).
+    let block = crate::budget::size::copy_block_bytes(format).ok_or_else(|| {
+        Error::Readback(format!(
+            "{format:?} cannot be copied as a whole (depth with stencil, or no fixed size)"
+        ))
+    })?;
     let (bw, bh) = format.block_dimensions();
     // Of an array, its first layer.
     let mut physical = texture

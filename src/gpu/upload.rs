@@ -35,7 +35,7 @@ pub fn create_texture_with_levels(
             desc.dimension,
             i as u32,
         );
-        let expect = size::level_bytes(desc.format, w, h)
+        let expect = size::copy_level_bytes(desc.format, w, h)
             .unwrap_or(0)
             .saturating_mul(u64::from(d));
         if data.len() as u64 != expect {
@@ -104,7 +104,7 @@ pub fn level_rows(texture: &wgpu::Texture, level: u32) -> (u32, u32) {
 /// [`level_rows`] for a level of `width x height` texels in `format`, with no texture.
 pub fn level_rows_of(format: wgpu::TextureFormat, width: u32, height: u32) -> (u32, u32) {
     let (bw, bh) = format.block_dimensions();
-    let block = size::block_bytes(format).unwrap_or(4);
+    let block = size::copy_block_bytes(format).unwrap_or(4);
     (
         width.div_ceil(bw).saturating_mul(block),
         height.div_ceil(bh),
@@ -114,7 +114,7 @@ pub fn level_rows_of(format: wgpu::TextureFormat, width: u32, height: u32) -> (u
 fn write_level_unscoped(ctx: &GpuContext, texture: &wgpu::Texture, level: u32, data: &[u8]) {
     let format = texture.format();
     let (bw, bh) = format.block_dimensions();
-    let block = size::block_bytes(format).unwrap_or(4);
+    let block = size::copy_block_bytes(format).unwrap_or(4);
     let extent = texture.size().mip_level_size(level, texture.dimension());
     let physical = extent.physical_size(format);
     let blocks_x = physical.width / bw;

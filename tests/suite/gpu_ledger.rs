@@ -384,3 +384,37 @@ fn driver_out_of_memory_is_a_typed_error() {
     assert_eq!(small.bytes(), 64 * 64 * 4);
     assert!(ctx.take_uncaptured_errors().is_empty());
 }
+
+/// A stencil texture's level is charged as a backend may store it (4 bytes a texel, D24S8) but
+/// uploaded and read back as its data (1 byte a texel): the bytes written come back, no more
+/// (before the charge and the copy were told apart, the read gave 4x the bytes, 3/4 padding).
+#[test]
+fn a_stencil_level_is_charged_as_stored_and_copied_as_data() {
+    let Some(ctx) = common::gpu() else { return };
+    let desc = wgpu::TextureDescriptor {
+        label: Some("stencil"),
+        size: wgpu::Extent3d {
+            width: 64,
+            height: 4,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: wgpu::TextureFormat::Stencil8,
+        usage: wgpu::TextureUsages::COPY_DST | wgpu::TextureUsages::COPY_SRC,
+        view_formats: &[],
+    };
+    let data: Vec<u8> = (0..256u32).map(|i| (i * 7) as u8).collect();
+    let tex = mipflow::gpu::upload::create_texture_with_levels(
+        &ctx,
+        &desc,
+        &[&data[..]],
+        mipflow::budget::Category::Other,
+    )
+    .unwrap();
+    assert_eq!(tex.bytes(), 64 * 4 * 4, "charged as D24S8");
+    let got = mipflow::gpu::read_level(&ctx, tex.texture(), 0).unwrap();
+    assert_eq!(got, data);
+    assert_eq!(ctx.take_uncaptured_errors(), Vec::<String>::new());
+}
