@@ -509,10 +509,10 @@ impl GameRenderer {
             let radius = 0.5f32.sqrt() * scale;
             let uv_per_unit = p.uv_repeat / scale.max(1e-6);
             for tex in [m.base, m.normal] {
-                let Some(width) = self.manager.streamer().texture_width(tex) else {
+                let Some(side) = self.manager.streamer().texture_texel_side(tex) else {
                     continue;
                 };
-                if let Some(d) = view.sphere(center, radius, uv_per_unit * width as f32) {
+                if let Some(d) = view.sphere(center, radius, uv_per_unit * side) {
                     self.demand.add(&mut self.manager, &self.feedback, tex, &d);
                 }
             }

@@ -112,9 +112,9 @@ impl BudgetManager {
         radius: f32,
         uv_per_unit: f32,
     ) -> Option<Demand> {
-        // One handle check: `texture_width` is `None` for a stale handle.
-        let width = self.streamer.texture_width(h)?;
-        let d = view.sphere(center, radius, uv_per_unit * width as f32)?;
+        // One handle check: `texture_texel_side` is `None` for a stale handle.
+        let side = self.streamer.texture_texel_side(h)?;
+        let d = view.sphere(center, radius, uv_per_unit * side)?;
         let i = h.index() as usize;
         self.begin_demand_at(i);
         self.view_demand_at(i, &d, 1.0);

@@ -37,21 +37,28 @@ impl Renderer {
                 continue;
             };
             let tex = mat.base_color;
-            let scale = inst
-                .transform
-                .x_axis
-                .truncate()
-                .length()
-                .max(inst.transform.y_axis.truncate().length())
-                .max(inst.transform.z_axis.truncate().length());
+            let axes = [
+                inst.transform.x_axis.truncate().length(),
+                inst.transform.y_axis.truncate().length(),
+                inst.transform.z_axis.truncate().length(),
+            ];
+            let scale = axes[0].max(axes[1]).max(axes[2]);
+            // The mesh's UV density is per unit of area: scaled, an area grows by the product
+            // of its two axes, so the density by their geometric mean, taken for the two
+            // largest (a flat panel's own); the largest alone made a panel scaled (10, 3, 1)
+            // almost an octave too blurry. The bounding sphere grows by the largest.
+            let area_scale = (axes[0] * axes[1])
+                .max(axes[0] * axes[2])
+                .max(axes[1] * axes[2])
+                .sqrt();
             let center = inst.transform.transform_point3(mesh.center);
             let radius = mesh.radius * scale;
-            let uv_per_unit = mesh.uv_density * mat.uv_scale / scale.max(1e-6);
+            let uv_per_unit = mesh.uv_density * mat.uv_scale / area_scale.max(1e-6);
             let cpu = self
                 .manager
                 .streamer()
-                .texture_width(tex)
-                .and_then(|width| view.sphere(center, radius, uv_per_unit * width as f32));
+                .texture_texel_side(tex)
+                .and_then(|side| view.sphere(center, radius, uv_per_unit * side));
             let Some(cpu) = cpu else {
                 continue;
             };

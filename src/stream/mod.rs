@@ -660,6 +660,16 @@ impl Streamer {
         self.slot(h).map(|s| s.orientation)
     }
 
+    /// The side of a square with as many texels as level 0 of a live texture, `sqrt(w x h)`:
+    /// what an area-based UV density (UV units per world unit over a mesh's area, as
+    /// [`crate::DemandView::sphere`]'s callers give it) turns into texels per world unit. The
+    /// width alone made a 512x2048 texture on a 1x4 quad (UVs 0..1) one octave too blurry, and
+    /// its 2048x512 twin on a 4x1 quad one octave too sharp (4x the bytes).
+    pub fn texture_texel_side(&self, h: TextureHandle) -> Option<f32> {
+        self.id(h)
+            .map(|s| (f64::from(s.width) * f64::from(s.height)).sqrt() as f32)
+    }
+
     /// Width and height of level 0 of a live texture.
     pub fn texture_size(&self, h: TextureHandle) -> Option<(u32, u32)> {
         self.id(h).map(|s| (s.width, s.height))

@@ -350,3 +350,57 @@ fn a_reader_that_panics_fails_its_read_not_the_streamer() {
     );
     assert_eq!(good_level, 0, "the workers stream on");
 }
+
+/// A BC7 KTX2 file of `w x h` with a full chain of arbitrary blocks.
+fn bc7_file(w: u32, h: u32) -> Vec<u8> {
+    let levels = mipflow::budget::size::full_mip_count(w, h);
+    let tex = mipflow::ktx2::EncodedTexture {
+        format: wgpu::TextureFormat::Bc7RgbaUnorm,
+        width: w,
+        height: h,
+        levels: (0..levels)
+            .map(|l| {
+                let (lw, lh) = ((w >> l).max(1), (h >> l).max(1));
+                vec![0x33; (lw.div_ceil(4) * lh.div_ceil(4) * 16) as usize]
+            })
+            .collect(),
+        key_values: Vec::new(),
+    };
+    let mut bytes = Vec::new();
+    mipflow::ktx2::write_ktx2(&mut bytes, &tex, None, "test").unwrap();
+    bytes
+}
+
+/// Demand from bounds prices a texture by its texel count, not its width: a 512x2048 texture
+/// on a 1x4 quad (UVs 0..1: half a UV unit per world unit over its area) has 512 texels per
+/// world unit on both axes, as a 512² texture on a 1x1 quad, and wants the same level; its
+/// 2048x512 twin on a 4x1 quad too (before: one octave blurrier, one octave sharper).
+#[test]
+fn demand_from_bounds_prices_non_square_textures_by_their_texels() {
+    let Some(ctx) = common::gpu() else { return };
+    let mut m = manager(&ctx, 64 << 20);
+    let add = |m: &mut BudgetManager, w, h| {
+        m.add_texture(
+            TextureSource::bytes(bc7_file(w, h)),
+            TextureOptions::default(),
+        )
+        .unwrap()
+    };
+    let (square, tall, wide) = (
+        add(&mut m, 512, 512),
+        add(&mut m, 512, 2048),
+        add(&mut m, 2048, 512),
+    );
+    let camera = mipflow::Camera::look_at(glam::Vec3::new(0.0, 0.0, 10.0), glam::Vec3::ZERO);
+    let view = mipflow::demand::DemandView::new(&camera, (1280, 720));
+    let level = |m: &mut BudgetManager, h, uv_per_unit| {
+        m.add_demand_sphere(h, &view, glam::Vec3::ZERO, 1.0, uv_per_unit)
+            .unwrap()
+            .level
+    };
+    let want = level(&mut m, square, 1.0);
+    for h in [tall, wide] {
+        let got = level(&mut m, h, 0.5);
+        assert!((got - want).abs() < 1e-4, "{got} against {want}");
+    }
+}
