@@ -41,7 +41,11 @@ fn mipflow_record_feedback(slot: u32, uv: vec2<f32>, size: vec2<f32>, bias: f32,
     let k = (mipflow_feedback.frame * 37u) & (side * side - 1u);
     let p = vec2<u32>(frag.xy);
     if (visible && slot < mipflow_feedback.slots && (p.x & mask) == (k & mask) && (p.y & mask) == (k >> mipflow_feedback.block_shift)) {
-        atomicAdd(&mipflow_feedback_bins[slot * 16u + u32(level)], 1u);
+        // A NaN level (NaN texture coordinates, an infinite footprint) counts as level 0: its
+        // conversion is undefined in WGSL and could reach another slot's bins. Never past 15.
+        let finite = (bitcast<u32>(level) & 0x7f800000u) != 0x7f800000u;
+        let bin = min(u32(clamp(select(0.0, level, finite), 0.0, 15.0)), 15u);
+        atomicAdd(&mipflow_feedback_bins[slot * 16u + bin], 1u);
         // The slot's first record this frame lists it (the load first: most records find the
         // tag already set, and a load costs less than an exchange).
         let c = mipflow_feedback.capacity;
