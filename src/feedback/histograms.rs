@@ -15,6 +15,9 @@ pub(super) struct Histograms {
     /// Per slot, the readback that listed it last (`seq`'s value then; 0: none).
     stamp: Vec<u32>,
     seq: u32,
+    /// Per slot, the frame it was last forgotten at ([`Histograms::forget`]; 0: never): a
+    /// readback of an earlier frame says nothing of it.
+    forgotten: Vec<u64>,
 }
 
 impl Histograms {
@@ -26,6 +29,20 @@ impl Histograms {
         self.live.clear();
     }
 
+    /// Slot `slot` holds another texture from frame `frame` on: its histogram goes back to 0,
+    /// and readbacks of frames before `frame` (still in flight) leave it alone.
+    pub(super) fn forget(&mut self, slot: u32, frame: u64) {
+        let s = slot as usize;
+        if self.forgotten.len() <= s {
+            self.forgotten.resize(s + 1, 0);
+        }
+        self.forgotten[s] = frame;
+        if let Some(h) = self.latest.get_mut(s) {
+            // Left in `live`: the next update finds it all 0 and drops it.
+            *h = [0.0; MAX_LEVELS];
+        }
+    }
+
     /// Applies one readback: `entries` (the slot, its 16 counts, per listed slot) for slots
     /// below `slots`, each count `k` output pixels, new values weighted `a` against the old
     /// ones (a slot with no history takes them as they are); the live slots it did not list
@@ -33,7 +50,14 @@ impl Histograms {
     /// `slots` are cleared. The same histograms, bit for bit, as a pass over every slot with its
     /// counts (0 for a slot not listed), in the time of the slots listed and live. Returns the
     /// total pixels (summed in another order than such a pass: equal to rounding).
-    pub(super) fn update(&mut self, entries: &[u32], slots: usize, k: f64, a: f32) -> f64 {
+    pub(super) fn update(
+        &mut self,
+        entries: &[u32],
+        slots: usize,
+        k: f64,
+        a: f32,
+        frame: u64,
+    ) -> f64 {
         if self.latest.len() < slots {
             self.latest.resize(slots, [0.0; MAX_LEVELS]);
             self.stamp.resize(slots, 0);
@@ -49,7 +73,10 @@ impl Histograms {
         }
         for e in entries.chunks_exact(ENTRY_WORDS as usize) {
             let slot = e[0] as usize;
-            if slot >= slots || self.stamp[slot] == self.seq {
+            if slot >= slots
+                || self.stamp[slot] == self.seq
+                || self.forgotten.get(slot).is_some_and(|&f| f > frame)
+            {
                 continue;
             }
             self.stamp[slot] = self.seq;
@@ -185,7 +212,7 @@ mod tests {
                     entries.push(n);
                 }
             }
-            let a_total = sparse.update(&entries, slots, k, a);
+            let a_total = sparse.update(&entries, slots, k, a, 1);
             let b_total = every_slot(&mut dense, &entries, slots, k, a);
             assert_eq!(sparse.latest.len(), dense.len(), "round {round}");
             for (s, (p, q)) in sparse.latest.iter().zip(&dense).enumerate() {
@@ -210,5 +237,31 @@ mod tests {
             faded > 10,
             "rounds where live slots faded with nothing listed: {faded}"
         );
+    }
+
+    /// A slot whose texture was removed starts again from 0 for the new one: a readback of a
+    /// frame before the removal (still in flight) leaves it alone, one from after it is taken
+    /// as it is (before: blended with the old texture's, 3/4 of a 4096² wall's pixels at
+    /// level 0 asked of a small prop).
+    #[test]
+    fn a_forgotten_slot_starts_afresh() {
+        let mut h = Histograms::default();
+        let entry = |slot: u32, bin: usize, n: u32| {
+            let mut e = vec![0u32; ENTRY_WORDS as usize];
+            e[0] = slot;
+            e[1 + bin] = n;
+            e
+        };
+        h.update(&entry(0, 0, 15_625), 4, 64.0, 0.25, 10);
+        assert_eq!(h.latest[0][0], 1_000_000.0);
+        h.forget(0, 12);
+        assert_eq!(h.latest[0], [0.0; MAX_LEVELS]);
+        // Frame 11's readback, recorded for the old texture, lands after the removal.
+        h.update(&entry(0, 0, 15_625), 4, 64.0, 0.25, 11);
+        assert_eq!(h.latest[0], [0.0; MAX_LEVELS]);
+        // The new texture's own: taken as it is.
+        h.update(&entry(0, 5, 10), 4, 64.0, 0.25, 12);
+        assert_eq!(h.latest[0][0], 0.0);
+        assert_eq!(h.latest[0][5], 640.0);
     }
 }

@@ -645,6 +645,15 @@ impl Feedback {
         }
     }
 
+    /// Slot `slot` holds another texture from `frame` on (the texture in it was removed; call
+    /// it when a slot's texture is removed, before the slot is given to a new one): its
+    /// histogram starts again from 0, and readbacks of earlier frames still in flight leave it
+    /// alone. Without it, the new texture's first histograms were blended with the old one's
+    /// (a 4096² wall's level-0 pixels asked of a small prop for dozens of frames).
+    pub fn forget_slot(&mut self, slot: u32, frame: u64) {
+        self.hist.forget(slot, frame);
+    }
+
     /// Reads the newest mapped readback into the histograms; frees every mapped one.
     fn collect(&mut self) {
         let newest = self
@@ -679,7 +688,7 @@ impl Feedback {
                     self.wanted_room = self.wanted_room.max(need);
                 } else {
                     let entries = &words[1..1 + listed * ENTRY_WORDS as usize];
-                    self.pixels = self.hist.update(entries, r.slots as usize, k, a);
+                    self.pixels = self.hist.update(entries, r.slots as usize, k, a, r.frame);
                     self.latest_frame = Some(r.frame);
                 }
             }

@@ -346,7 +346,13 @@ impl Renderer {
         if let Some(g) = self.material_groups.get_mut(h.index() as usize) {
             *g = None;
         }
-        self.manager.remove_texture(h)
+        let removed = self.manager.remove_texture(h);
+        if removed {
+            // The slot's feedback was the removed texture's: a new texture in it starts afresh.
+            let next = self.manager.frame_number() + 1;
+            self.pass.feedback_mut().forget_slot(h.index(), next);
+        }
+        removed
     }
 
     /// Adds a material.
