@@ -15,6 +15,11 @@ pub(super) struct Histograms {
     /// Per slot, the readback that listed it last (`seq`'s value then; 0: none).
     stamp: Vec<u32>,
     seq: u32,
+    /// Per live slot, the readbacks in a row that did not list it: at [`forget_after`] of them
+    /// it has faded to under 1/64 of what it was, and is 0 (the half-pixel cutoff alone took a
+    /// full screen's pixels 53 readbacks at the default smoothing: a texture behind a wall kept
+    /// its demand for a second).
+    unlisted: Vec<u8>,
     /// Per slot, the frame it was last forgotten at ([`Histograms::forget`]; 0: never): a
     /// readback of an earlier frame says nothing of it.
     forgotten: Vec<u64>,
@@ -37,6 +42,9 @@ impl Histograms {
             self.forgotten.resize(s + 1, 0);
         }
         self.forgotten[s] = frame;
+        if let Some(u) = self.unlisted.get_mut(s) {
+            *u = 0;
+        }
         if let Some(h) = self.latest.get_mut(s) {
             // Left in `live`: the next update finds it all 0 and drops it.
             *h = [0.0; MAX_LEVELS];
@@ -61,6 +69,7 @@ impl Histograms {
         if self.latest.len() < slots {
             self.latest.resize(slots, [0.0; MAX_LEVELS]);
             self.stamp.resize(slots, 0);
+            self.unlisted.resize(slots, 0);
             // Room for every slot to be live: a readback never allocates but when the slots
             // grow.
             self.live.reserve(slots.saturating_sub(self.live.len()));
@@ -80,6 +89,7 @@ impl Histograms {
                 continue;
             }
             self.stamp[slot] = self.seq;
+            self.unlisted[slot] = 0;
             let h = &mut self.latest[slot];
             let fresh = h.iter().fold(true, |f, &b| f & (b == 0.0));
             // Straight-line over the 16 bins, chosen without branches: the compiler keeps it
@@ -95,6 +105,7 @@ impl Histograms {
         }
         let mut total = 0.0f64;
         let (latest, stamp, seq) = (&mut self.latest, &self.stamp, self.seq);
+        let (unlisted, limit) = (&mut self.unlisted, forget_after(a));
         self.live.retain(|&s| {
             let s = s as usize;
             let Some(h) = latest.get_mut(s) else {
@@ -109,6 +120,10 @@ impl Histograms {
                 for b in h.iter_mut() {
                     let x = *b + a * (0.0 - *b);
                     *b = if x < 0.5 { 0.0 } else { x };
+                }
+                unlisted[s] = unlisted[s].saturating_add(1);
+                if unlisted[s] >= limit {
+                    *h = [0.0; MAX_LEVELS];
                 }
             }
             // The slot's pixels in four running sums (not one chain of 16 dependent adds).
@@ -127,6 +142,17 @@ impl Histograms {
     }
 }
 
+/// Readbacks in a row without a slot after which its histogram is 0: the first at which the
+/// smoothing `a` has faded it to 1/64 of what it was (15 at the default 0.25; 1 without
+/// smoothing).
+fn forget_after(a: f32) -> u8 {
+    if !(a > 0.0 && a < 1.0) {
+        return 1;
+    }
+    let n = ((1.0f64 / 64.0).ln() / (1.0 - f64::from(a)).ln()).ceil();
+    n.clamp(1.0, 255.0) as u8
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,6 +161,7 @@ mod tests {
     /// listed.
     fn every_slot(
         latest: &mut Vec<[f32; MAX_LEVELS]>,
+        unlisted: &mut Vec<u8>,
         entries: &[u32],
         slots: usize,
         k: f64,
@@ -142,15 +169,18 @@ mod tests {
     ) -> f64 {
         if latest.len() < slots {
             latest.resize(slots, [0.0; MAX_LEVELS]);
+            unlisted.resize(slots, 0);
         }
         let mut counts = vec![[0u32; MAX_LEVELS]; slots];
+        let mut listed = vec![false; slots];
         for e in entries.chunks_exact(ENTRY_WORDS as usize) {
             if let Some(c) = counts.get_mut(e[0] as usize) {
                 c.copy_from_slice(&e[1..]);
+                listed[e[0] as usize] = true;
             }
         }
         let mut total = 0.0f64;
-        for (h, c) in latest.iter_mut().zip(&counts) {
+        for (s, (h, c)) in latest.iter_mut().zip(&counts).enumerate() {
             let fresh = h.iter().all(|&b| b == 0.0);
             for (b, &n) in h.iter_mut().zip(c) {
                 let v = (f64::from(n) * k) as f32;
@@ -158,8 +188,16 @@ mod tests {
                 if *b < 0.5 {
                     *b = 0.0;
                 }
-                total += f64::from(*b);
             }
+            if listed[s] {
+                unlisted[s] = 0;
+            } else if !fresh {
+                unlisted[s] = unlisted[s].saturating_add(1);
+                if unlisted[s] >= forget_after(a) {
+                    *h = [0.0; MAX_LEVELS];
+                }
+            }
+            total += h.iter().map(|&b| f64::from(b)).sum::<f64>();
         }
         for h in latest.iter_mut().skip(slots) {
             *h = [0.0; MAX_LEVELS];
@@ -176,7 +214,8 @@ mod tests {
             x ^= x << 17;
             x % n
         };
-        let (mut sparse, mut dense) = (Histograms::default(), Vec::new());
+        let (mut sparse, mut dense, mut dense_unlisted) =
+            (Histograms::default(), Vec::new(), Vec::new());
         let mut slots = 300usize;
         let mut faded = 0;
         for round in 0..3000 {
@@ -213,7 +252,7 @@ mod tests {
                 }
             }
             let a_total = sparse.update(&entries, slots, k, a, 1);
-            let b_total = every_slot(&mut dense, &entries, slots, k, a);
+            let b_total = every_slot(&mut dense, &mut dense_unlisted, &entries, slots, k, a);
             assert_eq!(sparse.latest.len(), dense.len(), "round {round}");
             for (s, (p, q)) in sparse.latest.iter().zip(&dense).enumerate() {
                 let same = p.iter().zip(q).all(|(x, y)| x.to_bits() == y.to_bits());
@@ -263,5 +302,25 @@ mod tests {
         h.update(&entry(0, 5, 10), 4, 64.0, 0.25, 12);
         assert_eq!(h.latest[0][0], 0.0);
         assert_eq!(h.latest[0][5], 640.0);
+    }
+
+    /// A slot no readback lists any more is 0 after the smoothing has faded it to 1/64 (15
+    /// readbacks at 0.25), however many pixels it had: 2M pixels (a full screen at level 0) then
+    /// 15 empty readbacks leave nothing (before: about 27k pixels after 15, 0 only after 53).
+    #[test]
+    fn an_unlisted_slot_is_forgotten_within_the_documented_frames() {
+        assert_eq!(forget_after(0.25), 15);
+        assert_eq!(forget_after(1.0), 1);
+        let mut h = Histograms::default();
+        let mut e = vec![0u32; ENTRY_WORDS as usize];
+        e[1] = 31_250;
+        h.update(&e, 4, 64.0, 0.25, 1);
+        assert_eq!(h.latest[0][0], 2_000_000.0);
+        for n in 1..=15 {
+            h.update(&[], 4, 64.0, 0.25, 1 + n);
+            let left = h.latest[0][0];
+            assert_eq!(left == 0.0, n == 15, "after {n}: {left}");
+        }
+        assert!(h.live.is_empty());
     }
 }
