@@ -90,8 +90,12 @@ impl FeedbackDemand {
         self.fresh = latest.is_some_and(|f| f > self.last_cut);
         // The feedback was recorded at a view the camera has left since: the histograms lag.
         self.moved_since_feedback = latest.is_none_or(|f| self.last_moved > f);
-        // The feedback's blocks are at most 32x32 (`block_shift` capped at 5, as it records).
-        self.hidden_min_pixels = 4.0 * (1u32 << (2 * feedback.config().block_shift.min(5))) as f32;
+        // The feedback's blocks are at most 32x32 (`block_shift` capped at 5, as it records),
+        // of render pixels: each one 1/scale² output pixels, so four samples cover
+        // 4 x side² / scale² output pixels (at scale 0.5, the threshold without the scale was
+        // one expected sample, and a sliver drawing none lost the pixels defending its levels).
+        let scale = manager.targets().map_or(1.0, |t| t.bucket().scale());
+        self.hidden_min_pixels = hidden_min_pixels(feedback.config().block_shift, scale);
         let slots = manager.plan_textures().len();
         if self.feedback_since.len() < slots {
             self.feedback_since.resize(slots, u64::MAX);
@@ -199,9 +203,38 @@ impl FeedbackDemand {
     }
 }
 
+/// Output pixels a texture must cover for its empty feedback to say it is hidden: four recorded
+/// samples' worth. One sample stands for a block of `2^block_shift` squared render pixels (at
+/// most 32x32), each `1/scale²` output pixels.
+fn hidden_min_pixels(block_shift: u32, scale: f32) -> f32 {
+    let scale = if scale.is_finite() {
+        scale.clamp(1.0 / 16.0, 1.0)
+    } else {
+        1.0
+    };
+    let block = (1u32 << (2 * block_shift.min(5))) as f32;
+    4.0 * block / (scale * scale)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Four samples' worth of output pixels, at the render scale the feedback was recorded at:
+    /// at scale 0.5 a sample covers four times the output pixels (before: the same threshold at
+    /// every scale, one expected sample at 0.5).
+    #[test]
+    fn the_hidden_threshold_follows_the_render_scale() {
+        assert_eq!(hidden_min_pixels(3, 1.0), 256.0);
+        assert_eq!(hidden_min_pixels(3, 0.5), 1024.0);
+        assert_eq!(hidden_min_pixels(9, 1.0), 4096.0, "blocks of at most 32x32");
+        assert_eq!(hidden_min_pixels(3, f32::NAN), 256.0);
+        assert_eq!(
+            hidden_min_pixels(3, 0.0),
+            256.0 * 256.0,
+            "scale at least 1/16"
+        );
+    }
 
     /// A slot reused by a new texture: the new one's first record counts whether `recorded`
     /// comes before or after its `add` (it was dropped when it came first: the old texture's
