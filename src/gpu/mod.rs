@@ -424,11 +424,16 @@ impl GpuContext {
                 s.depth_or_array_layers, limits.max_texture_array_layers
             )));
         }
-        let max_mips = size::full_mip_count(s.width, s.height);
+        // A 3D texture's depth halves a level too: 4x4x64 has 7 levels.
+        let max_mips = if desc.dimension == wgpu::TextureDimension::D3 {
+            size::full_mip_count(s.width.max(s.depth_or_array_layers), s.height)
+        } else {
+            size::full_mip_count(s.width, s.height)
+        };
         if desc.mip_level_count == 0 || desc.mip_level_count > max_mips {
             return Err(invalid(format!(
-                "{} mip levels for {}x{} (at most {max_mips})",
-                desc.mip_level_count, s.width, s.height
+                "{} mip levels for {}x{}x{} (at most {max_mips})",
+                desc.mip_level_count, s.width, s.height, s.depth_or_array_layers
             )));
         }
         let needed = desc.format.required_features();
@@ -635,6 +640,8 @@ impl GpuContext {
 
 impl Drop for GpuContext {
     fn drop(&mut self) {
+        // wgpu's hidden staging goes with the device: not a leak of the caller's.
+        self.hidden.charges.lock().clear();
         let live = self.ledger.live_allocations();
         if !live.is_empty() {
             let total: u64 = live.iter().map(|a| a.bytes).sum();

@@ -55,7 +55,7 @@ pub fn create_texture_with_levels(
         if written.is_err() {
             break;
         }
-        staged += data.len() as u64;
+        staged += staged_bytes(tex.texture(), i as u32);
     }
     ctx.hold_staging_until_done(staged, "texture upload staging");
     written.map(|()| tex)
@@ -88,6 +88,29 @@ pub fn write_level(
     ctx.scoped("texture upload staging", data.len() as u64, || {
         write_level_unscoped(ctx, texture, level, data)
     })
+}
+
+/// The bytes of the staging copy wgpu holds for a `write_texture` of `level` of `texture` until
+/// the GPU has it: rows of blocks padded to 256 bytes, the largest row pitch a backend asks
+/// for (DX12's; a BC7 1x1 level is 16 bytes of data and 256 of staging there), times rows and
+/// depth. What the callers of [`write_level`] charge.
+pub fn staged_bytes(texture: &wgpu::Texture, level: u32) -> u64 {
+    if level >= texture.mip_level_count() {
+        return 0;
+    }
+    let (row, rows) = level_rows(texture, level);
+    let extent = texture.size().mip_level_size(level, texture.dimension());
+    let depth = extent.depth_or_array_layers;
+    u64::from(row.div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT)
+        * u64::from(rows)
+        * u64::from(depth)
+}
+
+/// [`staged_bytes`] of a 2D level of `width x height` texels in `format`, with no texture.
+pub fn staged_bytes_of(format: wgpu::TextureFormat, width: u32, height: u32) -> u64 {
+    let (row, rows) = level_rows_of(format, width, height);
+    u64::from(row.div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT)
+        * u64::from(rows)
 }
 
 /// The bytes of one row of blocks of `level` of `texture` (a row of texels for uncompressed

@@ -371,7 +371,7 @@ impl Streamer {
             if written.is_err() {
                 break;
             }
-            staged += data.len() as u64;
+            staged += upload::staged_bytes(tex.texture(), u32::from(level - to));
         }
         if staged > 0 {
             // queue.write_texture holds a staging copy until the GPU has consumed it (the

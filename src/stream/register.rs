@@ -116,11 +116,13 @@ impl Streamer {
                 // back what earlier floors' writes held); else the floor is not made resident
                 // now, and comes when the planner finds it room.
                 let i = slots[k] as usize;
-                let need: u64 = self.slots[i]
-                    .floor_data
-                    .iter()
-                    .map(|d| d.len() as u64)
-                    .sum();
+                // The staging copies `write_floor` charges (rows padded as a backend pads).
+                let need: u64 = self.slots[i].gpu.as_ref().map_or(0, |r| {
+                    let tex = r.tex.texture();
+                    (0..tex.mip_level_count())
+                        .map(|l| upload::staged_bytes(tex, l))
+                        .sum()
+                });
                 if !strict {
                     // An eviction's floor: its texture was just destroyed to free room, and
                     // the plan counted the floor; a texture that lost its floor would draw
@@ -243,7 +245,7 @@ impl Streamer {
                 failed = true;
                 break;
             }
-            staged += data.len() as u64;
+            staged += upload::staged_bytes(tex, l as u32);
         }
         ctx.hold_staging_until_done(staged, "floor upload staging");
         if failed {
@@ -388,11 +390,19 @@ impl Streamer {
         // What earlier floors' uploads held and the GPU has finished with is given back
         // before the room is judged.
         ctx.collect_staging(self.config.deterministic);
-        // The single way also holds a staging copy of the floor until the GPU has it.
+        // The single way also holds a staging copy of the floor until the GPU has it (rows
+        // padded as a backend pads them).
         let need = if staged {
             floor_bytes
         } else {
-            floor_bytes.saturating_mul(2)
+            let (w, h) = (slot.info.width, slot.info.height);
+            let copies: u64 = (floor_level..count)
+                .map(|l| {
+                    let (lw, lh) = ((w >> l).max(1), (h >> l).max(1));
+                    upload::staged_bytes_of(slot.info.format, lw, lh)
+                })
+                .sum();
+            floor_bytes.saturating_add(copies)
         };
         if ctx.ledger().total_bytes().saturating_add(need) <= budget {
             let made = if staged {
