@@ -115,6 +115,9 @@ struct Readback {
     slots: u32,
     scale: f32,
     room: u32,
+    /// `block_shift` (capped at 5) when it was recorded: each recorded pixel stands for a block
+    /// of that side (a later change of the config does not rescale it).
+    shift: u32,
 }
 
 /// Feedback figures of one frame.
@@ -166,6 +169,9 @@ pub struct Feedback {
     ring: Vec<Readback>,
     hist: Histograms,
     latest_frame: Option<u64>,
+    /// Readbacks of frames before this one were recorded before the histograms were last
+    /// dropped (feedback turned off, or a frame that could not record): they are not read.
+    reset_frame: u64,
     frame: u64,
     skipped: u64,
     overflowed: u64,
@@ -288,6 +294,7 @@ impl Feedback {
             ring: Vec::new(),
             hist: Histograms::default(),
             latest_frame: None,
+            reset_frame: 0,
             frame: 0,
             skipped: 0,
             overflowed: 0,
@@ -409,6 +416,7 @@ impl Feedback {
             // Turned on again later, the histograms start afresh (not smoothed against what
             // was seen before).
             self.latest_frame = None;
+            self.reset_frame = self.frame.saturating_add(1);
             self.hist.clear();
         }
     }
@@ -457,6 +465,7 @@ impl Feedback {
             } else {
                 self.slots = 0;
                 self.latest_frame = None;
+                self.reset_frame = frame.saturating_add(1);
                 self.hist.clear();
             }
         }
@@ -589,6 +598,7 @@ impl Feedback {
                     )?,
                     state: Arc::new(AtomicU8::new(FREE)),
                     frame: 0,
+                    shift: 0,
                     slots: 0,
                     scale: 1.0,
                     room: 0,
@@ -618,6 +628,7 @@ impl Feedback {
         self.copied = bytes;
         r.state.store(RECORDED, Ordering::Release);
         r.frame = self.frame;
+        r.shift = self.config.block_shift.min(5);
         r.slots = self.slots;
         r.room = self.room;
         r.scale = if render_scale.is_finite() && render_scale > 0.0 {
@@ -665,10 +676,11 @@ impl Feedback {
             .map(|(i, _)| i);
         if let Some(i) = newest
             && self.latest_frame.is_none_or(|f| self.ring[i].frame > f)
+            && self.ring[i].frame >= self.reset_frame
         {
             let r = &self.ring[i];
             // One recorded pixel stands for a block of render pixels, each 1/scale² output pixels.
-            let side = 1u32 << self.config.block_shift.min(5);
+            let side = 1u32 << r.shift;
             let k = f64::from(side * side) / f64::from(r.scale * r.scale);
             let a = if self.config.smoothing > 0.0 && self.config.smoothing <= 1.0 {
                 self.config.smoothing

@@ -746,3 +746,24 @@ fn wall_scene(feedback: bool) -> Option<WallScene> {
         wall,
     })
 }
+
+/// Feedback turned off and on again starts afresh: a readback of a frame before that, still in
+/// the ring, is not read (before: it came back as the first histograms after the reset,
+/// against `set_enabled`'s word); the frames recorded after are.
+#[test]
+fn feedback_turned_off_and_on_does_not_read_readbacks_from_before() {
+    let Some(ctx) = common::gpu() else {
+        return;
+    };
+    let mut fb = mipflow::feedback::Feedback::new(&ctx, FeedbackConfig::default(), 256).unwrap();
+    let pass = mipflow::testing::feedback_pass::RecordPass::new(&ctx, &fb, 128).unwrap();
+    record_frame(&ctx, &mut fb, &pass, 0, 256, (1, 0));
+    fb.set_enabled(false);
+    fb.set_enabled(true);
+    record_frame(&ctx, &mut fb, &pass, 1, 256, (1, 0));
+    assert_eq!(fb.latest_frame(), None, "frame 0's readback was read");
+    assert!(fb.histogram(0).is_none_or(|h| h.iter().all(|&p| p == 0.0)));
+    record_frame(&ctx, &mut fb, &pass, 2, 256, (1, 0));
+    assert_eq!(fb.latest_frame(), Some(1));
+    assert_eq!(hist(&fb, 0)[4], 64.0);
+}
