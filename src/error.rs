@@ -65,6 +65,13 @@ pub enum Error {
     /// Reading a GPU buffer back to the CPU failed.
     #[error("GPU readback failed: {0}")]
     Readback(String),
+    /// The GPU device is lost (a driver reset, `Device::destroy`): nothing more can be made
+    /// on it; a new device (and context) is needed.
+    #[error("GPU device lost: {label:?} not created")]
+    DeviceLost {
+        /// The resource that was asked for.
+        label: String,
+    },
     /// A KTX2 file is malformed or unsupported.
     #[error("{path}: {source}")]
     Ktx2 {

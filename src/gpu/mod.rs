@@ -83,6 +83,9 @@ pub struct GpuContext {
     idle_waits: std::sync::atomic::AtomicU64,
     /// wgpu's hidden upload staging ([`GpuContext::hold_staging_until_done`]).
     hidden: HiddenStaging,
+    /// The device was lost ([`GpuContext::note_device_lost`], or the callback mipflow installs
+    /// on a device it made): every creation is refused from then on.
+    lost: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// The charges of wgpu's hidden upload staging, each with a sequence number; a callback per
@@ -172,6 +175,7 @@ impl GpuContext {
             bc_supported,
             idle_waits: Default::default(),
             hidden: HiddenStaging::default(),
+            lost: Default::default(),
         };
         if opts.install_error_handler {
             ctx.install_handler();
@@ -251,11 +255,33 @@ impl GpuContext {
             bc_supported,
             idle_waits: Default::default(),
             hidden: HiddenStaging::default(),
+            lost: Default::default(),
         };
         if opts.install_error_handler {
             ctx.install_handler();
         }
+        // The device is ours: its loss (a driver reset, `destroy`) is noted, so that nothing
+        // is charged for resources a lost device only pretends to make (wgpu reports no error
+        // for them).
+        let lost = ctx.lost.clone();
+        ctx.device.set_device_lost_callback(move |reason, message| {
+            tracing::error!(?reason, message, "GPU device lost");
+            lost.store(true, std::sync::atomic::Ordering::Release);
+        });
         Ok(ctx)
+    }
+
+    /// Notes that the device is lost: from then on every resource mipflow would create is
+    /// refused with [`Error::DeviceLost`], with nothing charged. mipflow notes it itself for a
+    /// device it made; a game that adopted its own device calls this from its device-lost
+    /// callback (a lost device makes resources without any error, and they would be charged).
+    pub fn note_device_lost(&self) {
+        self.lost.store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Whether the device is known to be lost ([`GpuContext::note_device_lost`]).
+    pub fn is_device_lost(&self) -> bool {
+        self.lost.load(std::sync::atomic::Ordering::Acquire)
     }
 
     fn install_handler(&self) {
@@ -616,6 +642,11 @@ impl GpuContext {
     /// Runs `create` inside out-of-memory and validation scopes and turns what they catch into
     /// typed errors.
     fn scoped<T>(&self, label: &str, bytes: u64, create: impl FnOnce() -> T) -> Result<T> {
+        if self.is_device_lost() {
+            return Err(Error::DeviceLost {
+                label: label.to_owned(),
+            });
+        }
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let value = create();

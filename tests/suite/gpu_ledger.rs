@@ -465,3 +465,66 @@ fn a_deep_3d_texture_may_have_a_level_per_halving_of_its_depth() {
     ));
     assert_eq!(ctx.take_uncaptured_errors(), Vec::<String>::new());
 }
+
+/// A lost device (here `destroy`, as a driver reset would) makes resources without any error:
+/// mipflow notes the loss and refuses them with `Error::DeviceLost`, charging nothing (before:
+/// both were "made" and 262,144 + 4,096 bytes charged for nothing). An adopted device's owner
+/// says so with `note_device_lost`.
+#[test]
+fn a_lost_device_makes_nothing_and_charges_nothing() {
+    let Some(ctx) = common::gpu() else { return };
+    ctx.device().destroy();
+    let _ = ctx.device().poll(wgpu::PollType::wait_indefinitely());
+    assert!(ctx.is_device_lost());
+    let tex = ctx.create_texture(
+        &tex_desc(
+            "after the loss",
+            wgpu::TextureFormat::Rgba8Unorm,
+            256,
+            256,
+            1,
+            wgpu::TextureUsages::TEXTURE_BINDING,
+        ),
+        Category::Other,
+    );
+    assert!(
+        matches!(tex, Err(mipflow::Error::DeviceLost { .. })),
+        "{tex:?}"
+    );
+    let buf = ctx.create_buffer(
+        &wgpu::BufferDescriptor {
+            label: Some("after the loss"),
+            size: 4096,
+            usage: wgpu::BufferUsages::UNIFORM,
+            mapped_at_creation: false,
+        },
+        Category::Buffers,
+    );
+    assert!(
+        matches!(buf, Err(mipflow::Error::DeviceLost { .. })),
+        "{buf:?}"
+    );
+    assert_eq!(ctx.ledger().total_bytes(), 0);
+    assert!(ctx.ledger().live_allocations().is_empty());
+
+    let Some(adopted) = common::gpu() else { return };
+    let adopted = mipflow::gpu::GpuContext::adopt(
+        adopted.device().clone(),
+        adopted.queue().clone(),
+        &mipflow::gpu::GpuOptions::default(),
+    );
+    assert!(!adopted.is_device_lost());
+    adopted.note_device_lost();
+    assert!(matches!(
+        adopted.create_buffer(
+            &wgpu::BufferDescriptor {
+                label: Some("x"),
+                size: 256,
+                usage: wgpu::BufferUsages::UNIFORM,
+                mapped_at_creation: false,
+            },
+            Category::Buffers,
+        ),
+        Err(mipflow::Error::DeviceLost { .. })
+    ));
+}
