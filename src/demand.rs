@@ -129,6 +129,14 @@ impl Frustum {
         w: [Vec4::INFINITY; 2],
     };
 
+    /// Holds nothing (`0 x - inf >= -r` for no finite radius).
+    const NONE: Self = Self {
+        x: [Vec4::ZERO; 2],
+        y: [Vec4::ZERO; 2],
+        z: [Vec4::ZERO; 2],
+        w: [Vec4::NEG_INFINITY; 2],
+    };
+
     /// Whether a sphere is at least partly inside (its centre within `radius` of the inner side
     /// of every plane).
     #[inline]
@@ -165,8 +173,17 @@ impl DemandView {
     /// The view of `camera` at an `output` size (pixels), with no guard band or look-ahead.
     pub fn new(camera: &Camera, output: (u32, u32)) -> Self {
         let aspect = output.0.max(1) as f32 / output.1.max(1) as f32;
+        // A camera that sees nothing sensible (a field of view of 0 or a half turn and more, a
+        // view matrix that is not finite or flattens space, no near plane) sees nothing: its
+        // frustum's planes came out degenerate, which reject nothing, and every texture asked
+        // for level 0 over the whole screen.
+        let view = if camera_is_sound(camera) {
+            Frustum::new(&(camera.projection(aspect) * camera.view))
+        } else {
+            Frustum::NONE
+        };
         Self {
-            view: Frustum::new(&(camera.projection(aspect) * camera.view)),
+            view,
             guard: None,
             ahead: None,
             predicted: [(Frustum::ALL, Vec3::ZERO); MAX_PREDICTED_FRAMES as usize],
@@ -182,7 +199,7 @@ impl DemandView {
     /// (vertical field of view, at most 170 degrees) are wanted at [`GUARD_BAND_WEIGHT`] of
     /// their pixels. A factor of 1 or less (or not finite) means none.
     pub fn with_guard_band(mut self, camera: &Camera, output: (u32, u32), factor: f32) -> Self {
-        self.guard = (factor.is_finite() && factor > 1.0).then(|| {
+        self.guard = (factor.is_finite() && factor > 1.0 && camera_is_sound(camera)).then(|| {
             let aspect = output.0.max(1) as f32 / output.1.max(1) as f32;
             let fov = (camera.fov_y * factor).min(170f32.to_radians());
             Frustum::new(
@@ -218,6 +235,11 @@ impl DemandView {
         previous_view: Mat4,
         frames: u32,
     ) -> Self {
+        if !camera_is_sound(camera) {
+            self.ahead = None;
+            self.predicted_count = 0;
+            return self;
+        }
         let aspect = output.0.max(1) as f32 / output.1.max(1) as f32;
         let projection = camera.projection(aspect);
         self.ahead = extrapolate_view(previous_view, camera.view, LOOK_AHEAD_FRAMES)
@@ -338,9 +360,60 @@ impl DemandView {
     }
 }
 
+/// Whether `camera` sees a sensible frustum: a field of view strictly between 0 and a half
+/// turn, a finite positive near plane, and a finite view matrix that does not flatten space.
+fn camera_is_sound(camera: &Camera) -> bool {
+    let fov_ok =
+        camera.fov_y.is_finite() && camera.fov_y > 0.0 && camera.fov_y < std::f32::consts::PI;
+    let near_ok = camera.near.is_finite() && camera.near > 0.0 && camera.far > camera.near;
+    let view_ok = camera.view.is_finite() && camera.view.determinant().abs() > 1e-12;
+    fov_ok && near_ok && view_ok
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A camera that sees nothing sensible (a field of view of 0 or a half turn, a view matrix
+    /// of zeros or NaN, no near plane) gives no demand at all, with its guard band and
+    /// prediction too (before: its degenerate planes rejected nothing, and every texture asked
+    /// for level 0 over the whole screen).
+    #[test]
+    fn a_degenerate_camera_sees_nothing() {
+        let good = Camera::look_at(Vec3::new(0.0, 0.0, 5.0), Vec3::ZERO);
+        let mut bad = Vec::new();
+        for fov in [0.0, std::f32::consts::PI, 4.0, f32::NAN] {
+            bad.push(Camera { fov_y: fov, ..good });
+        }
+        bad.push(Camera {
+            view: Mat4::ZERO,
+            ..good
+        });
+        bad.push(Camera {
+            view: Mat4::from_cols_array(&[f32::NAN; 16]),
+            ..good
+        });
+        bad.push(Camera { near: 0.0, ..good });
+        bad.push(Camera {
+            near: 10.0,
+            far: 1.0,
+            ..good
+        });
+        let good_view = DemandView::new(&good, (640, 360));
+        assert!(good_view.sphere(Vec3::ZERO, 1.0, 1024.0).is_some());
+        for cam in bad {
+            let v = DemandView::new(&cam, (640, 360))
+                .with_guard_band(&cam, (640, 360), 2.0)
+                .with_prediction(&cam, (640, 360), good.view, 4);
+            for c in [
+                Vec3::ZERO,
+                Vec3::new(0.0, 0.0, 4.0),
+                Vec3::new(50.0, 0.0, 0.0),
+            ] {
+                assert!(v.sphere(c, 1.0, 1024.0).is_none(), "{cam:?} at {c}");
+            }
+        }
+    }
 
     #[test]
     fn frustum_culls_behind_the_camera() {
