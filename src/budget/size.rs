@@ -61,21 +61,21 @@ pub fn full_mip_count(width: u32, height: u32) -> u32 {
 /// Bytes of one level of `format` at `width x height` (one layer, one sample). `None` when the
 /// format has no defined size.
 pub fn level_bytes(format: TextureFormat, width: u32, height: u32) -> Option<u64> {
-    let bb = u64::from(block_bytes(format)?);
+    blocks_times(format, width, height, block_bytes(format)?)
+}
+
+/// The blocks of `format` a `width x height` level holds, times `bytes` each.
+fn blocks_times(format: TextureFormat, width: u32, height: u32, bytes: u32) -> Option<u64> {
     let (bw, bh) = format.block_dimensions();
     let bx = u64::from(width.div_ceil(bw));
     let by = u64::from(height.div_ceil(bh));
-    bx.checked_mul(by)?.checked_mul(bb)
+    bx.checked_mul(by)?.checked_mul(u64::from(bytes))
 }
 
 /// Bytes of one level's data as a copy holds it ([`copy_block_bytes`]), rows packed: what an
 /// upload of the level is given. `None` for a format that cannot be copied as a whole.
 pub fn copy_level_bytes(format: TextureFormat, width: u32, height: u32) -> Option<u64> {
-    let bb = u64::from(copy_block_bytes(format)?);
-    let (bw, bh) = format.block_dimensions();
-    let bx = u64::from(width.div_ceil(bw));
-    let by = u64::from(height.div_ceil(bh));
-    bx.checked_mul(by)?.checked_mul(bb)
+    blocks_times(format, width, height, copy_block_bytes(format)?)
 }
 
 /// Exact bytes of the texture `desc` describes: every mip level in `desc.mip_level_count`, every

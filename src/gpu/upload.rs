@@ -98,12 +98,9 @@ pub fn staged_bytes(texture: &wgpu::Texture, level: u32) -> u64 {
     if level >= texture.mip_level_count() {
         return 0;
     }
-    let (row, rows) = level_rows(texture, level);
     let extent = texture.size().mip_level_size(level, texture.dimension());
-    let depth = extent.depth_or_array_layers;
-    u64::from(row.div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT)
-        * u64::from(rows)
-        * u64::from(depth)
+    staged_bytes_of(texture.format(), extent.width, extent.height)
+        * u64::from(extent.depth_or_array_layers)
 }
 
 /// [`staged_bytes`] of a 2D level of `width x height` texels in `format`, with no texture.

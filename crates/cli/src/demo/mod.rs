@@ -18,6 +18,7 @@ pub mod camera;
 pub mod loader;
 #[cfg(feature = "overlay")]
 pub mod overlay;
+mod pace;
 pub mod story;
 
 use std::path::PathBuf;
@@ -44,6 +45,7 @@ use mipflow::resolution::BucketRange;
 use mipflow::{FrameInput, FrameStats, Renderer, RendererConfig};
 #[cfg(feature = "overlay")]
 use mipflow_overlay::History;
+use pace::{Fps, OCCLUDED_RETRY, pace};
 
 /// Runs the demo until the window is closed (or `--frames` are done). Exit code 0 on success,
 /// 1 when something failed while running, 2 for bad arguments or no usable GPU/window.
@@ -159,43 +161,6 @@ impl ApplicationHandler for App {
             r.occluded_until = None;
             r.window.request_redraw();
         }
-    }
-}
-
-/// How long an occluded window waits before it tries a frame again (when no event says it is
-/// visible again first).
-const OCCLUDED_RETRY: std::time::Duration = std::time::Duration::from_millis(100);
-
-/// The event loop's pace: as fast as frames go while the window is drawn; asleep until an event
-/// while it is minimised; until `occluded_until` (or an event) while the surface says it is
-/// occluded.
-fn pace(minimised: bool, occluded_until: Option<Instant>, now: Instant) -> ControlFlow {
-    match occluded_until {
-        _ if minimised => ControlFlow::Wait,
-        Some(t) if t > now => ControlFlow::WaitUntil(t),
-        _ => ControlFlow::Poll,
-    }
-}
-
-/// Frames-per-second, smoothed (exponential average of frame times).
-#[derive(Debug, Default)]
-struct Fps {
-    ms: f32,
-}
-
-impl Fps {
-    fn push(&mut self, dt_ms: f32) {
-        if dt_ms.is_finite() && dt_ms > 0.0 {
-            self.ms = if self.ms == 0.0 {
-                dt_ms
-            } else {
-                self.ms * 0.9 + dt_ms * 0.1
-            };
-        }
-    }
-
-    fn fps(&self) -> f32 {
-        if self.ms > 0.0 { 1000.0 / self.ms } else { 0.0 }
     }
 }
 
