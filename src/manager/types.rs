@@ -73,7 +73,8 @@ pub struct FramePlan {
     /// The render scale per axis.
     pub render_scale: f32,
     /// The mip bias that goes with the render scale (negative: textures sampled as at native
-    /// resolution). Give it to your samplers or shaders.
+    /// resolution). Give it to your shaders (a uniform used by `textureSampleBias`: wgpu
+    /// samplers have no LOD bias).
     pub mip_bias: f32,
     /// Why the controller changed the scale this frame, if it did.
     pub scale_reason: Option<ChangeReason>,
