@@ -233,14 +233,14 @@ impl Renderer {
         }
         self.visibility(&input.camera, output);
         let plan = self.manager.frame(output, FrameTiming { gpu_ms, cpu_ms })?;
-        let bucket = plan.bucket;
         self.refresh_material_groups();
         let ctx = self.manager.context();
 
         // Draw.
         let aspect = output.0 as f32 / output.1 as f32;
         let view_proj = input.camera.projection(aspect) * input.camera.view;
-        let mip_bias = bucket.mip_bias();
+        // The targets' real scale (at a tiny output, not the bucket's).
+        let mip_bias = plan.mip_bias;
         let count = self.instances.len() as u64;
         let stride = TexturedPass::uniform_stride(ctx);
         if self.uniforms.as_ref().is_none_or(|u| u.2 < count) {
@@ -383,7 +383,7 @@ impl Renderer {
         // ring is full), the bins cleared for the next frame.
         self.pass
             .feedback_mut()
-            .resolve(ctx, &mut enc, bucket.scale())?;
+            .resolve(ctx, &mut enc, mip_bias.exp2())?;
         let settings = UpscaleSettings::default();
         let ts = if timed {
             self.timer.as_ref().and_then(|t| t.pass_writes(false, true))

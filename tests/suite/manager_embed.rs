@@ -662,3 +662,21 @@ fn run_at(m: &mut BudgetManager, h: &[TextureHandle], n: usize, output: (u32, u3
         frame_with_demand(m, h, output, 1_000.0, FrameTiming::default());
     }
 }
+
+/// The mip bias is the targets' real scale: at a 1x1 output every bucket is 1x1, so scale 0.5
+/// is drawn 1:1 and wants no bias (before: -1, a level finer than the screen shows); at
+/// 640x360 it is the bucket's own, -1.
+#[test]
+fn the_mip_bias_is_the_scale_the_targets_really_have() {
+    let Some(ctx) = common::gpu() else { return };
+    let mut m = manager(&ctx, config(64 << 20, true, true));
+    let h = add(&mut m, 0..2, 64);
+    m.set_scale_range(0.5, 0.5);
+    let plan = frame_with_demand(&mut m, &h, (1, 1), 1.0, FrameTiming::default());
+    assert_eq!(plan.render_scale, 0.5);
+    assert_eq!(m.targets().map(|t| t.size()), Some((1, 1)));
+    assert_eq!(plan.mip_bias, 0.0);
+    let plan = frame_with_demand(&mut m, &h, (640, 360), 1.0, FrameTiming::default());
+    assert_eq!(plan.render_scale, 0.5);
+    assert_eq!(plan.mip_bias, -1.0);
+}
