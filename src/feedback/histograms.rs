@@ -46,9 +46,11 @@ impl Histograms {
             *u = 0;
         }
         if let Some(h) = self.latest.get_mut(s) {
-            // Left in `live`: the next update finds it all 0 and drops it.
             *h = [0.0; MAX_LEVELS];
         }
+        // Out of `live` now (a rare call, on a removal): listed again before an update dropped
+        // it, it would be pushed a second time, and counted and faded twice.
+        self.live.retain(|&l| l != slot);
     }
 
     /// Applies one readback: `entries` (the slot, its 16 counts, per listed slot) for slots
@@ -301,6 +303,11 @@ mod tests {
         // The new texture's own: taken as it is.
         h.update(&entry(0, 5, 10), 4, 64.0, 0.25, 12);
         assert_eq!(h.latest[0][0], 0.0);
+        assert_eq!(h.latest[0][5], 640.0);
+        // Forgotten and listed again in the next readback: live once.
+        h.forget(0, 13);
+        h.update(&entry(0, 5, 10), 4, 64.0, 0.25, 13);
+        assert_eq!(h.live, vec![0]);
         assert_eq!(h.latest[0][5], 640.0);
     }
 
