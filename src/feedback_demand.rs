@@ -94,7 +94,7 @@ impl FeedbackDemand {
         // of render pixels: each one 1/scale² output pixels, so four samples cover
         // 4 x side² / scale² output pixels (at scale 0.5, the threshold without the scale was
         // one expected sample, and a sliver drawing none lost the pixels defending its levels).
-        let scale = manager.targets().map_or(1.0, |t| t.bucket().scale());
+        let scale = manager.targets().map_or(1.0, |t| t.mip_bias().exp2());
         self.hidden_min_pixels = hidden_min_pixels(feedback.config().block_shift, scale);
         let slots = manager.plan_textures().len();
         if self.feedback_since.len() < slots {

@@ -661,19 +661,9 @@ impl BudgetManager {
             self.budget.note_out_of_memory(frame, total);
             self.planner.invalidate();
         }
-        // The bias of the scale the targets really have: at a tiny output every bucket rounds
-        // to the same size (1x1 at scale 0.5 is drawn 1:1, and a bias of -1 sampled a level
-        // finer than the screen shows).
+        // The bias of the scale the targets really have (at a tiny output, not the bucket's).
         let mip_bias = match self.targets.current() {
-            Some(t) if self.config.render_targets => {
-                let ((tw, th), (ow, oh)) = (t.size(), t.output_size());
-                let area = (f64::from(tw) * f64::from(th)) / (f64::from(ow) * f64::from(oh));
-                if area.is_finite() && area > 0.0 {
-                    (0.5 * area.log2()).min(0.0) as f32
-                } else {
-                    bucket.mip_bias()
-                }
-            }
+            Some(t) if self.config.render_targets => t.mip_bias(),
             _ => bucket.mip_bias(),
         };
         Ok(FramePlan {

@@ -87,18 +87,28 @@ impl BudgetManager {
     /// memory bucket's (a lower scale can cost more than native: an upscaler's intermediate is
     /// only made below native scale), the largest lower bucket that costs no more.
     pub(super) fn within_memory_bucket(&self, bucket: Bucket) -> Bucket {
-        let price = |b: Bucket| self.buckets.get(self.range.index_of(b)).map(|s| s.bytes);
-        let Some(allowed) = price(self.range.at(self.mem_index)) else {
-            return bucket;
-        };
-        if price(bucket).is_none_or(|p| p <= allowed) {
+        match self.price(self.range.at(self.mem_index)) {
+            Some(allowed) => self.largest_within(bucket, allowed),
+            None => bucket,
+        }
+    }
+
+    /// The targets' bytes at `b` for this frame's output, if priced.
+    fn price(&self, b: Bucket) -> Option<u64> {
+        self.buckets.get(self.range.index_of(b)).map(|s| s.bytes)
+    }
+
+    /// `bucket` when its targets cost at most `bytes` (or it is not priced), else the largest
+    /// lower bucket that does, else the range's least.
+    fn largest_within(&self, bucket: Bucket, bytes: u64) -> Bucket {
+        if self.price(bucket).is_none_or(|p| p <= bytes) {
             return bucket;
         }
         self.range
             .iter()
             .rev()
             .filter(|&b| b < bucket)
-            .find(|&b| price(b).is_some_and(|p| p <= allowed))
+            .find(|&b| self.price(b).is_some_and(|p| p <= bytes))
             .unwrap_or(self.range.min())
     }
 
@@ -114,19 +124,9 @@ impl BudgetManager {
         let Some(current) = self.targets.current() else {
             return bucket;
         };
-        let price = |b: Bucket| self.buckets.get(self.range.index_of(b)).map(|s| s.bytes);
         let have = current.bytes();
         let held = self.ctx.ledger().total_bytes().saturating_sub(have);
-        let room = effective.saturating_sub(held).max(have);
-        if price(bucket).is_none_or(|p| p <= room) {
-            return bucket;
-        }
-        self.range
-            .iter()
-            .rev()
-            .filter(|&b| b < bucket)
-            .find(|&b| price(b).is_some_and(|p| p <= room))
-            .unwrap_or(self.range.min())
+        self.largest_within(bucket, effective.saturating_sub(held).max(have))
     }
 
     pub(super) fn set_targets(&mut self, output: (u32, u32), bucket: Bucket) -> Result<()> {

@@ -129,6 +129,19 @@ impl Targets {
         self.bucket
     }
 
+    /// The mip bias of the scale these targets really have (their area against the output's,
+    /// never above 0): the bucket's own, but at a tiny output, where every bucket rounds to the
+    /// same size, that of the size made (1x1 at scale 0.5 is drawn 1:1: no bias, not -1).
+    pub fn mip_bias(&self) -> f32 {
+        let ((tw, th), (ow, oh)) = (self.size, self.output);
+        let area = (f64::from(tw) * f64::from(th)) / (f64::from(ow) * f64::from(oh));
+        if area.is_finite() && area > 0.0 {
+            (0.5 * area.log2()).min(0.0) as f32
+        } else {
+            self.bucket.mip_bias()
+        }
+    }
+
     /// The upscaler these targets were made for.
     pub fn upscaler(&self) -> Upscaler {
         self.upscaler

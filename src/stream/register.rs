@@ -73,15 +73,13 @@ impl Streamer {
     /// the GPU's timing.
     fn fill_floors(&mut self, ctx: &GpuContext, slots: &[u32], budget: u64, strict: bool) {
         let mut waited = false;
+        // A floor's staging, in a part or through `write_floor`: rows padded to 256 bytes.
         let staged_bytes = |s: &Slot| -> u64 {
             let Some(tex) = s.gpu.as_ref().map(|r| r.tex.texture()) else {
                 return 0;
             };
             (0..tex.mip_level_count())
-                .map(|l| {
-                    let (_, rows, padded) = staged_level(tex, l);
-                    padded * u64::from(rows)
-                })
+                .map(|l| upload::staged_bytes(tex, l))
                 .sum()
         };
         // A part's buffer: at most 32 MiB (a tile of large floors goes in several), and what the
@@ -116,13 +114,6 @@ impl Streamer {
                 // back what earlier floors' writes held); else the floor is not made resident
                 // now, and comes when the planner finds it room.
                 let i = slots[k] as usize;
-                // The staging copies `write_floor` charges (rows padded as a backend pads).
-                let need: u64 = self.slots[i].gpu.as_ref().map_or(0, |r| {
-                    let tex = r.tex.texture();
-                    (0..tex.mip_level_count())
-                        .map(|l| upload::staged_bytes(tex, l))
-                        .sum()
-                });
                 if !strict {
                     // An eviction's floor: its texture was just destroyed to free room, and
                     // the plan counted the floor; a texture that lost its floor would draw
@@ -132,6 +123,7 @@ impl Streamer {
                     k += 1;
                     continue;
                 }
+                let need = staged_bytes(&self.slots[i]);
                 if ctx.ledger().total_bytes().saturating_add(need) > budget && !waited {
                     // Once a call: what earlier floors' writes held comes back.
                     ctx.collect_staging(true);
@@ -395,10 +387,9 @@ impl Streamer {
         let need = if staged {
             floor_bytes
         } else {
-            let (w, h) = (slot.info.width, slot.info.height);
             let copies: u64 = (floor_level..count)
                 .map(|l| {
-                    let (lw, lh) = ((w >> l).max(1), (h >> l).max(1));
+                    let (lw, lh) = slot.info.level_dims(usize::from(l));
                     upload::staged_bytes_of(slot.info.format, lw, lh)
                 })
                 .sum();
