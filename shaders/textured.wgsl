@@ -13,6 +13,9 @@ struct Uniforms {
     params: vec4<f32>,
     // xyz: the light's direction; w: the texture's level-0 height
     light_dir: vec4<f32>,
+    // xy: how many times the texture repeats across the mesh's UV range (the material's
+    // uv_scale); zw: unused
+    uv_scale: vec4<f32>,
 };
 
 @group(0) @binding(0) var<uniform> u: Uniforms;
@@ -50,7 +53,8 @@ fn vs_main(v: VsIn) -> VsOut {
     if ((bits & 8u) != 0u) {
         uv.y = 1.0 - uv.y;
     }
-    o.uv = uv;
+    // The material's repeat, after the flips (they mirror the texture, not the repeat).
+    o.uv = uv * u.uv_scale.xy;
     return o;
 }
 

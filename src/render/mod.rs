@@ -185,6 +185,9 @@ pub struct DrawUniforms {
     pub params: [f32; 4],
     /// Direction the light travels, world space; w: the texture's level-0 height.
     pub light_dir: [f32; 4],
+    /// x, y: how many times the texture repeats across the mesh's UV range 0..1 on each axis
+    /// ([`crate::MaterialDesc::uv_scale`]; 1 = once); z, w: unused (0).
+    pub uv_scale: [f32; 4],
 }
 
 impl DrawUniforms {
@@ -195,7 +198,15 @@ impl DrawUniforms {
             model: model.to_cols_array_2d(),
             params: [mip_bias, if debug_mips { 1.0 } else { 0.0 }, -1.0, 0.0],
             light_dir: Vec4::from((Vec3::new(-0.4, -1.0, -0.3).normalize(), 0.0)).to_array(),
+            uv_scale: [1.0, 1.0, 0.0, 0.0],
         }
+    }
+
+    /// The material's texture repeats `scale` times across the mesh's UV range (the vertex
+    /// shader multiplies the texture coordinates, after any orientation flip).
+    pub fn with_uv_scale(mut self, scale: f32) -> Self {
+        self.uv_scale = [scale, scale, 0.0, 0.0];
+        self
     }
 
     /// With GPU feedback for the texture in `slot`, whose level 0 is `width x height`.

@@ -103,8 +103,10 @@ handle!(
 pub struct MaterialDesc {
     /// The streamed base-colour texture.
     pub base_color: TextureHandle,
-    /// How many times the texture repeats across the mesh's UV range 0..1 (1 = once). Used by
-    /// visibility: a texture repeated 4 times needs a level 2 finer for the same size on screen.
+    /// How many times the texture repeats across the mesh's UV range 0..1 (1 = once; finite and
+    /// above 0, or `add_material` refuses it). The Renderer's shader repeats the texture so, and
+    /// its demand follows: a texture repeated 4 times over the same surface shows each texel
+    /// 4 times smaller, so it wants levels 2 coarser.
     pub uv_scale: f32,
 }
 

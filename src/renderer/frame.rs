@@ -258,9 +258,13 @@ impl Renderer {
             if input.debug_wanted {
                 u = u.with_debug_wanted();
             }
-            if let Some(mat) = self
+            let mat = self
                 .materials
-                .get(inst.material.index, inst.material.generation)
+                .get(inst.material.index, inst.material.generation);
+            if let Some(mat) = mat {
+                u = u.with_uv_scale(mat.uv_scale);
+            }
+            if let Some(mat) = mat
                 && let Some((w, h)) = self.manager.streamer().texture_size(mat.base_color)
             {
                 u = u.with_full_size(w, h);

@@ -363,6 +363,15 @@ impl Renderer {
                 reason: "its base colour texture handle is stale".into(),
             });
         }
+        if !(desc.uv_scale.is_finite() && desc.uv_scale > 0.0) {
+            return Err(Error::InvalidResource {
+                label: "material".into(),
+                reason: format!(
+                    "its uv_scale is {} (a repeat count: finite and above 0)",
+                    desc.uv_scale
+                ),
+            });
+        }
         let (index, generation) = self.materials.insert(desc);
         Ok(MaterialHandle { index, generation })
     }

@@ -6,6 +6,8 @@
 //! (5) the cost follows the slots drawn: only their bins are copied back, exactly.
 //! (2) a grazing wall whose near edge alone asks for level 0 is kept coarser with histogram
 //! demand than with the CPU estimate, with the picture within 40 dB of the all-resident one.
+//! (6) a material's `uv_scale` is drawn as its demand prices it (the sampler's level moves by
+//! log2 of the repeat).
 
 use crate::common;
 
@@ -766,4 +768,100 @@ fn feedback_turned_off_and_on_does_not_read_readbacks_from_before() {
     record_frame(&ctx, &mut fb, &pass, 2, 256, (1, 0));
     assert_eq!(fb.latest_frame(), Some(1));
     assert_eq!(hist(&fb, 0)[4], 64.0);
+}
+
+/// The pixel-weighted mean level the sampler drew in columns `x0..x1` of a `w`-wide RGBA8
+/// image of [`mip_coloured`] textures, and how many pixels it judged.
+fn mean_level(px: &[u8], w: u32, x0: u32, x1: u32) -> (f64, usize) {
+    let (mut sum, mut n) = (0.0, 0usize);
+    for (k, p) in px.chunks_exact(4).enumerate() {
+        let x = k as u32 % w;
+        if (x0..x1).contains(&x)
+            && let Some(l) = classify(p)
+        {
+            sum += l as f64;
+            n += 1;
+        }
+    }
+    (sum / n.max(1) as f64, n)
+}
+
+/// `MaterialDesc::uv_scale` is drawn as it is priced: two 2 m quads face on, side by side, the
+/// same mip-coloured 512² texture on both, repeated once on the left and 4 times on the right.
+/// The CPU demand asks the right one for levels 2 coarser (log2 4), and the sampler draws it
+/// 2 levels coarser too (it drew both alike before: the shader ignored the repeat, so a
+/// repeated texture was streamed 2 levels blurrier than it was drawn). A repeat that is not a
+/// finite positive number is refused.
+#[test]
+fn a_material_uv_scale_is_drawn_as_its_demand_prices_it() {
+    let Some(mut r) = renderer(false, 1, 96 << 20) else {
+        return;
+    };
+    let (w, h) = (640u32, 360u32);
+    let out = r.context().create_offscreen_target("uv", w, h).unwrap();
+    let view = out.create_view();
+    let v = |x: f32, y: f32, u: f32, t: f32| Vertex {
+        position: [x, y, 0.0],
+        normal: [0.0, 0.0, 1.0],
+        uv: [u, t],
+    };
+    let verts = [
+        v(-1.0, -1.0, 0.0, 1.0),
+        v(1.0, -1.0, 1.0, 1.0),
+        v(1.0, 1.0, 1.0, 0.0),
+        v(-1.0, 1.0, 0.0, 0.0),
+    ];
+    let quad = r.add_mesh(&verts, &[0, 1, 2, 0, 2, 3]).unwrap();
+    let mut textures = Vec::new();
+    for (x, repeat) in [(-1.2f32, 1.0f32), (1.2, 4.0)] {
+        let tex = r
+            .add_texture(
+                TextureSource::bytes(mip_coloured(512)),
+                TextureOptions::default(),
+            )
+            .unwrap();
+        let mut desc = MaterialDesc::new(tex);
+        desc.uv_scale = repeat;
+        let mat = r.add_material(desc).unwrap();
+        r.add_instance(quad, mat, Mat4::from_translation(Vec3::new(x, 0.0, 0.0)))
+            .unwrap();
+        textures.push(tex);
+    }
+    let input = FrameInput::new(Camera::look_at(Vec3::new(0.0, 0.0, 3.45), Vec3::ZERO));
+    for _ in 0..30 {
+        r.render(&view, &input).unwrap();
+    }
+    let wanted =
+        |t: mipflow::TextureHandle| r.manager().plan_textures()[t.index() as usize].wanted_level;
+    for &t in &textures {
+        // What the demand wants is resident (the sampler, which averages over the quad where
+        // the demand takes its nearest point, wants no finer): the sampler picks freely.
+        let resident = level_of(&r, t).0;
+        assert!(
+            f32::from(resident) <= wanted(t).floor(),
+            "level {resident} resident, {} wanted",
+            wanted(t)
+        );
+    }
+    let demand_step = wanted(textures[1]) - wanted(textures[0]);
+    assert!(
+        (demand_step - 2.0).abs() < 0.05,
+        "the demand prices 4 repeats 2 levels coarser: {demand_step}"
+    );
+    r.context().wait_idle().unwrap();
+    let px = mipflow::gpu::read_texture_rgba8(r.context(), out.texture()).unwrap();
+    let (left, n_left) = mean_level(&px, w, 0, w / 2);
+    let (right, n_right) = mean_level(&px, w, w / 2, w);
+    eprintln!("sampled: left {left:.2} ({n_left} px), right {right:.2} ({n_right} px)");
+    assert!(n_left > 10_000 && n_right > 10_000, "both quads drawn");
+    assert!(
+        (right - left - 2.0).abs() < 0.35,
+        "the sampler draws the repeated texture 2 levels coarser: {left:.2} -> {right:.2}"
+    );
+
+    for bad in [0.0, -1.0, f32::NAN, f32::INFINITY] {
+        let mut desc = MaterialDesc::new(textures[0]);
+        desc.uv_scale = bad;
+        assert!(r.add_material(desc).is_err(), "uv_scale {bad} is refused");
+    }
 }
