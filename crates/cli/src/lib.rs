@@ -56,6 +56,79 @@ pub fn say(args: std::fmt::Arguments<'_>) {
     let _ = writeln!(std::io::stderr(), "{args}");
 }
 
+/// Writes `path` whole or not at all: `write` fills a temporary file beside it
+/// (`.<name>.<random>.part`, buffered), which is synced and then renamed over `path`. A run
+/// killed or a disk that fills mid-write leaves the previous file as it was and no truncated
+/// one (a CI job reading a half-written report); the temporary file is removed on an error.
+/// Made with the umask's permissions, as any file the user writes.
+pub fn write_atomic(
+    path: &std::path::Path,
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("output");
+    let prefix = format!(".{name}.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".part");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let tmp = builder.tempfile_in(dir)?;
+    {
+        let mut w = std::io::BufWriter::new(tmp.as_file());
+        write(&mut w)?;
+        w.flush()?;
+    }
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// [`write_atomic`] of a `width x height` RGB8 image (rows top to bottom), encoded by its
+/// name's extension (`.png`, `.jpg`, `.bmp`; PNG for any other): the plots are drawn into
+/// memory and written so.
+pub fn write_image_atomic(
+    path: &std::path::Path,
+    width: u32,
+    height: u32,
+    rgb: &[u8],
+) -> std::io::Result<()> {
+    let format = image::ImageFormat::from_path(path).unwrap_or(image::ImageFormat::Png);
+    let mut encoded = std::io::Cursor::new(Vec::new());
+    image::write_buffer_with_format(
+        &mut encoded,
+        rgb,
+        width,
+        height,
+        image::ExtendedColorType::Rgb8,
+        format,
+    )
+    .map_err(std::io::Error::other)?;
+    write_atomic(path, |w| w.write_all(encoded.get_ref()))
+}
+
+/// [`write_image_atomic`] with the command's error type (the path named).
+pub(crate) fn write_image(
+    path: &std::path::Path,
+    width: u32,
+    height: u32,
+    rgb: &[u8],
+) -> error::Result<()> {
+    write_image_atomic(path, width, height, rgb).map_err(|source| error::Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
 /// Whether a file can be written at `path`, found out before a long run rather than after it:
 /// its folder exists and a probe file can be made there (and is removed).
 pub fn check_writable(path: &std::path::Path) -> Result<(), String> {
@@ -124,6 +197,47 @@ pub fn parse_wxh(s: &str) -> Option<(u32, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A report written by `write_atomic` is whole or not written: a write that fails half-way
+    /// (a full disk, or a run killed) leaves the previous file as it was and no temporary file
+    /// (`std::fs::write` truncated it first and left half a JSON); one that completes replaces
+    /// it. A PNG written so decodes to the pixels given.
+    #[test]
+    fn atomic_writes_leave_the_previous_file_on_failure() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("report.json");
+        std::fs::write(&path, b"{\"old\": true}").unwrap();
+        let failed = write_atomic(&path, |w| {
+            w.write_all(b"{\"new\": ")?;
+            Err(std::io::Error::other("disk full"))
+        });
+        assert!(failed.is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), b"{\"old\": true}");
+        let names = || -> Vec<String> {
+            std::fs::read_dir(tmp.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        };
+        assert_eq!(names(), ["report.json"], "no temporary file left");
+        write_atomic(&path, |w| w.write_all(b"{\"new\": 1}")).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"{\"new\": 1}");
+        assert_eq!(names(), ["report.json"]);
+
+        let rgb: Vec<u8> = (0..4 * 3 * 3).map(|i| (i * 7) as u8).collect();
+        for (name, format) in [
+            ("plot.png", image::ImageFormat::Png),
+            ("plot.bmp", image::ImageFormat::Bmp),
+        ] {
+            let p = tmp.path().join(name);
+            write_image_atomic(&p, 4, 3, &rgb).unwrap();
+            let bytes = std::fs::read(&p).unwrap();
+            assert_eq!(image::guess_format(&bytes).unwrap(), format);
+            let back = image::load_from_memory(&bytes).unwrap().to_rgb8();
+            assert_eq!((back.width(), back.height()), (4, 3));
+            assert_eq!(back.into_raw(), rgb);
+        }
+    }
 
     #[test]
     fn output_paths_are_checked_before_a_run() {

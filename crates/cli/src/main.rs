@@ -138,32 +138,21 @@ fn headless(args: &HeadlessArgs) -> ExitCode {
         Ok(r) => r,
         Err(e) => return usage(e.to_string()),
     };
-    let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+    mipflow_cli::say(format_args!("{}", report.verdict_line()));
     let code = if report.verdict == "pass" {
-        mipflow_cli::say(format_args!(
-            "verdict: PASS: {} frames, peak {:.1} MiB within budget {:.1} MiB, 0 violations, {:.2} ms/frame",
-            report.frames.len(),
-            mib(report.peak_bytes),
-            mib(report.budget_bytes_max),
-            report.mean_frame_ms
-        ));
         ExitCode::SUCCESS
     } else {
-        mipflow_cli::say(format_args!(
-            "verdict: FAIL: {} ({} frames, peak {:.1} MiB, {} violations)",
-            report.failures.join("; "),
-            report.frames.len(),
-            mib(report.peak_bytes),
-            report.violations
-        ));
         ExitCode::from(1)
     };
     // The verdict is out; a report or plot that cannot be written (the disk filled during the
     // run) is said, and the run's own exit code stands.
     if let Some(p) = &args.report {
-        let written = serde_json::to_string_pretty(&report)
-            .map_err(|e| e.to_string())
-            .and_then(|json| std::fs::write(p, json).map_err(|e| e.to_string()));
+        // Streamed into a temporary file that replaces the report once complete: a run
+        // killed (or a disk that fills) mid-write leaves no truncated JSON, and a million
+        // frames are not first built as one string.
+        let written = mipflow_cli::write_atomic(p, |w| {
+            serde_json::to_writer_pretty(w, &report).map_err(std::io::Error::other)
+        });
         if let Err(e) = written {
             mipflow_cli::say(format_args!(
                 "mipflow headless: writing the report {}: {e}",

@@ -18,6 +18,14 @@ pub(super) fn register_font() {
 /// Draws the chart: peak VRAM per mode (stacked by category), frame-time percentiles per mode,
 /// per-frame VRAM of each mode (log scale, with (c)'s budget) and per-frame PSNR against (a).
 pub fn write_chart(r: &BenchReport, path: &Path, width: u32, height: u32) -> Result<()> {
+    // Drawn in memory, then written whole (a run killed mid-write leaves no truncated image).
+    let mut rgb = vec![0u8; width as usize * height as usize * 3];
+    draw_chart(r, path, &mut rgb, width, height)?;
+    crate::write_image(path, width, height, &rgb)
+}
+
+/// [`write_chart`]'s drawing, into `rgb` (`path` names it in errors).
+fn draw_chart(r: &BenchReport, path: &Path, rgb: &mut [u8], width: u32, height: u32) -> Result<()> {
     use plotters::prelude::*;
     register_font();
     let err = |e: String| Error::Io {
@@ -39,7 +47,7 @@ pub fn write_chart(r: &BenchReport, path: &Path, width: u32, height: u32) -> Res
         Category::Other => RGBColor(120, 120, 120),
     };
     let short = ["(a) RGBA8", "(b) BC7", "(c) mipflow", "(d) no feedback"];
-    let root = BitMapBackend::new(path, (width, height)).into_drawing_area();
+    let root = BitMapBackend::with_buffer(rgb, (width, height)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
     let panels = root.split_evenly((2, 2));
     let n = r.modes.len();

@@ -571,12 +571,14 @@ pub struct BenchReport {
 pub fn write_outputs(r: &BenchReport, dir: &Path) -> Result<()> {
     let io = |path: PathBuf| move |source| Error::Io { path, source };
     std::fs::create_dir_all(dir).map_err(io(dir.to_path_buf()))?;
-    let json = serde_json::to_string_pretty(r).map_err(|e| Error::Io {
-        path: dir.join("bench.json"),
-        source: std::io::Error::other(e),
-    })?;
-    std::fs::write(dir.join("bench.json"), json).map_err(io(dir.join("bench.json")))?;
-    std::fs::write(dir.join("bench.md"), markdown(r)).map_err(io(dir.join("bench.md")))?;
+    // Each file whole or not at all (a run killed mid-write leaves the previous one).
+    let json = dir.join("bench.json");
+    crate::write_atomic(&json, |w| {
+        serde_json::to_writer_pretty(w, r).map_err(std::io::Error::other)
+    })
+    .map_err(io(json.clone()))?;
+    let md = dir.join("bench.md");
+    crate::write_atomic(&md, |w| w.write_all(markdown(r).as_bytes())).map_err(io(md.clone()))?;
     if let Some(s) = &r.sweep {
         sweep::write_sweep_chart(s, &dir.join("sweep.png"))?;
     }

@@ -255,13 +255,21 @@ fn sweep_point(
 /// `sweep.png`: worst PSNR against the budget (as 1/N of (a)'s VRAM), one line per demand
 /// setting, the 40 dB line marked.
 pub fn write_sweep_chart(s: &Sweep, path: &Path) -> Result<()> {
+    // Drawn in memory, then written whole (a run killed mid-write leaves no truncated image).
+    let mut rgb = vec![0u8; 900 * 520 * 3];
+    draw_sweep_chart(s, path, &mut rgb)?;
+    crate::write_image(path, 900, 520, &rgb)
+}
+
+/// [`write_sweep_chart`]'s drawing, into `rgb` (`path` names it in errors).
+fn draw_sweep_chart(s: &Sweep, path: &Path, rgb: &mut [u8]) -> Result<()> {
     use plotters::prelude::*;
     chart::register_font();
     let err = |e: String| Error::Io {
         path: path.to_path_buf(),
         source: std::io::Error::other(e),
     };
-    let root = BitMapBackend::new(path, (900, 520)).into_drawing_area();
+    let root = BitMapBackend::with_buffer(rgb, (900, 520)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
     let max_n = s
         .points

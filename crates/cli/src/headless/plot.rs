@@ -38,6 +38,14 @@ fn register_font() {
 
 /// Draws `report` as a `width x height` PNG at `path`.
 pub fn write_plot(report: &Report, path: &Path, width: u32, height: u32) -> Result<()> {
+    // Drawn in memory, then written whole (a run killed mid-write leaves no truncated image).
+    let mut rgb = vec![0u8; width as usize * height as usize * 3];
+    draw_plot(report, path, &mut rgb, width, height)?;
+    crate::write_image(path, width, height, &rgb)
+}
+
+/// [`write_plot`]'s drawing, into `rgb` (`path` names it in errors).
+fn draw_plot(report: &Report, path: &Path, rgb: &mut [u8], width: u32, height: u32) -> Result<()> {
     register_font();
     let err = |e: String| Error::Io {
         path: path.to_path_buf(),
@@ -52,7 +60,7 @@ pub fn write_plot(report: &Report, path: &Path, width: u32, height: u32) -> Resu
         .unwrap_or(1) as f64
         / MIB
         * 1.15;
-    let root = BitMapBackend::new(path, (width, height)).into_drawing_area();
+    let root = BitMapBackend::with_buffer(rgb, (width, height)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
     let title = format!(
         "{}: peak {:.1} MiB, {} frame(s) over budget, {}",

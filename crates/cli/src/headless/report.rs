@@ -222,4 +222,70 @@ impl Report {
             self.frames.iter().map(|f| f.frame_ms).sum::<f64>() / self.frames.len() as f64
         };
     }
+
+    /// The one-line verdict `mipflow headless` prints on stderr (`verdict: PASS: ...` or
+    /// `verdict: FAIL: ...`). A pass may have frames over budget when the scenario allows them
+    /// (`max_violations`): the line then gives their count and does not call the peak within
+    /// the budget.
+    pub fn verdict_line(&self) -> String {
+        let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+        if self.verdict == "pass" {
+            let within = if self.violations == 0 {
+                "within"
+            } else {
+                "against"
+            };
+            format!(
+                "verdict: PASS: {} frames, peak {:.1} MiB {within} budget {:.1} MiB, {} violations, {:.2} ms/frame",
+                self.frames.len(),
+                mib(self.peak_bytes),
+                mib(self.budget_bytes_max),
+                self.violations,
+                self.mean_frame_ms
+            )
+        } else {
+            format!(
+                "verdict: FAIL: {} ({} frames, peak {:.1} MiB, {} violations)",
+                self.failures.join("; "),
+                self.frames.len(),
+                mib(self.peak_bytes),
+                self.violations
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pass with frames over budget that the scenario allowed says how many, and does not
+    /// call its peak within the budget (it printed "0 violations" whatever the count).
+    #[test]
+    fn a_pass_with_allowed_violations_says_how_many() {
+        let mut r = Report {
+            verdict: "pass".into(),
+            peak_bytes: 12 << 20,
+            budget_bytes_max: 10 << 20,
+            ..Report::default()
+        };
+        r.violations = 3;
+        let line = r.verdict_line();
+        assert!(line.starts_with("verdict: PASS: "), "{line}");
+        assert!(line.contains(", 3 violations,"), "{line}");
+        assert!(
+            line.contains("peak 12.0 MiB against budget 10.0 MiB"),
+            "{line}"
+        );
+        r.violations = 0;
+        r.peak_bytes = 8 << 20;
+        let line = r.verdict_line();
+        assert!(
+            line.contains("peak 8.0 MiB within budget 10.0 MiB, 0 violations"),
+            "{line}"
+        );
+        r.verdict = "fail".into();
+        r.failures = vec!["a".into(), "b".into()];
+        assert!(r.verdict_line().starts_with("verdict: FAIL: a; b ("));
+    }
 }
