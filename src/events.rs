@@ -308,11 +308,16 @@ impl EventLog {
         } else if st.uploaded_bytes > 0
             && let Some(at) = self.open_restream
             && let Some(e) = self.ring[at].as_mut()
+            && frame <= e.last_frame + MERGE_FRAMES
+            && frame < e.frame + MAX_WAVE_FRAMES
             && let EventKind::Restreams { bytes, .. } = &mut e.kind
         {
-            // Steps of grows still under way: their bytes belong to the wave.
+            // Steps of grows still under way: their bytes belong to the wave while it is open
+            // (past it, the wave was final, and printed so: a late step reopened it, and the
+            // next grows merged into an event already told).
             *bytes += st.uploaded_bytes;
             e.last_frame = frame;
+            self.version += 1;
         }
         if st.oom_events > 0 {
             self.push(Event {
@@ -591,6 +596,68 @@ mod tests {
         s.stream.shrinks = 1;
         log.observe(&s);
         assert_eq!(log.pushed(), 5);
+    }
+
+    /// A restreaming wave once final (MERGE_FRAMES quiet frames: printed by `--monitor` and
+    /// the demo) stays as it was: a late step's uploaded bytes do not reopen it, and the grows
+    /// after them start a new wave (before, the bytes extended it with no merge check and the
+    /// next grows joined an event already told).
+    #[test]
+    fn a_final_wave_is_not_reopened_by_late_steps() {
+        let mut log = EventLog::new();
+        log.observe(&stats(1, 100, 1.0, 40));
+        let mut s = stats(2, 100, 1.0, 40);
+        s.stream.grows = 4;
+        s.stream.uploaded_bytes = 10;
+        log.observe(&s);
+        let late = 2 + MERGE_FRAMES + 1;
+        assert!(log.is_final(0, late));
+        let mut s = stats(late, 100, 1.0, 40);
+        s.stream.uploaded_bytes = 3;
+        log.observe(&s);
+        let mut s = stats(late + 5, 100, 1.0, 40);
+        s.stream.grows = 1;
+        s.stream.uploaded_bytes = 2;
+        log.observe(&s);
+        let waves: Vec<_> = log
+            .iter()
+            .map(|e| (e.frame, e.last_frame, e.kind))
+            .collect();
+        assert_eq!(
+            waves,
+            vec![
+                (
+                    2,
+                    2,
+                    EventKind::Restreams {
+                        textures: 4,
+                        bytes: 10
+                    }
+                ),
+                (
+                    late + 5,
+                    late + 5,
+                    EventKind::Restreams {
+                        textures: 1,
+                        bytes: 2
+                    }
+                ),
+            ]
+        );
+        // Steps within the open wave still count in it.
+        let mut s = stats(late + 6, 100, 1.0, 40);
+        s.stream.uploaded_bytes = 5;
+        log.observe(&s);
+        assert_eq!(
+            log.iter().last().map(|e| (e.last_frame, e.kind)),
+            Some((
+                late + 6,
+                EventKind::Restreams {
+                    textures: 1,
+                    bytes: 7
+                }
+            ))
+        );
     }
 
     #[test]

@@ -149,12 +149,20 @@ fn discover(args: &CookArgs) -> (Vec<Job>, Vec<CookError>) {
     for input in &args.inputs {
         if input.is_dir() {
             let mut files = Vec::new();
-            if let Err(source) = crate::find_files(input, &EXTENSIONS, &mut files) {
-                failed.push(CookError::Read {
-                    path: input.clone(),
-                    source,
-                });
-                continue;
+            match crate::find_files(input, &EXTENSIONS, &mut files) {
+                // A subfolder that cannot be read fails by its own name; the rest cooks.
+                Ok(skipped) => failed.extend(
+                    skipped
+                        .into_iter()
+                        .map(|(path, source)| CookError::Read { path, source }),
+                ),
+                Err(source) => {
+                    failed.push(CookError::Read {
+                        path: input.clone(),
+                        source,
+                    });
+                    continue;
+                }
             }
             if files.is_empty() {
                 // A folder of nothing we cook (a typo, .webp files) is not a run that did it all.
@@ -648,7 +656,7 @@ pub fn run_cook(args: &CookArgs) -> i32 {
     // slow`): found after, every input failed on its own write, and the exit said the run
     // failed rather than that it was asked wrong.
     if let Err(e) = check_out_dir(&args.out) {
-        eprintln!("mipflow cook: {e}");
+        crate::say!("mipflow cook: {e}");
         return 2;
     }
     let s = match args.threads {
@@ -658,7 +666,7 @@ pub fn run_cook(args: &CookArgs) -> i32 {
         {
             Ok(pool) => pool.install(|| cook_files(args, true)),
             Err(e) => {
-                eprintln!("error: cannot start {n} worker threads: {e}");
+                crate::say!("error: cannot start {n} worker threads: {e}");
                 return 1;
             }
         },
@@ -669,7 +677,7 @@ pub fn run_cook(args: &CookArgs) -> i32 {
     } else {
         0.0
     };
-    eprintln!(
+    crate::say!(
         "cooked {} ({:.1} MP in {:.1} s, {rate:.1} MP/s), {} up to date, {} failed",
         s.cooked.len(),
         s.megapixels,
@@ -678,7 +686,7 @@ pub fn run_cook(args: &CookArgs) -> i32 {
         s.failed.len()
     );
     for e in &s.failed {
-        eprintln!("error: {e}");
+        crate::say!("error: {e}");
     }
     if s.failed.is_empty() { 0 } else { 1 }
 }

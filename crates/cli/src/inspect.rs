@@ -335,7 +335,7 @@ pub fn run_inspect(args: &InspectArgs) -> i32 {
         match serde_json::to_string_pretty(&reports) {
             Ok(json) => writeln!(out, "{json}"),
             Err(e) => {
-                eprintln!("error: cannot serialise the report: {e}");
+                crate::say!("error: cannot serialise the report: {e}");
                 return 2;
             }
         }

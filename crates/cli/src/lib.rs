@@ -25,28 +25,61 @@ pub fn size_arg(s: &str) -> Result<u64, String> {
 /// of `cook`, the gallery and the demo. Symbolic links to files are followed; links to folders
 /// are not (a link back to a parent cannot loop, nor register a file twice); only regular files
 /// are listed (a FIFO or a device named `x.ktx2` would block its reader for ever).
+///
+/// An error only when `dir` itself cannot be read. A subfolder or entry below it that cannot
+/// be read (a root-only `lost+found`, a folder deleted during the walk) is returned with its
+/// error, and the walk goes on: one such folder no longer dropped every file of the input.
 pub fn find_files(
     dir: &std::path::Path,
     extensions: &[&str],
     out: &mut Vec<std::path::PathBuf>,
+) -> std::io::Result<Vec<(std::path::PathBuf, std::io::Error)>> {
+    let mut skipped = Vec::new();
+    walk(dir, extensions, out, &mut skipped)?;
+    Ok(skipped)
+}
+
+/// [`find_files`] below its top folder: `dir`'s own error is returned, its subfolders' are
+/// gathered in `skipped`.
+fn walk(
+    dir: &std::path::Path,
+    extensions: &[&str],
+    out: &mut Vec<std::path::PathBuf>,
+    skipped: &mut Vec<(std::path::PathBuf, std::io::Error)>,
 ) -> std::io::Result<()> {
     let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
     entries.sort_by_key(|e| e.file_name());
     for entry in entries {
         let path = entry.path();
-        let ty = entry.file_type()?;
+        let ty = match entry.file_type() {
+            Ok(t) => t,
+            Err(e) => {
+                skipped.push((path, e));
+                continue;
+            }
+        };
         let wanted = || {
             path.extension()
                 .and_then(|x| x.to_str())
                 .is_some_and(|x| extensions.iter().any(|e| x.eq_ignore_ascii_case(e)))
         };
         if ty.is_dir() {
-            find_files(&path, extensions, out)?;
+            if let Err(e) = walk(&path, extensions, out, skipped) {
+                skipped.push((path, e));
+            }
         } else if (ty.is_file() || (ty.is_symlink() && path.is_file())) && wanted() {
             out.push(path);
         }
     }
     Ok(())
+}
+
+/// `eprintln!` that never panics: [`say`] with the arguments of `format!`.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::say(format_args!($($arg)*))
+    };
 }
 
 /// A line on stderr that never panics: a reader that closed the pipe (`2>&1 | head`) must not
@@ -296,6 +329,40 @@ mod tests {
             .collect();
         assert_eq!(names, ["a.KTX2", "b.ktx2", "link.ktx2", "sub/c.ktx2"]);
         assert!(made || !fifo.exists());
+    }
+
+    /// A subfolder that cannot be read is returned by name and the walk goes on (before, its
+    /// error ended the walk: `cook` dropped every file of the input). The subfolder here is
+    /// nested past PATH_MAX, so its full path cannot be opened (ENAMETOOLONG) whoever runs the
+    /// test (root reads a folder of any mode).
+    #[test]
+    fn an_unreadable_subfolder_is_skipped_by_name() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::write(root.join("a.png"), b"x").unwrap();
+        std::fs::create_dir_all(root.join("deep")).unwrap();
+        std::fs::create_dir_all(root.join("ok")).unwrap();
+        std::fs::write(root.join("ok/b.png"), b"x").unwrap();
+        let name = "d".repeat(250);
+        let made = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "cd deep && for i in $(seq 20); do mkdir {name} && cd -P {name} || exit 1; done"
+            ))
+            .current_dir(root)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let mut out = Vec::new();
+        let skipped = find_files(root, &["png"], &mut out).expect("the top folder reads");
+        let names: Vec<_> = out
+            .iter()
+            .map(|p| p.strip_prefix(root).unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["a.png", "ok/b.png"]);
+        assert_eq!(skipped.len(), 1, "{skipped:?}");
+        assert!(skipped[0].0.starts_with(root.join("deep")));
+        assert!(find_files(&root.join("missing"), &["png"], &mut out).is_err());
     }
 
     #[test]

@@ -95,8 +95,8 @@ struct HeadlessArgs {
 fn headless(args: &HeadlessArgs) -> ExitCode {
     use mipflow_cli::headless::{RunOptions, Scenario, run, write_plot};
     let usage = |msg: String| {
-        eprintln!("mipflow headless: {msg}");
-        eprintln!("verdict: ERROR (set-up)");
+        mipflow_cli::say!("mipflow headless: {msg}");
+        mipflow_cli::say!("verdict: ERROR (set-up)");
         ExitCode::from(2)
     };
     let (scenario, name) = match &args.scenario {
@@ -225,9 +225,9 @@ fn argument_error(e: &clap::Error) -> ExitCode {
         .unwrap_or_else(|| "demo".to_owned());
     let text = e.render().to_string();
     let text = text.trim_end().trim_start_matches("error: ");
-    eprintln!("mipflow {sub}: {text}");
+    mipflow_cli::say!("mipflow {sub}: {text}");
     if sub == "headless" {
-        eprintln!("verdict: ERROR (set-up)");
+        mipflow_cli::say!("verdict: ERROR (set-up)");
     }
     ExitCode::from(2)
 }

@@ -325,12 +325,17 @@ pub fn build_gallery_with_skips(
     build_hall(r, &handles)
 }
 
-/// [`crate::find_files`], its error naming the folder.
+/// [`crate::find_files`], its error naming the folder; a subfolder that cannot be read is
+/// skipped with a warning (the rest of the gallery shows).
 pub fn find_files(dir: &Path, extensions: &[&str], out: &mut Vec<PathBuf>) -> Result<()> {
-    crate::find_files(dir, extensions, out).map_err(|source| Error::Io {
+    let skipped = crate::find_files(dir, extensions, out).map_err(|source| Error::Io {
         path: dir.to_path_buf(),
         source,
-    })
+    })?;
+    for (path, error) in skipped {
+        tracing::warn!(folder = %path.display(), %error, "skipped: cannot be read");
+    }
+    Ok(())
 }
 
 /// The tour: down the hall and back, near the walls and far from them, over `frames` frames.

@@ -590,7 +590,7 @@ pub fn run_bench(args: &BenchArgs) -> ExitCode {
     let opts = match BenchOptions::from_args(args) {
         Ok(o) => o,
         Err(msg) => {
-            eprintln!("mipflow bench: {msg}");
+            crate::say!("mipflow bench: {msg}");
             return ExitCode::from(2);
         }
     };
@@ -599,7 +599,7 @@ pub fn run_bench(args: &BenchArgs) -> ExitCode {
         .map_err(|e| format!("{}: {e}", args.out.display()))
         .and_then(|()| crate::check_writable(&args.out.join("bench.json")))
     {
-        eprintln!("mipflow bench: {e}");
+        crate::say!("mipflow bench: {e}");
         return ExitCode::from(2);
     }
     run_into(&opts, &args.out)
@@ -609,20 +609,24 @@ pub fn run_bench(args: &BenchArgs) -> ExitCode {
 /// exit 0, or 1 when the run failed (nothing written) or a part of it did (the report holds
 /// what was measured).
 pub fn run_into(opts: &BenchOptions, out: &Path) -> ExitCode {
-    let progress = |m: &str| eprintln!("bench: {m}");
+    let progress = |m: &str| crate::say!("bench: {m}");
     let report = match run(opts, &progress) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("mipflow bench: {e}");
+            crate::say!("mipflow bench: {e}");
             return ExitCode::from(1);
         }
     };
     if let Err(e) = write_outputs(&report, out) {
-        eprintln!("mipflow bench: {e}");
+        crate::say!("mipflow bench: {e}");
         return ExitCode::from(1);
     }
-    println!("{}", markdown(&report));
-    eprintln!(
+    // Ignored when stdout is closed (`mipflow bench | head`): the files are written.
+    let _ = std::io::Write::write_fmt(
+        &mut std::io::stdout(),
+        format_args!("{}\n", markdown(&report)),
+    );
+    crate::say!(
         "bench: wrote bench.json, bench.md and bench.png into {}",
         out.display()
     );
@@ -630,9 +634,9 @@ pub fn run_into(opts: &BenchOptions, out: &Path) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         for e in &report.errors {
-            eprintln!("mipflow bench: {e}");
+            crate::say!("mipflow bench: {e}");
         }
-        eprintln!(
+        crate::say!(
             "mipflow bench: {} part(s) failed; the report holds what was measured",
             report.errors.len()
         );

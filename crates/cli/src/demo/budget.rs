@@ -73,7 +73,7 @@ impl Running {
                 && (last || self.events.is_final(self.events_printed, self.stats.frame))
             {
                 if let Some(e) = self.events.get(self.events_printed) {
-                    eprintln!("event  {:>6} | {e}", e.frame);
+                    crate::say!("event  {:>6} | {e}", e.frame);
                 }
                 self.events_printed += 1;
             }
@@ -83,7 +83,7 @@ impl Running {
             && let Some(ended) = story.observe(self.tour_frame, &self.stats)
             && self.opts.args.monitor
         {
-            eprintln!("tour   {:>6} | {ended}", self.stats.frame);
+            crate::say!("tour   {:>6} | {ended}", self.stats.frame);
         }
     }
 }

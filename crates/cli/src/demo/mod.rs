@@ -54,14 +54,14 @@ pub fn run(args: &DemoArgs) -> ExitCode {
     let opts = match Options::from_args(args) {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("mipflow demo: {e}");
+            crate::say!("mipflow demo: {e}");
             return ExitCode::from(2);
         }
     };
     let event_loop = match EventLoop::new() {
         Ok(el) => el,
         Err(e) => {
-            eprintln!(
+            crate::say!(
                 "mipflow demo: cannot open a window ({e}); is DISPLAY or WAYLAND_DISPLAY set? \
                  Try `xvfb-run -a mipflow`, or `mipflow headless` for no window at all"
             );
@@ -75,7 +75,7 @@ pub fn run(args: &DemoArgs) -> ExitCode {
         outcome: Ok(()),
     };
     if let Err(e) = event_loop.run_app(&mut app) {
-        eprintln!("mipflow demo: event loop: {e}");
+        crate::say!("mipflow demo: event loop: {e}");
         return ExitCode::from(1);
     }
     // Drop the window state (overlay, renderer, surface) before reporting.
@@ -87,7 +87,7 @@ pub fn run(args: &DemoArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err((code, e)) => {
-            eprintln!("mipflow demo: {e}");
+            crate::say!("mipflow demo: {e}");
             ExitCode::from(code)
         }
     }
@@ -660,7 +660,7 @@ impl Running {
                 .is_none_or(|t| t.elapsed().as_secs_f32() >= 1.0)
         {
             self.last_monitor = Some(Instant::now());
-            eprintln!(
+            crate::say!(
                 "{}",
                 crate::headless::monitor_line(
                     self.stats.frame,

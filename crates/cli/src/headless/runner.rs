@@ -168,6 +168,8 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
     let mut too_small_at: Option<u64> = None;
     let mut floor_bytes = 0;
     let mut events = mipflow::events::EventLog::new();
+    // Events `--monitor` has printed (or let go: the ring keeps the last ones).
+    let mut printed = 0u64;
     let mut tally = mipflow::events::Tally::default();
     let mut prev_stats: Option<mipflow::FrameStats> = None;
     let mut render_error = None;
@@ -295,12 +297,25 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
                 Some(_) => {}
                 None => report.events.push(rec),
             }
-            if opts.monitor && n >= seen {
-                crate::say(format_args!(
-                    "event  {:>6} | {}",
-                    e.frame.saturating_sub(offset),
-                    e
-                ));
+        }
+        // `--monitor`: each event once, in order, once it is final (a scale change or a wave
+        // with its whole size: printed as it started, a drop that ended at 0.69 read "scale
+        // 1.00 -> 0.94"); the last frame prints what is still open.
+        if opts.monitor {
+            let first = events
+                .pushed()
+                .saturating_sub(mipflow::events::EVENT_CAPACITY as u64);
+            printed = printed.max(first);
+            let last = frame + 1 == sc.frames;
+            while printed < events.pushed() && (last || events.is_final(printed, stats.frame)) {
+                if let Some(e) = events.get(printed) {
+                    crate::say(format_args!(
+                        "event  {:>6} | {}",
+                        e.frame.saturating_sub(offset),
+                        e
+                    ));
+                }
+                printed += 1;
             }
         }
         // Acts: a tally from the frame before each act's first.

@@ -927,3 +927,25 @@ fn inspect_into_a_closed_pipe_exits_quietly() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// `mipflow cook dir -o out 2>&1 | head -1`: a reader that closes stderr does not turn the
+/// run's exit into a panic (101): the good input is cooked and the exit is 1 for the bad one.
+#[test]
+fn cook_into_a_closed_stderr_pipe_keeps_its_exit_code() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    save(&test_image(32, 32, 1), &input.join("good.png"));
+    std::fs::write(input.join("bad.png"), b"not a png").unwrap();
+    let out = tmp.path().join("out");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mipflow"))
+        .args(["cook", s(&input), "-o", s(&out), "--quality", "fast"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run mipflow");
+    drop(child.stderr.take());
+    let o = child.wait_with_output().expect("wait");
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert!(out.join("good.ktx2").is_file());
+}

@@ -727,3 +727,43 @@ fn a_closed_stderr_pipe_keeps_the_report() {
         .expect("a report");
     assert_eq!(r.frames.len(), 30);
 }
+
+/// `--monitor` prints each event once, when it is final: every line says what the report's
+/// event says (a scale change or a wave with its whole size; before, a line was printed when
+/// the event started and showed its first frame's figures), in order, none twice.
+#[test]
+fn monitor_events_are_printed_final() {
+    // A walk down the hall: textures stream in over most of the run, one wave.
+    let path = out_dir().join("monitor_walk.toml");
+    std::fs::write(
+        &path,
+        "frames = 60\nsize = [320, 180]\nanisotropy = 1\n[scene]\nkind = \"demo\"\nseed = 3\n\
+         count = 24\ntexture_size = 256\n[[camera]]\nframe = 0\nposition = [0.0, 1.6, 2.0]\n\
+         look_at = [0.0, 1.5, -6.0]\n[[camera]]\nframe = 59\nposition = [0.0, 1.6, -20.0]\n\
+         look_at = [0.0, 1.5, -28.0]\n",
+    )
+    .unwrap();
+    let Some(run) = run(
+        "monitor_events",
+        &["--scenario", &path.display().to_string(), "--monitor"],
+    ) else {
+        return;
+    };
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let r = run.report.unwrap();
+    let printed: Vec<(u64, String)> = run
+        .stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("event  "))
+        .filter_map(|l| {
+            let (frame, text) = l.split_once(" | ")?;
+            Some((frame.trim().parse().ok()?, text.to_owned()))
+        })
+        .collect();
+    let reported: Vec<(u64, String)> = r.events.iter().map(|e| (e.frame, e.text.clone())).collect();
+    assert!(
+        r.events.iter().any(|e| e.last_frame > e.frame),
+        "the scenario has an event that grows over frames: {reported:?}"
+    );
+    assert_eq!(printed, reported, "{}", run.stderr);
+}
