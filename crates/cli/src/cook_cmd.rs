@@ -506,6 +506,24 @@ pub fn cook_bytes(
     if hdr {
         probe_alloc(pixels * 12, "the image in floats")?;
         mipflow_cook::cook_hdr(&img.into_rgb32f(), opts)
+    } else if hdr_input && opts.format().is_srgb() {
+        // Linear light stored as 8-bit sRGB: encoded on the way. A plain conversion scaled
+        // the linear values into sRGB codes, which the GPU decodes once more: linear 0.5 was
+        // shown as 0.21, the whole picture too dark.
+        probe_alloc(pixels * 16, "the image in floats")?;
+        let linear = img.into_rgba32f();
+        let mut rgba = image::RgbaImage::new(linear.width(), linear.height());
+        for (o, p) in rgba.pixels_mut().zip(linear.pixels()) {
+            let [r, g, b, a] = p.0;
+            o.0 = [
+                mipflow_cook::linear_to_srgb8(r),
+                mipflow_cook::linear_to_srgb8(g),
+                mipflow_cook::linear_to_srgb8(b),
+                mipflow_cook::unorm8(a),
+            ];
+        }
+        drop(linear);
+        cook_rgba8(rgba, opts, encoder_for_options(opts).as_ref())
     } else {
         probe_alloc(pixels * 4, "the image as RGBA8")?;
         cook_rgba8(img.into_rgba8(), opts, encoder_for_options(opts).as_ref())

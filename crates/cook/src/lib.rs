@@ -31,7 +31,7 @@ pub mod procedural;
 
 use std::path::PathBuf;
 
-pub use color::{linear_to_srgb, srgb_to_linear};
+pub use color::{linear_to_srgb, linear_to_srgb8, srgb_to_linear, unorm8};
 pub use compare::psnr_rgb;
 pub use encoder::{
     Bc7Encoder, IntelBc7, IntelBlock, encode_level, encoder_for, encoder_for_options,
@@ -199,7 +199,8 @@ pub enum BlockKind {
     /// RGBA, 16 bytes a block: the best quality (the default for colour).
     #[default]
     Bc7,
-    /// RGB (1-bit alpha), 8 bytes a block: half of BC7's bytes, lower quality.
+    /// RGB, opaque, 8 bytes a block: half of BC7's bytes, lower quality. The encoder writes no
+    /// punch-through alpha: an image with transparent texels is cooked opaque (with a warning).
     Bc1,
     /// RGBA with a separate alpha block, 16 bytes a block.
     Bc3,
@@ -439,6 +440,13 @@ pub fn cook_rgba8(
         .as_raw()
         .par_chunks(4 * 4096)
         .any(|c| c.chunks_exact(4).any(|p| p[3] != 255));
+    if alpha && opts.block_kind() == BlockKind::Bc1 {
+        // The BC1 encoder (intel_tex_2's) writes opaque blocks only: said, not silent.
+        tracing::warn!(
+            "BC1 is cooked opaque: this image's transparent texels come out opaque \
+             (--format bc7 or bc3 keep its alpha)"
+        );
+    }
     let srgb = opts.mips_in_linear_light();
     let mode = match (opts.normal_map, alpha) {
         (true, alpha) => MipMode::Normal { alpha },

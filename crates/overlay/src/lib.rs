@@ -559,14 +559,20 @@ impl MemoryPanels {
         if b.changed() {
             actions.budget = Some((self.budget_mib * 1048576.0) as u64);
         }
+        // Rounded and clamped on an edit only: egui's default clamps (and rounds to the step)
+        // every frame it is shown and reports that as a change, so a caller's range off the
+        // 1/16 grid (`--min-scale 0.3`) was replaced by the slider's (0.3125) on the first
+        // frame, unasked.
         let lo = ui.add(
             egui::Slider::new(&mut self.min_scale, 0.25..=1.0)
                 .step_by(1.0 / 16.0)
+                .clamping(egui::SliderClamping::Edits)
                 .text("min scale"),
         );
         let hi = ui.add(
             egui::Slider::new(&mut self.max_scale, 0.25..=1.0)
                 .step_by(1.0 / 16.0)
+                .clamping(egui::SliderClamping::Edits)
                 .text("max scale"),
         );
         if lo.changed() && self.min_scale > self.max_scale {
@@ -792,6 +798,25 @@ mod tests {
                 assert_eq!(a.budget, None, "{budget}: nothing moved the slider");
             }
             assert_eq!(panels.budget_mib, mib(budget));
+        }
+    }
+
+    /// A scale range off the sliders' 1/16 grid or below their range (`--min-scale 0.3`,
+    /// `0.1`) is shown, not replaced: nothing is sent back until the user moves a slider.
+    #[test]
+    fn the_scale_sliders_keep_the_callers_range() {
+        let ctx = egui::Context::default();
+        for range in [(0.3f32, 0.9f32), (0.1, 1.0), (0.6, 0.6)] {
+            let mut panels = MemoryPanels::new(256 << 20, range);
+            let stats = FrameStats {
+                budget_bytes: 256 << 20,
+                ..Default::default()
+            };
+            for _ in 0..3 {
+                let a = frame(&ctx, &mut panels, &stats);
+                assert_eq!(a.scale_range, None, "{range:?}: nothing moved a slider");
+            }
+            assert_eq!((panels.min_scale, panels.max_scale), range);
         }
     }
 }

@@ -876,6 +876,51 @@ fn an_hdr_input_is_priced_in_floats() {
     assert_eq!(tex.format, wgpu::TextureFormat::Bc6hRgbUfloat);
 }
 
+/// An HDR input (linear light) cooked to an 8-bit sRGB format is encoded to sRGB: a flat
+/// linear 0.5 grey decodes (sRGB to linear, as the GPU samples it) to 0.5, not to 0.21 (the
+/// linear values were stored as sRGB codes); with `--color linear` it is stored as 128.
+#[test]
+fn an_hdr_input_cooked_to_8_bit_srgb_keeps_its_light() {
+    use mipflow_cli::cook_cmd::cook_bytes;
+    use mipflow_cook::{BlockKind, ColorSpace, CookOptions, Quality};
+    let mut bytes = std::io::Cursor::new(Vec::new());
+    image::DynamicImage::ImageRgb32F(image::Rgb32FImage::from_pixel(
+        32,
+        32,
+        image::Rgb([0.5, 0.5, 0.5]),
+    ))
+    .write_to(&mut bytes, image::ImageFormat::OpenExr)
+    .unwrap();
+    let exr = bytes.into_inner();
+    for (color, want_code, want_format) in [
+        (
+            ColorSpace::Srgb,
+            188u8,
+            wgpu::TextureFormat::Bc7RgbaUnormSrgb,
+        ),
+        (ColorSpace::Linear, 128, wgpu::TextureFormat::Bc7RgbaUnorm),
+    ] {
+        let opts = CookOptions {
+            quality: Quality::Fast,
+            block: Some(BlockKind::Bc7),
+            color,
+            ..Default::default()
+        };
+        let tex = cook_bytes(Path::new("grey.exr"), &exr, &opts, 1 << 30).unwrap();
+        assert_eq!(tex.format, want_format);
+        let rgba = mipflow_cook::decode_bc7(&tex.levels[0], 32, 32);
+        let code = rgba[0];
+        assert!(
+            code.abs_diff(want_code) <= 1,
+            "{color:?}: stored {code}, want {want_code}"
+        );
+        if color == ColorSpace::Srgb {
+            let shown = mipflow_cook::srgb_to_linear(f32::from(code) / 255.0);
+            assert!((shown - 0.5).abs() < 0.01, "shown as {shown}");
+        }
+    }
+}
+
 /// An output folder that cannot take files (an existing file, a folder under a file) is a usage
 /// error found before anything is encoded: exit 2, the path named (before: every input was
 /// encoded, then each failed on its own write, exit 1).
@@ -948,4 +993,31 @@ fn cook_into_a_closed_stderr_pipe_keeps_its_exit_code() {
     let o = child.wait_with_output().expect("wait");
     assert_eq!(o.status.code(), Some(1), "{o:?}");
     assert!(out.join("good.ktx2").is_file());
+}
+
+/// `--format bc1` on an image with transparent texels says that they come out opaque (the
+/// encoder writes no punch-through alpha; before, the cut-out was silently opaque); an opaque
+/// image is cooked to BC1 without the warning.
+#[test]
+fn bc1_says_when_alpha_is_dropped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cut = tmp.path().join("cut.png");
+    RgbaImage::from_fn(32, 32, |x, _| {
+        Rgba([200, 100, 50, if x < 16 { 0 } else { 255 }])
+    })
+    .save(&cut)
+    .unwrap();
+    let opaque = tmp.path().join("opaque.png");
+    save(&test_image(32, 32, 1), &opaque);
+    for (input, warned) in [(&cut, true), (&opaque, false)] {
+        let out = tmp.path().join("out");
+        let o = mipflow(&["cook", s(input), "-o", s(&out), "--format", "bc1"], &[]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(
+            stderr(&o).contains("BC1 is cooked opaque"),
+            warned,
+            "{}",
+            stderr(&o)
+        );
+    }
 }
