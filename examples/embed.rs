@@ -357,15 +357,38 @@ fn main() -> std::process::ExitCode {
         return std::process::ExitCode::from(1);
     }
     let frames = app.game.as_ref().map_or(0, |g| g.frames);
+    let mut failed = None;
     if let Some(g) = app.game.take() {
-        // Everything mipflow allocated is in its ledger; after the renderer is gone it is empty.
         let snap = g.mipflow.ledger_snapshot();
+        let budget = g.mipflow.budget().current_bytes();
+        let within = if snap.peak_bytes <= budget {
+            "within"
+        } else {
+            "OVER"
+        };
         println!(
-            "embed: {frames} frames, {} textures, peak {:.1} MiB within a {:.0} MiB budget",
+            "embed: {frames} frames, {} textures, peak {:.1} MiB {within} a {:.0} MiB budget",
             g.mipflow.streamer().texture_count(),
             snap.peak_bytes as f64 / 1048576.0,
-            g.mipflow.budget().current_bytes() as f64 / 1048576.0
+            budget as f64 / 1048576.0
         );
+        // Everything mipflow allocated is in its ledger: once the game (and the renderer with
+        // it) is gone, nothing is left charged.
+        let ledger = g.mipflow.context().ledger().clone();
+        drop(g);
+        let left = ledger.snapshot().total_bytes;
+        println!("embed: {left} bytes left on the ledger after the renderer was dropped");
+        if snap.peak_bytes > budget {
+            failed = Some("the peak passed the budget".to_owned());
+        } else if left != 0 {
+            failed = Some(format!(
+                "{left} bytes still charged after the renderer was dropped"
+            ));
+        }
+    }
+    if let (None, Some(f)) = (&app.error, failed) {
+        eprintln!("embed: {f}");
+        return std::process::ExitCode::from(1);
     }
     match app.error {
         Some(e) => {

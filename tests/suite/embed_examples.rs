@@ -26,6 +26,12 @@ fn embed_example_draws_frames_and_exits() {
         stdout.contains("embed: 8 frames, 6 textures"),
         "{stdout}\n{stderr}"
     );
+    assert!(stdout.contains(" within a 48 MiB budget"), "{stdout}");
+    // The game dropped, nothing of mipflow's is left charged.
+    assert!(
+        stdout.contains("embed: 0 bytes left on the ledger after the renderer was dropped"),
+        "{stdout}"
+    );
     assert!(!stderr.contains("wgpu error"), "{stderr}");
 }
 
