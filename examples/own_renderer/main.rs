@@ -241,6 +241,9 @@ struct Ui {
     ctx: egui::Context,
     state: egui_winit::State,
     renderer: egui_wgpu::Renderer,
+    /// What `renderer` holds on the GPU, charged to mipflow's ledger (the overlay category):
+    /// the budget leaves room for it. Declared after it, so released once it is dropped.
+    charges: mipflow_overlay::EguiCharges,
     panels: mipflow_overlay::MemoryPanels,
     history: mipflow_overlay::History,
     changes: Vec<mipflow::resolution::ScaleChange>,
@@ -368,6 +371,9 @@ impl App {
             ctx,
             state,
             renderer: ui_renderer,
+            charges: mipflow_overlay::EguiCharges::new(
+                renderer.manager().context().ledger().clone(),
+            ),
             panels: mipflow_overlay::MemoryPanels::new(
                 self.args.budget_mib << 20,
                 (range.min().scale(), range.max().scale()),
@@ -459,12 +465,13 @@ impl ApplicationHandler for App {
                 if self.args.frames.is_some_and(|n| g.frames >= n) {
                     println!(
                         "own_renderer: {} frames, {} materials, budget {} MiB, scale {:.3}, {} MiB \
-                         in use",
+                         in use, overlay {} KiB charged",
                         g.frames,
                         self.args.materials,
                         g.renderer.manager().budget().current_bytes() >> 20,
                         g.stats.render_scale,
-                        g.stats.ledger.total_bytes >> 20
+                        g.stats.ledger.total_bytes >> 20,
+                        g.ui.charges.charged_bytes() >> 10
                     );
                     el.exit();
                 }
@@ -572,6 +579,10 @@ impl Game {
         if ui.panels.wants_textures() {
             ui.panels.set_textures(manager.streamer().texture_infos());
         }
+        if ui.panels.wants_driver_memory() {
+            ui.panels
+                .set_driver_memory(manager.context().driver_memory());
+        }
         ui.changes.clear();
         ui.changes.extend(manager.controller().history().copied());
         let source = manager.budget().source().describe();
@@ -579,6 +590,8 @@ impl Game {
         input.output = output;
         input.budget_source = &source;
         input.budget_origin = "the game's slider";
+        // This renderer has no mip-colour debug views: their toggles are not shown.
+        input.debug_views = false;
         let raw = ui.state.take_egui_input(&self.window);
         let (mut budget_mib, mut actions) = (ui.budget_mib, None);
         let panels = &mut ui.panels;
@@ -610,6 +623,9 @@ impl Game {
         } else if let Some(b) = actions.and_then(|a| a.budget) {
             self.renderer.manager_mut().set_budget(Budget::bytes(b));
         }
+        if let Some((lo, hi)) = actions.and_then(|a| a.scale_range) {
+            self.renderer.manager_mut().set_scale_range(lo, hi);
+        }
         let jobs = ui.ctx.tessellate(full.shapes, full.pixels_per_point);
         // Taken out and drained: epaint insists that every delta is applied.
         let mut textures = std::mem::take(&mut full.textures_delta);
@@ -617,6 +633,7 @@ impl Game {
             for delta in deltas {
                 ui.renderer
                     .update_texture(&self.device, &self.queue, id, &delta);
+                ui.charges.texture_set(id, &delta);
             }
         }
         let screen = egui_wgpu::ScreenDescriptor {
@@ -631,6 +648,7 @@ impl Game {
         let extra = ui
             .renderer
             .update_buffers(&self.device, &self.queue, &mut enc, &jobs, &screen);
+        ui.charges.buffers(&jobs);
         {
             let rp = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
                 label: Some("game ui"),
@@ -654,6 +672,7 @@ impl Game {
         self.queue.submit(extra.into_iter().chain([enc.finish()]));
         for id in textures.free.drain() {
             ui.renderer.free_texture(&id);
+            ui.charges.texture_freed(id);
         }
     }
 }

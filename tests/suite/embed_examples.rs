@@ -189,6 +189,14 @@ fn own_renderer_example_runs_in_a_window_and_headless() {
     assert!(stdout.contains("own_renderer: 6 frames"), "{stdout}");
     // A budget past the slider's range is kept (the slider clamped it to its 1024 MiB end).
     assert!(stdout.contains("budget 2048 MiB"), "{stdout}");
+    // The game's egui renderer is charged to the budget (it was not: the panel said 0).
+    let overlay_kib: u64 = stdout
+        .split("overlay ")
+        .nth(1)
+        .and_then(|r| r.split(" KiB").next())
+        .and_then(|n| n.parse().ok())
+        .expect("the overlay's charge in the last line");
+    assert!(overlay_kib >= 64, "{stdout}");
     assert!(!stderr.contains("wgpu error"), "{stderr}");
     if stdout.contains("screenshot") {
         // mipflow's memory panel in the game's egui window, top left: egui's dark panel fill.

@@ -3,29 +3,18 @@
 //! [`mipflow::Renderer::render`], into the same output texture, at native resolution (the scene
 //! may be rendered at a lower scale; the overlay never is).
 //!
-//! **Its GPU memory is charged to [`Category::Overlay`].** egui-wgpu creates its textures and
-//! buffers itself, outside mipflow's tracked constructors, so the overlay mirrors them:
-//! - textures exactly: every full `textures_delta.set` entry creates a `w x h` `Rgba8Unorm`
-//!   texture (4 bytes a texel, one level) for that id, replacing the previous one, and every
-//!   `free` destroys it; partial updates write into the existing texture;
-//! - buffers as an **estimate**: the vertex and index buffers grow by egui-wgpu's own rule
-//!   (double, or the size needed if larger, from 1024 vertices and 3072 indices) and never
-//!   shrink, which the overlay replays from the paint jobs' vertex and index counts; plus its
-//!   small uniform buffers. It is an estimate because egui-wgpu does not expose its buffers'
-//!   sizes, and its per-frame upload staging (`Queue::write_buffer_with`) lives inside wgpu.
+//! **Its GPU memory is charged to [`Category::Overlay`]** by a [`mipflow_overlay::EguiCharges`]
+//! (egui-wgpu's textures exactly, its buffers as an estimate: see there).
 //!
 //! The overlay allocates on the CPU each frame it is shown (egui builds its shapes and meshes,
 //! the plot its point lists, the table its rows): that is egui's model. Nothing is allocated
 //! when it is hidden. The texture table and the allocator report are refreshed a few times a
 //! second, not every frame, since both walk every live object.
 
-use std::collections::HashMap;
-
-use egui::epaint::{ClippedPrimitive, Primitive};
-use mipflow::budget::{Category, Charge, Ledger};
+use mipflow::budget::Ledger;
 use mipflow::{Renderer, Result};
 pub use mipflow_overlay::OverlayActions;
-use mipflow_overlay::{History, MemoryPanels, PanelInput};
+use mipflow_overlay::{EguiCharges, History, MemoryPanels, PanelInput};
 
 /// What the overlay shows besides the renderer's own state.
 #[derive(Clone, Copy, Debug)]
@@ -54,11 +43,8 @@ pub struct Overlay {
     ctx: egui::Context,
     state: egui_winit::State,
     renderer: egui_wgpu::Renderer,
-    ledger: Ledger,
-    texture_charges: HashMap<egui::TextureId, Charge>,
-    vertex_capacity: u64,
-    index_capacity: u64,
-    buffer_charge: Option<(u64, Charge)>,
+    /// Declared after the renderer: its charges are released once its resources are dropped.
+    charges: EguiCharges,
     panels: MemoryPanels,
     /// The controller's scale changes, gathered each frame the overlay is drawn.
     changes: Vec<mipflow::resolution::ScaleChange>,
@@ -67,20 +53,10 @@ pub struct Overlay {
 impl std::fmt::Debug for Overlay {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Overlay")
-            .field("textures", &self.texture_charges.len())
-            .field("vertex_capacity", &self.vertex_capacity)
-            .field("index_capacity", &self.index_capacity)
+            .field("charges", &self.charges)
             .finish()
     }
 }
-
-/// egui-wgpu's starting buffer capacities (`VERTEX_BUFFER_START_CAPACITY`,
-/// `INDEX_BUFFER_START_CAPACITY` in its renderer.rs, 0.37).
-const VERTEX_START: u64 = (std::mem::size_of::<egui::epaint::Vertex>() * 1024) as u64;
-const INDEX_START: u64 = (std::mem::size_of::<u32>() * 1024 * 3) as u64;
-/// Its uniform buffer (16 bytes) and six texture-flag buffers (a `u32` each, counted at the
-/// 16 bytes a uniform binding occupies).
-const FIXED_BUFFERS: u64 = 16 + 6 * 16;
 
 impl Overlay {
     /// An overlay for `window`, drawing into views of `format` (egui prefers a non-sRGB view: it
@@ -106,20 +82,14 @@ impl Overlay {
         );
         let renderer =
             egui_wgpu::Renderer::new(device, format, egui_wgpu::RendererOptions::default());
-        let mut o = Self {
+        Self {
             ctx,
             state,
             renderer,
-            ledger,
-            texture_charges: HashMap::new(),
-            vertex_capacity: VERTEX_START,
-            index_capacity: INDEX_START,
-            buffer_charge: None,
+            charges: EguiCharges::new(ledger),
             panels: MemoryPanels::new(budget, scale_range),
             changes: Vec::new(),
-        };
-        o.charge_buffers();
-        o
+        }
     }
 
     /// Passes a window event to egui. True when egui used it (the camera should ignore it).
@@ -215,15 +185,10 @@ impl Overlay {
         for (id, deltas) in textures.set.drain() {
             for delta in deltas {
                 self.renderer.update_texture(device, queue, id, &delta);
-                if delta.pos.is_none() {
-                    // A full delta (re)creates the texture: Rgba8Unorm, one level.
-                    let bytes = delta.image.width() as u64 * delta.image.height() as u64 * 4;
-                    let charge = self.ledger.charge(Category::Overlay, bytes, "egui texture");
-                    self.texture_charges.insert(id, charge);
-                }
+                self.charges.texture_set(id, &delta);
             }
         }
-        self.account_buffers(&jobs);
+        self.charges.buffers(&jobs);
         let screen = egui_wgpu::ScreenDescriptor {
             size_in_pixels: [size.0, size.1],
             pixels_per_point: full.pixels_per_point,
@@ -257,49 +222,13 @@ impl Overlay {
         queue.submit(extra.into_iter().chain([enc.finish()]));
         for id in textures.free.drain() {
             self.renderer.free_texture(&id);
-            self.texture_charges.remove(&id);
+            self.charges.texture_freed(id);
         }
         Ok(actions)
     }
 
-    /// Replays egui-wgpu's buffer growth from the paint jobs (see the module documentation: an
-    /// estimate) and updates the charge when it changed.
-    fn account_buffers(&mut self, jobs: &[ClippedPrimitive]) {
-        let (mut vertices, mut indices) = (0u64, 0u64);
-        for p in jobs {
-            if let Primitive::Mesh(m) = &p.primitive {
-                vertices += m.vertices.len() as u64;
-                indices += m.indices.len() as u64;
-            }
-        }
-        let vneed = vertices * std::mem::size_of::<egui::epaint::Vertex>() as u64;
-        let ineed = indices * 4;
-        if vneed > self.vertex_capacity {
-            self.vertex_capacity = (self.vertex_capacity * 2).max(vneed);
-        }
-        if ineed > self.index_capacity {
-            self.index_capacity = (self.index_capacity * 2).max(ineed);
-        }
-        self.charge_buffers();
-    }
-
-    fn charge_buffers(&mut self) {
-        let total = self.vertex_capacity + self.index_capacity + FIXED_BUFFERS;
-        if self.buffer_charge.as_ref().is_none_or(|(b, _)| *b != total) {
-            self.buffer_charge = None;
-            let c = self
-                .ledger
-                .charge(Category::Overlay, total, "egui buffers (estimate)");
-            self.buffer_charge = Some((total, c));
-        }
-    }
-
     /// Bytes the overlay has charged (textures exact, buffers estimated).
     pub fn charged_bytes(&self) -> u64 {
-        self.texture_charges
-            .values()
-            .map(Charge::bytes)
-            .sum::<u64>()
-            + self.buffer_charge.as_ref().map_or(0, |(b, _)| *b)
+        self.charges.charged_bytes()
     }
 }
