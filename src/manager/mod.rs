@@ -680,13 +680,27 @@ impl BudgetManager {
         })
     }
 
+    /// [`Streamer::wanted_bytes`] over the textures that hold demand only: every such texture
+    /// was given it for the last frame (the list of the frame before, `demanded.1`) or since
+    /// (`demanded.0`), so the other textures (most of an open world) are not read. A texture
+    /// in both lists was given demand again since: counted from the second.
+    pub fn wanted_bytes(&self) -> (u64, u64) {
+        let (since, last) = (&self.demanded.0, &self.demanded.1);
+        let again = |i: u32| self.demand_frame.get(i as usize) == Some(&(self.frame + 1));
+        let (a, b) = self.streamer.wanted_bytes_of(since.iter().copied());
+        let (c, d) = self
+            .streamer
+            .wanted_bytes_of(last.iter().copied().filter(|&i| !again(i)));
+        (a + c, b + d)
+    }
+
     /// The frame's figures for the overlay panels and reports, once the frame is drawn (after
     /// [`BudgetManager::end_frame`]): the ledger, its peak inside the frame (taken: the next
     /// frame's window starts), the scales, streaming, the planner's figures. `instances_drawn`
     /// is 0: the caller fills what it knows of its own draw.
     pub fn frame_stats(&mut self, plan: &FramePlan, timing: FrameTiming) -> FrameStats {
+        let (have, want) = self.wanted_bytes();
         let ledger = self.ctx.ledger();
-        let (have, want) = self.streamer.wanted_bytes();
         FrameStats {
             frame: plan.frame,
             budget_bytes: plan.budget_bytes,

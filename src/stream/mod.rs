@@ -713,11 +713,22 @@ impl Streamer {
     }
 
     /// Bytes of the levels each visible texture wants (rounded to whole levels) and of those it
-    /// has, for the reports: (resident-and-wanted, wanted).
+    /// has, for the reports: (resident-and-wanted, wanted). A pass over every texture: the budget
+    /// manager's [`crate::BudgetManager::frame_stats`] goes through the textures given demand
+    /// only ([`Streamer::wanted_bytes_of`]).
     pub fn wanted_bytes(&self) -> (u64, u64) {
+        self.wanted_bytes_of(0..self.plan_tex.len() as u32)
+    }
+
+    /// [`Streamer::wanted_bytes`] over the slots listed (each once; a slot past the end or
+    /// without demand adds nothing).
+    pub fn wanted_bytes_of(&self, slots: impl IntoIterator<Item = u32>) -> (u64, u64) {
         let mut have = 0u64;
         let mut want = 0u64;
-        for p in &self.plan_tex {
+        for i in slots {
+            let Some(p) = self.plan_tex.get(i as usize) else {
+                continue;
+            };
             // Not visible: infinite, NaN, or past the chain.
             let visible = p.wanted_level.is_finite() && p.wanted_level < f32::from(p.level_count);
             if p.level_count == 0 || !visible {

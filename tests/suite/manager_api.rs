@@ -404,3 +404,52 @@ fn demand_from_bounds_prices_non_square_textures_by_their_texels() {
         assert!((got - want).abs() < 1e-4, "{got} against {want}");
     }
 }
+
+/// The frame's wanted/resident mip bytes come from the textures that hold demand only (not a
+/// pass over every texture each frame), and equal that full pass: with demand given to a
+/// changing subset, dropped (expired), given again after a frame and before its stats, and
+/// given twice in a frame.
+#[test]
+fn wanted_bytes_follow_the_textures_given_demand() {
+    let Some(ctx) = common::gpu() else { return };
+    let mut m = manager(&ctx, 64 << 20);
+    let handles: Vec<_> = (0..6)
+        .map(|k| {
+            m.add_texture(
+                TextureSource::bytes(ktx(k, 128 << (k % 2))),
+                TextureOptions::default(),
+            )
+            .unwrap()
+        })
+        .collect();
+    let check = |m: &BudgetManager, when: &str| {
+        let full = m.streamer().wanted_bytes();
+        assert_eq!(m.wanted_bytes(), full, "{when}");
+        full
+    };
+    let mut nonzero = 0;
+    for f in 0..12usize {
+        for (k, &h) in handles.iter().enumerate() {
+            // A moving subset: each texture in view two frames of three, some given twice.
+            if (k + f) % 3 != 0 {
+                m.add_demand(h, (k % 4) as f32, 1000.0);
+                if k == 1 {
+                    m.add_demand(h, 0.0, 10.0);
+                }
+            }
+        }
+        m.frame((1280, 720), FrameTiming::default()).unwrap();
+        m.end_frame();
+        let (_, want) = check(&m, &format!("frame {f}"));
+        nonzero += usize::from(want > 0);
+        // Demand for the next frame given before this frame's stats are read.
+        if f % 4 == 0 {
+            m.add_demand(handles[f % 6], 1.0, 50.0);
+            check(&m, &format!("frame {f}, next frame's demand begun"));
+        }
+    }
+    assert!(nonzero >= 10, "the check saw demand: {nonzero}");
+    // No demand at all for two frames: nothing wanted.
+    frames(&mut m, 2, |_| {});
+    assert_eq!(check(&m, "no demand"), (0, 0));
+}
