@@ -208,19 +208,14 @@ impl StagingRing {
         levels: &[(u32, u32)],
         room: u64,
     ) -> Result<Option<StagingLease>> {
+        // The size first, the layouts only once a lease is possible: a read that does not
+        // fit is asked again on later frames, and allocated nothing each time.
         let mut size = 0u64;
-        let mut layouts = Vec::with_capacity(levels.len());
         for &(row, rows) in levels {
             let pitch = u64::from(row).div_ceil(ALIGN) * ALIGN;
             if row == 0 || pitch > u64::from(u32::MAX) {
                 return Ok(None);
             }
-            layouts.push(StagedLayout {
-                offset: size,
-                row,
-                pitch: pitch as u32,
-                rows,
-            });
             size = size.saturating_add(pitch.saturating_mul(u64::from(rows)));
             size = size.div_ceil(ALIGN) * ALIGN;
         }
@@ -269,8 +264,18 @@ impl StagingRing {
         };
         let c = &mut self.chunks[k];
         let base = c.used;
-        for l in &mut layouts {
-            l.offset += base;
+        let mut layouts = Vec::with_capacity(levels.len());
+        let mut offset = base;
+        for &(row, rows) in levels {
+            let pitch = u64::from(row).div_ceil(ALIGN) * ALIGN;
+            layouts.push(StagedLayout {
+                offset,
+                row,
+                pitch: pitch as u32,
+                rows,
+            });
+            offset = offset.saturating_add(pitch.saturating_mul(u64::from(rows)));
+            offset = base + (offset - base).div_ceil(ALIGN) * ALIGN;
         }
         let view = c
             .buf
