@@ -83,6 +83,9 @@ impl FlyCamera {
         if !(dx.is_finite() && dy.is_finite()) {
             return;
         }
+        // Clamped before the cast: a finite f64 past f32's range is an infinite f32, and the
+        // yaw would be NaN for good. (No real motion reaches a million pixels in one event.)
+        let (dx, dy) = (dx.clamp(-1e6, 1e6), dy.clamp(-1e6, 1e6));
         self.yaw -= dx as f32 * self.sensitivity;
         self.pitch = (self.pitch - dy as f32 * self.sensitivity).clamp(-PITCH_LIMIT, PITCH_LIMIT);
         self.yaw = self.yaw.rem_euclid(std::f32::consts::TAU);
@@ -172,6 +175,10 @@ mod tests {
         assert_eq!(c, FlyCamera::default());
         c.look(0.0, 1e9);
         assert!(c.pitch <= PITCH_LIMIT);
+        assert!(c.camera().view.is_finite());
+        // Finite in f64 but past f32's range: the camera stays sound.
+        c.look(1e300, -1e300);
+        assert!(c.yaw.is_finite() && c.pitch.is_finite());
         assert!(c.camera().view.is_finite());
     }
 }

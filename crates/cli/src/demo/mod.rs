@@ -80,7 +80,21 @@ pub fn run(args: &DemoArgs) -> ExitCode {
     }
     // Drop the window state (overlay, renderer, surface) before reporting.
     let frames = app.running.as_ref().map_or(0, |r| r.frame);
+    let shot = app.running.as_ref().is_some_and(|r| r.screenshot_written);
     app.running = None;
+    // A run asked for a screenshot that ended before it (the window closed, Esc): a script
+    // must not read success and find no file.
+    if let (Ok(()), Some(path)) = (&app.outcome, &app.opts.args.screenshot)
+        && !shot
+    {
+        app.outcome = Err((
+            1,
+            format!(
+                "the run ended after {frames} frame(s), before the screenshot {} was taken",
+                path.display()
+            ),
+        ));
+    }
     match app.outcome {
         Ok(()) => {
             tracing::info!(frames, "demo finished");
@@ -167,6 +181,8 @@ impl ApplicationHandler for App {
 /// Everything that lives while the window does. Fields drop in order: the overlay's charges and
 /// the swapchain estimate go before the renderer, whose context prints the leak report.
 struct Running {
+    /// `--screenshot`'s file was written.
+    screenshot_written: bool,
     #[cfg(feature = "overlay")]
     overlay: overlay::Overlay,
     swapchain_charge: Option<Charge>,
@@ -319,6 +335,7 @@ impl Running {
             #[cfg(feature = "overlay")]
             overlay,
             swapchain_charge: None,
+            screenshot_written: false,
             loader,
             surface,
             config,
@@ -416,7 +433,9 @@ impl Running {
                     return Ok(());
                 };
                 let down = event.state == ElementState::Pressed;
-                if down && !event.repeat {
+                // Not while egui has the keyboard (a value typed into the overlay): Esc there
+                // cancels the edit, and quit the demo too.
+                if down && !event.repeat && !consumed {
                     match code {
                         KeyCode::F1 => {
                             self.overlay_visible =
@@ -633,6 +652,7 @@ impl Running {
         }
         if capture && let Some(path) = self.opts.args.screenshot.clone() {
             save_png(self.renderer.context(), texture, &path)?;
+            self.screenshot_written = true;
             tracing::info!(path = %path.display(), width = size.0, height = size.1, "screenshot saved");
         }
         drop(view);
