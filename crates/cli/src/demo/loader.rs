@@ -176,7 +176,16 @@ impl Loader {
                     while !stop.load(Ordering::Relaxed) {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(job) = jobs.get(i) else { break };
-                        if tx.send((i, job.run())).is_err() {
+                        // A decoder or cooker that panics fails its texture: a worker that died
+                        // without sending left the scene "loading" for ever.
+                        let res =
+                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job.run()))
+                                .unwrap_or_else(|_| {
+                                    Err(crate::error::Error::Scenario(
+                                        "loading it panicked (see the message above)".to_owned(),
+                                    ))
+                                });
+                        if tx.send((i, res)).is_err() {
                             break;
                         }
                     }
