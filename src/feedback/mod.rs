@@ -166,6 +166,13 @@ pub struct Feedback {
     /// The fewest slots refused for a device limit (`u32::MAX`: none): a count at or past it
     /// is refused again without trying (no buffer made and dropped every frame).
     refused: u32,
+    /// The fewest slots whose bins the driver refused for memory, and the frame it did: tried
+    /// again only [`OOM_RETRY_FRAMES`] later (each try makes and drops buffers, rebuilds the
+    /// bind groups and logs), or for fewer slots.
+    oom_refused: Option<(u32, u64)>,
+    /// Test hook: bins of more slots than this fail as the driver's out-of-memory would.
+    #[cfg(feature = "testing")]
+    testing_oom_above: Option<u32>,
     ring: Vec<Readback>,
     hist: Histograms,
     latest_frame: Option<u64>,
@@ -202,6 +209,9 @@ const ENTRY_WORDS: u64 = 1 + MAX_LEVELS as u64;
 const SLOT_WORDS: u64 = MAX_LEVELS as u64 + 2;
 
 /// Bytes of the bins buffer for `capacity` slots.
+/// Frames before bins the driver refused for memory are tried again (about 2 s at 60 Hz).
+pub const OOM_RETRY_FRAMES: u64 = 120;
+
 fn bins_bytes(capacity: u32) -> u64 {
     (u64::from(capacity) * SLOT_WORDS + 1) * 4
 }
@@ -291,6 +301,9 @@ impl Feedback {
             tag: 1,
             resolved: false,
             refused: u32::MAX,
+            oom_refused: None,
+            #[cfg(feature = "testing")]
+            testing_oom_above: None,
             ring: Vec::new(),
             hist: Histograms::default(),
             latest_frame: None,
@@ -421,6 +434,13 @@ impl Feedback {
         }
     }
 
+    /// Test hook: bins for more than `slots` slots fail as the driver's out-of-memory would
+    /// (`None`: as the driver says).
+    #[cfg(feature = "testing")]
+    pub fn testing_oom_above(&mut self, slots: Option<u32>) {
+        self.testing_oom_above = slots;
+    }
+
     /// The bind group layout this feedback's group was made with.
     pub fn bind_group_layout(&self) -> &wgpu::BindGroupLayout {
         &self.layout
@@ -511,14 +531,37 @@ impl Feedback {
                 .unwrap_or(slots)
                 .min(most)
                 .max(slots);
+            if let Some((at, frame)) = self.oom_refused
+                && slots >= at
+                && self.frame < frame.saturating_add(OOM_RETRY_FRAMES)
+            {
+                return Err(crate::Error::OutOfMemory {
+                    label: "mipflow feedback bins (refused earlier, retried later)".to_owned(),
+                    bytes: bins_bytes(capacity),
+                });
+            }
             self.bins = Self::bins(ctx, 1)?;
             self.capacity = 1;
             *replaced = true;
-            self.bins = Self::bins(ctx, capacity).inspect_err(|e| {
-                if matches!(e, crate::Error::InvalidResource { .. }) {
-                    self.refused = self.refused.min(slots);
+            #[cfg(feature = "testing")]
+            if self.testing_oom_above.is_some_and(|n| capacity > n) {
+                self.oom_refused = Some((slots, self.frame));
+                return Err(crate::Error::OutOfMemory {
+                    label: "mipflow feedback bins (testing)".to_owned(),
+                    bytes: bins_bytes(capacity),
+                });
+            }
+            let (frame, refused) = (self.frame, &mut self.refused);
+            let oom = &mut self.oom_refused;
+            self.bins = Self::bins(ctx, capacity).inspect_err(|e| match e {
+                crate::Error::InvalidResource { .. } => *refused = (*refused).min(slots),
+                crate::Error::OutOfMemory { .. } => {
+                    *oom = Some((oom.map_or(slots, |(s, _)| s.min(slots)), frame));
                 }
+                _ => {}
             })?;
+            // Made: a refusal of this many slots or fewer is over (one of more stands).
+            self.oom_refused = self.oom_refused.filter(|&(at, _)| capacity < at);
             self.capacity = capacity;
         }
         let room = self

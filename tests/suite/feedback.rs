@@ -865,3 +865,41 @@ fn a_material_uv_scale_is_drawn_as_its_demand_prices_it() {
         assert!(r.add_material(desc).is_err(), "uv_scale {bad} is refused");
     }
 }
+
+/// Bins the driver refused for memory are not tried again every frame (each try made and
+/// dropped buffers, rebuilt the bind groups and logged): the same count is refused at once
+/// until `OOM_RETRY_FRAMES` have passed, then tried again; fewer slots are tried at once.
+#[test]
+fn feedback_refused_for_memory_waits_before_trying_again() {
+    use mipflow::feedback::OOM_RETRY_FRAMES;
+    let Some(ctx) = common::gpu() else {
+        return;
+    };
+    let mut fb = mipflow::feedback::Feedback::new(&ctx, FeedbackConfig::default(), 64).unwrap();
+    fb.testing_oom_above(Some(256));
+    let err = fb.begin_frame(&ctx, 1, 300).unwrap_err();
+    assert!(
+        matches!(&err, mipflow::Error::OutOfMemory { label, .. } if label.contains("testing")),
+        "{err}"
+    );
+    // The driver has memory again, but the refusal stands for its while, untried.
+    fb.testing_oom_above(None);
+    for frame in [2, 50, OOM_RETRY_FRAMES] {
+        let err = fb.begin_frame(&ctx, frame, 300).unwrap_err();
+        assert!(
+            matches!(&err, mipflow::Error::OutOfMemory { label, .. } if label.contains("refused earlier")),
+            "frame {frame}: {err}"
+        );
+    }
+    // Fewer slots than were refused: tried at once (200 fit 256 bins); the refusal of 300
+    // stands.
+    fb.begin_frame(&ctx, OOM_RETRY_FRAMES, 200).unwrap();
+    let err = fb.begin_frame(&ctx, OOM_RETRY_FRAMES, 300).unwrap_err();
+    assert!(
+        matches!(&err, mipflow::Error::OutOfMemory { label, .. } if label.contains("refused earlier")),
+        "{err}"
+    );
+    // Past the wait, the count refused before is tried, and made.
+    fb.begin_frame(&ctx, 1 + OOM_RETRY_FRAMES, 300).unwrap();
+    assert_eq!(ctx.take_uncaptured_errors(), Vec::<String>::new());
+}
