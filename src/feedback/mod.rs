@@ -28,7 +28,9 @@ use crate::budget::planner::MAX_LEVELS;
 use crate::gpu::{GpuContext, TrackedBuffer};
 
 mod histograms;
+mod resources;
 use histograms::Histograms;
+use resources::{storage_entry, uniform_entry};
 
 /// The record's WGSL, its bindings in bind group 2 (see [`Feedback::wgsl`] for another group).
 pub const WGSL: &str = crate::shaders::FEEDBACK;
@@ -313,100 +315,6 @@ impl Feedback {
             overflowed: 0,
             pixels: 0.0,
             copied: 0,
-        })
-    }
-
-    /// A storage buffer of `size` bytes, refused with a typed error past what one binding may
-    /// hold (the bind group would fail otherwise).
-    fn storage(
-        ctx: &GpuContext,
-        label: &str,
-        size: u64,
-        usage: wgpu::BufferUsages,
-    ) -> Result<TrackedBuffer> {
-        let most = ctx.device().limits().max_storage_buffer_binding_size;
-        if size > most {
-            return Err(crate::Error::InvalidResource {
-                label: label.to_owned(),
-                reason: format!(
-                    "{size} bytes exceed the device's max_storage_buffer_binding_size {most}"
-                ),
-            });
-        }
-        ctx.create_buffer(
-            &wgpu::BufferDescriptor {
-                label: Some(label),
-                size,
-                usage: wgpu::BufferUsages::STORAGE | usage,
-                mapped_at_creation: false,
-            },
-            Category::Buffers,
-        )
-    }
-
-    /// The bins (16 a slot), the tags (one a slot), the count and the list (one a slot).
-    fn bins(ctx: &GpuContext, capacity: u32) -> Result<TrackedBuffer> {
-        Self::storage(
-            ctx,
-            "mipflow feedback bins",
-            bins_bytes(capacity),
-            wgpu::BufferUsages::COPY_DST,
-        )
-    }
-
-    /// Bytes of the gather's output (and of each readback) for `room` listed slots.
-    fn compact_bytes(room: u32) -> u64 {
-        (1 + u64::from(room) * ENTRY_WORDS) * 4
-    }
-
-    fn compact(ctx: &GpuContext, room: u32) -> Result<TrackedBuffer> {
-        Self::storage(
-            ctx,
-            "mipflow feedback gathered",
-            Self::compact_bytes(room),
-            wgpu::BufferUsages::COPY_SRC,
-        )
-    }
-
-    fn group(
-        ctx: &GpuContext,
-        layout: &wgpu::BindGroupLayout,
-        bins: &TrackedBuffer,
-        params: &TrackedBuffer,
-    ) -> wgpu::BindGroup {
-        ctx.device().create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("mipflow feedback"),
-            layout,
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: bins.buffer().as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: params.buffer().as_entire_binding(),
-                },
-            ],
-        })
-    }
-
-    fn gather_group(
-        ctx: &GpuContext,
-        layout: &wgpu::BindGroupLayout,
-        bins: &TrackedBuffer,
-        compact: &TrackedBuffer,
-        params: &TrackedBuffer,
-    ) -> wgpu::BindGroup {
-        fn entry(binding: u32, b: &TrackedBuffer) -> wgpu::BindGroupEntry<'_> {
-            wgpu::BindGroupEntry {
-                binding,
-                resource: b.buffer().as_entire_binding(),
-            }
-        }
-        ctx.device().create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("mipflow feedback gather"),
-            layout,
-            entries: &[entry(0, bins), entry(1, compact), entry(2, params)],
         })
     }
 
@@ -785,32 +693,5 @@ impl Feedback {
             readback_bytes: self.copied,
             overflowed: self.overflowed,
         }
-    }
-}
-/// A storage buffer binding, read-write.
-fn storage_entry(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only: false },
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    }
-}
-
-/// The parameters' uniform binding.
-fn uniform_entry(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Uniform,
-            has_dynamic_offset: false,
-            min_binding_size: wgpu::BufferSize::new(PARAMS_BYTES),
-        },
-        count: None,
     }
 }
