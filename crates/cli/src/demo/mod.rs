@@ -19,6 +19,7 @@ pub mod loader;
 #[cfg(feature = "overlay")]
 pub mod overlay;
 mod pace;
+mod shot;
 pub mod story;
 
 use std::path::PathBuf;
@@ -224,6 +225,8 @@ struct Running {
     frame: u64,
     frames_loaded: u64,
     tour_frame: u64,
+    /// The tour flies the camera (`--tour`) until a fly key or a drag in the scene takes it.
+    touring: bool,
     last_frame: Option<Instant>,
     last_monitor: Option<Instant>,
     last_title: Option<Instant>,
@@ -374,6 +377,7 @@ impl Running {
             frame: 0,
             frames_loaded: 0,
             tour_frame: 0,
+            touring: opts.args.tour,
             last_frame: None,
             last_monitor: None,
             last_title: None,
@@ -473,10 +477,12 @@ impl Running {
                         _ => {}
                     }
                 }
+                self.leave_tour_if_flown();
             }
             WindowEvent::MouseInput { state, .. } => {
                 let down = state == ElementState::Pressed;
                 self.input.looking = down && !consumed;
+                self.leave_tour_if_flown();
             }
             WindowEvent::MouseWheel { delta, .. } if !consumed => {
                 let lines = match delta {
@@ -491,8 +497,24 @@ impl Running {
         Ok(())
     }
 
+    /// A fly key or a drag in the scene during the tour: the user takes the camera, from where
+    /// the tour had it (as the overlay's hint says); the tour's story ends with it, as when
+    /// the budget slider is moved.
+    fn leave_tour_if_flown(&mut self) {
+        let i = &self.input;
+        let flying = i.forward || i.back || i.left || i.right || i.up || i.down || i.looking;
+        if self.touring && flying {
+            self.touring = false;
+            self.story = None;
+            tracing::info!(
+                frame = self.tour_frame,
+                "left the tour: the camera is yours"
+            );
+        }
+    }
+
     fn camera(&mut self, dt: f32) -> Camera {
-        if self.opts.args.tour {
+        if self.touring {
             let (eye, target) = scenes::tour(
                 self.tour_frame,
                 self.opts.args.tour_frames,
@@ -501,7 +523,7 @@ impl Running {
             if self.loader.is_done() {
                 self.tour_frame += 1;
             }
-            // Leaving the tour (after the run) continues from where it was.
+            // Leaving the tour (a fly key, a drag) continues from where it was.
             self.fly = FlyCamera {
                 speed: self.fly.speed,
                 ..FlyCamera::looking_at(eye, target)
@@ -651,7 +673,7 @@ impl Running {
             self.apply(actions);
         }
         if capture && let Some(path) = self.opts.args.screenshot.clone() {
-            save_png(self.renderer.context(), texture, &path)?;
+            shot::save_png(self.renderer.context(), texture, &path)?;
             self.screenshot_written = true;
             tracing::info!(path = %path.display(), width = size.0, height = size.1, "screenshot saved");
         }
@@ -762,28 +784,6 @@ impl Running {
             self.window.set_title(&title);
         }
     }
-}
-
-/// Reads `texture` back and writes it as an opaque RGBA PNG.
-fn save_png(
-    ctx: &GpuContext,
-    texture: &wgpu::Texture,
-    path: &std::path::Path,
-) -> Result<(), String> {
-    let mut rgba = mipflow::gpu::read_texture_rgba8(ctx, texture).map_err(|e| e.to_string())?;
-    // The window is opaque; egui's blending may leave other alpha values in the texture.
-    for px in rgba.chunks_exact_mut(4) {
-        px[3] = 255;
-    }
-    let img = image::RgbaImage::from_raw(texture.width(), texture.height(), rgba)
-        .ok_or_else(|| "screenshot: readback size mismatch".to_owned())?;
-    if let Some(dir) = path.parent()
-        && !dir.as_os_str().is_empty()
-    {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    img.save(path)
-        .map_err(|e| format!("writing {}: {e}", path.display()))
 }
 
 #[cfg(test)]
