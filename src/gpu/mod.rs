@@ -401,8 +401,9 @@ impl GpuContext {
 
     /// How many times this context blocked until the GPU was idle ([`GpuContext::wait_idle`]):
     /// mipflow does so only on rare paths (an out-of-memory error, a budget dropped below the
-    /// upload staging in use, `clear`, an `add_textures` batch whose floors' staging has no room
-    /// under the budget, the `read_*` readback helpers), never every frame outside deterministic streaming
+    /// upload staging in use, `clear`, an `add_textures` batch or a frame's evictions whose
+    /// floors' staging has no room under the budget beside the parts written before it, the
+    /// `read_*` readback helpers), never every frame outside deterministic streaming
     /// ([`crate::stream::StreamConfig::deterministic`], which waits for the GPU by design); a figure to
     /// watch for stalls.
     pub fn idle_waits(&self) -> u64 {
