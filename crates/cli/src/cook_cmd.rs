@@ -16,7 +16,7 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::{BufWriter, Cursor, Write};
+use std::io::Cursor;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -409,37 +409,20 @@ fn write_atomic(
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or("output");
-    // Unique per process and call; created with the umask's permissions (as any file the
-    // user writes), not a temporary file's 0600, since it becomes the output.
-    let prefix = format!(".{name}.{}.", std::process::id());
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(&prefix).suffix(".part");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(fs::Permissions::from_mode(0o666));
-    }
-    let tmp = builder.tempfile_in(dir).map_err(write_err(dir))?;
     let writer_name = concat!("mipflow ", env!("CARGO_PKG_VERSION"));
-    if std::env::var_os(ABORT_HOOK_ENV).is_some_and(|v| v == name) {
-        let mut bytes = Vec::new();
-        write_ktx2(&mut bytes, tex, zstd, writer_name).map_err(write_err(output))?;
-        let mut f = tmp.as_file();
-        let _ = f.write_all(&bytes[..bytes.len() / 2]);
-        let _ = f.sync_all();
-        std::process::abort();
-    }
-    {
-        let mut w = BufWriter::new(tmp.as_file());
-        write_ktx2(&mut w, tex, zstd, writer_name).map_err(write_err(output))?;
-        w.flush().map_err(write_err(output))?;
-    }
-    tmp.as_file().sync_all().map_err(write_err(output))?;
-    tmp.persist(output).map_err(|e| CookError::Write {
-        path: output.to_path_buf(),
-        source: e.error,
-    })?;
-    Ok(())
+    let abort = std::env::var_os(ABORT_HOOK_ENV).is_some_and(|v| v == name);
+    crate::write_atomic(output, |mut w| {
+        if abort {
+            // The test hook: half the file written, then killed (its `.part` is left).
+            let mut bytes = Vec::new();
+            write_ktx2(&mut bytes, tex, zstd, writer_name)?;
+            w.write_all(&bytes[..bytes.len() / 2])?;
+            w.flush()?;
+            std::process::abort();
+        }
+        write_ktx2(&mut w, tex, zstd, writer_name)
+    })
+    .map_err(write_err(output))
 }
 
 /// The default `--max-memory`: the memory available now, shared among `workers`; 4 GiB where

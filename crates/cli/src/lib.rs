@@ -90,10 +90,11 @@ pub fn say(args: std::fmt::Arguments<'_>) {
 }
 
 /// Writes `path` whole or not at all: `write` fills a temporary file beside it
-/// (`.<name>.<random>.part`, buffered), which is synced and then renamed over `path`. A run
-/// killed or a disk that fills mid-write leaves the previous file as it was and no truncated
-/// one (a CI job reading a half-written report); the temporary file is removed on an error.
-/// Made with the umask's permissions, as any file the user writes.
+/// (`.<name>.<pid>.<random>.part`, buffered), which is synced and then renamed over `path`. A
+/// run killed or a disk that fills mid-write leaves the previous file as it was and no truncated
+/// one (a CI job reading a half-written report); the temporary file is removed on an error (a
+/// killed run's is found by its pid: `cook` removes those of dead processes). Made with the
+/// umask's permissions, as any file the user writes (not a temporary file's 0600).
 pub fn write_atomic(
     path: &std::path::Path,
     write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
@@ -107,7 +108,7 @@ pub fn write_atomic(
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or("output");
-    let prefix = format!(".{name}.");
+    let prefix = format!(".{name}.{}.", std::process::id());
     let mut builder = tempfile::Builder::new();
     builder.prefix(&prefix).suffix(".part");
     #[cfg(unix)]
