@@ -82,19 +82,19 @@ impl Streamer {
                 if self.config.staged_reads && queue_room && self.ring.may_lend(room) =>
             {
                 let info = &self.slots[i].info;
-                // On the stack: a read deferred by the CPU limit asks again every frame.
+                // On the stack: a read deferred by the CPU limit asks again every frame. More
+                // levels than that (no real chain) are read into a buffer of their own.
                 let mut rows = [(0u32, 0u32); 32];
-                let n = usize::from(end.saturating_sub(first)).min(rows.len());
-                for (k, l) in (first..end).take(n).enumerate() {
+                let n = usize::from(end.saturating_sub(first));
+                for (k, l) in (first..end).take(rows.len()).enumerate() {
                     let (w, h) = info.level_dims(usize::from(l));
                     rows[k] = upload::level_rows_of(info.format, w, h);
                 }
-                let rows = if usize::from(end.saturating_sub(first)) <= n {
-                    &rows[..n]
-                } else {
-                    &[][..] // more levels than a chunk could ever take: read into a buffer
+                let lent = match rows.get(..n) {
+                    Some(rows) => self.ring.lend(ctx, rows, room),
+                    None => Ok(None),
                 };
-                match self.ring.lend(ctx, rows, room) {
+                match lent {
                     Ok(lease) => lease,
                     Err(e) => {
                         tracing::debug!(error = %e, "no staging lent for a read");

@@ -194,6 +194,34 @@ impl RowWriter<'_> {
     }
 }
 
+/// Where each level of a lease starting at `base` lies (rows padded to [`ALIGN`], each level
+/// starting on an [`ALIGN`] boundary), pushed to `out` when given; the lease's bytes, or `None`
+/// for a level that cannot be staged (no bytes in a row, or a pitch past `u32`).
+fn staged_layouts(
+    levels: &[(u32, u32)],
+    base: u64,
+    mut out: Option<&mut Vec<StagedLayout>>,
+) -> Option<u64> {
+    let mut size = 0u64;
+    for &(row, rows) in levels {
+        let pitch = u64::from(row).div_ceil(ALIGN) * ALIGN;
+        if row == 0 || pitch > u64::from(u32::MAX) {
+            return None;
+        }
+        if let Some(out) = out.as_deref_mut() {
+            out.push(StagedLayout {
+                offset: base + size,
+                row,
+                pitch: pitch as u32,
+                rows,
+            });
+        }
+        size = size.saturating_add(pitch.saturating_mul(u64::from(rows)));
+        size = size.div_ceil(ALIGN) * ALIGN;
+    }
+    Some(size)
+}
+
 impl StagingRing {
     /// Lends room for levels of `(row bytes, rows)` each to a writer, in one mapped chunk: a
     /// lent chunk of this frame with room left, or a free chunk, or a new one within `room`
@@ -210,15 +238,9 @@ impl StagingRing {
     ) -> Result<Option<StagingLease>> {
         // The size first, the layouts only once a lease is possible: a read that does not
         // fit is asked again on later frames, and allocated nothing each time.
-        let mut size = 0u64;
-        for &(row, rows) in levels {
-            let pitch = u64::from(row).div_ceil(ALIGN) * ALIGN;
-            if row == 0 || pitch > u64::from(u32::MAX) {
-                return Ok(None);
-            }
-            size = size.saturating_add(pitch.saturating_mul(u64::from(rows)));
-            size = size.div_ceil(ALIGN) * ALIGN;
-        }
+        let Some(size) = staged_layouts(levels, 0, None) else {
+            return Ok(None);
+        };
         if size == 0 || size > self.chunk_bytes {
             return Ok(None);
         }
@@ -265,18 +287,7 @@ impl StagingRing {
         let c = &mut self.chunks[k];
         let base = c.used;
         let mut layouts = Vec::with_capacity(levels.len());
-        let mut offset = base;
-        for &(row, rows) in levels {
-            let pitch = u64::from(row).div_ceil(ALIGN) * ALIGN;
-            layouts.push(StagedLayout {
-                offset,
-                row,
-                pitch: pitch as u32,
-                rows,
-            });
-            offset = offset.saturating_add(pitch.saturating_mul(u64::from(rows)));
-            offset = base + (offset - base).div_ceil(ALIGN) * ALIGN;
-        }
+        staged_layouts(levels, base, Some(&mut layouts));
         let view = c
             .buf
             .buffer()
