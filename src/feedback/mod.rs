@@ -452,16 +452,19 @@ impl Feedback {
             self.capacity = 1;
             *replaced = true;
             #[cfg(feature = "testing")]
-            if self.testing_oom_above.is_some_and(|n| capacity > n) {
-                self.oom_refused = Some((slots, self.frame));
-                return Err(crate::Error::OutOfMemory {
+            let made = if self.testing_oom_above.is_some_and(|n| capacity > n) {
+                Err(crate::Error::OutOfMemory {
                     label: "mipflow feedback bins (testing)".to_owned(),
                     bytes: bins_bytes(capacity),
-                });
-            }
+                })
+            } else {
+                Self::bins(ctx, capacity)
+            };
+            #[cfg(not(feature = "testing"))]
+            let made = Self::bins(ctx, capacity);
             let (frame, refused) = (self.frame, &mut self.refused);
             let oom = &mut self.oom_refused;
-            self.bins = Self::bins(ctx, capacity).inspect_err(|e| match e {
+            self.bins = made.inspect_err(|e| match e {
                 crate::Error::InvalidResource { .. } => *refused = (*refused).min(slots),
                 crate::Error::OutOfMemory { .. } => {
                     *oom = Some((oom.map_or(slots, |(s, _)| s.min(slots)), frame));
