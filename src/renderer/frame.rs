@@ -158,7 +158,7 @@ impl Renderer {
             result.frames += 1;
             let st = *self.manager.streamer().frame_stats();
             result.uploaded_bytes += st.uploaded_bytes;
-            let (have, want) = self.manager.streamer().wanted_bytes();
+            let (have, want) = self.manager.wanted_bytes();
             result.resident_mip_bytes = have;
             result.wanted_mip_bytes = want;
             if have >= want {
