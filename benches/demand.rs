@@ -32,8 +32,8 @@ fn demand(c: &mut Criterion) {
     let camera =
         |shift: f32| Camera::look_at(Vec3::new(shift, 0.0, distance), Vec3::new(shift, 0.0, 0.0));
     let (now, prev) = (camera(0.05), camera(0.0));
-    let steady = DemandView::new(&now, OUTPUT).with_guard_band(&now, OUTPUT, 2.0);
-    let moving = steady.with_look_ahead(&now, OUTPUT, prev.view);
+    let steady = DemandView::new(&now, OUTPUT).with_guard_band(2.0);
+    let moving = steady.with_look_ahead(prev.view);
     assert_eq!(moving.predicted_frames(), 2, "the moving view predicts");
     let mut group = c.benchmark_group("demand");
     group.throughput(Throughput::Elements(COUNT as u64));
@@ -42,7 +42,7 @@ fn demand(c: &mut Criterion) {
             b.iter(|| {
                 let mut n = 0u32;
                 for &c in &centers {
-                    if let Some(d) = view.sphere(black_box(c), 0.7, 256.0) {
+                    if let Some(d) = view.sphere(black_box(c), 0.7, 1.0, 256.0) {
                         n += u32::from(d.level < 4.0);
                     }
                 }

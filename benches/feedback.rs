@@ -14,14 +14,14 @@
 
 use std::time::{Duration, Instant};
 
-use mipflow::feedback::{Feedback, FeedbackConfig};
-use mipflow::gpu::{GpuContext, GpuOptions};
 use mipflow::testing::feedback_pass::RecordPass;
+use mipflow::{Feedback, FeedbackConfig};
+use mipflow::{GpuConfig, GpuContext};
 
 const SIDE: u32 = 512;
 
 fn main() {
-    let ctx = match GpuContext::headless(&GpuOptions::default()) {
+    let ctx = match GpuContext::headless(&GpuConfig::default()) {
         Ok(c) => c,
         Err(e) => {
             println!("no GPU adapter ({e}): nothing measured");

@@ -22,11 +22,11 @@
 use std::time::Instant;
 
 use glam::{Mat4, Vec3};
-use mipflow::resolution::{TargetSet, TargetSpec};
 use mipflow::{
-    Budget, BudgetManager, Camera, DemandView, FrameTiming, GpuContext, GpuOptions, ManagerConfig,
+    Budget, BudgetManager, Camera, DemandView, FrameTiming, GpuConfig, GpuContext, ManagerConfig,
     TextureOptions, TextureSource,
 };
+use mipflow::{TargetSet, TargetSpec};
 
 const SIDE: u32 = 256;
 const OUTPUT: (u32, u32) = (1280, 720);
@@ -133,7 +133,7 @@ fn run(ctx: &GpuContext, mode: Mode, count: usize, moving: bool, bytes: &[u8]) -
 fn main() {
     // `cargo bench` passes `--bench`; `cargo test --benches` passes nothing: run a quick check.
     let quick = !std::env::args().any(|a| a == "--bench");
-    let ctx = match GpuContext::headless(&GpuOptions::default()) {
+    let ctx = match GpuContext::headless(&GpuConfig::default()) {
         Ok(c) => c,
         Err(e) => {
             println!("manager bench: no GPU adapter ({e}); nothing measured");
@@ -193,9 +193,9 @@ fn timed_frame(
     panels: &[(mipflow::TextureHandle, Vec3)],
 ) -> (f64, f64) {
     let t0 = Instant::now();
-    let mut view = DemandView::new(camera, OUTPUT).with_guard_band(camera, OUTPUT, 2.0);
+    let mut view = DemandView::new(camera, OUTPUT).with_guard_band(2.0);
     if let Some(p) = *prev {
-        view = view.with_look_ahead(camera, OUTPUT, p);
+        view = view.with_look_ahead(p);
     }
     for &(h, center) in panels {
         m.add_demand_sphere(h, &view, center, 0.7, 1.0);

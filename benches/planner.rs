@@ -23,7 +23,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use mipflow::budget::planner::PlannerConfig;
+use mipflow::PlannerConfig;
 use mipflow::testing::planner_fixture::BenchScene;
 
 /// One way to plan a frame of the scene (whether it was planned again).

@@ -11,11 +11,12 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use mipflow::gpu::{GpuContext, GpuOptions, TrackedTexture};
-use mipflow::resolution::{
-    Bucket, FrameInput, GpuTimer, RenderTargets, ResolutionController, Targets, TimeSource,
-    UpscalePass, UpscaleSettings, Upscaler,
+use mipflow::low_level::{
+    ControllerInput, GpuTimer, RenderTargets, ResolutionController, TimeSource, UpscaleConfig,
+    UpscalePass,
 };
+use mipflow::{GpuConfig, GpuContext, TrackedTexture};
+use mipflow::{ScaleBucket, Targets, Upscaler};
 
 const OUTPUTS: [(u32, u32); 2] = [(1280, 720), (1920, 1080)];
 const SCALES: [u32; 2] = [12, 8];
@@ -38,7 +39,7 @@ fn output(ctx: &GpuContext, (w, h): (u32, u32)) -> TrackedTexture {
             usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
             view_formats: &[],
         },
-        mipflow::budget::Category::Other,
+        mipflow::Category::Other,
     )
     .expect("output texture")
 }
@@ -82,7 +83,7 @@ fn upscale_once(
     let mut enc = ctx
         .device()
         .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
-    let settings = UpscaleSettings::default();
+    let settings = UpscaleConfig::default();
     match timer {
         Some(t) => {
             t.begin_frame();
@@ -109,7 +110,7 @@ fn upscale_once(
 }
 
 fn upscale(c: &mut Criterion) {
-    let ctx = match GpuContext::headless(&GpuOptions::default()) {
+    let ctx = match GpuContext::headless(&GpuConfig::default()) {
         Ok(ctx) => ctx,
         Err(e) => {
             eprintln!("no GPU adapter ({e}): the upscale bench is skipped");
@@ -128,7 +129,7 @@ fn upscale(c: &mut Criterion) {
             let view = tex.create_view();
             let mut pool = RenderTargets::new(upscaler);
             for n in SCALES {
-                let bucket = Bucket::from_sixteenths(n);
+                let bucket = ScaleBucket::from_sixteenths(n);
                 let id = format!("{}x{}@{}", out.0, out.1, bucket.scale());
                 if filter
                     .as_ref()
@@ -194,7 +195,7 @@ fn controller(c: &mut Criterion) {
                 0.6
             };
             let s = ctl.bucket().scale();
-            let input = FrameInput {
+            let input = ControllerInput {
                 memory_max_scale: memory,
                 available_bytes: None,
                 frame_time_ms: Some(18.0 * s * s * (1.0 + 0.05 * ((f % 11) as f32 - 5.0) / 5.0)),

@@ -21,19 +21,20 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use mipflow::budget::Category;
-use mipflow::gpu::staging::StagingRing;
-use mipflow::gpu::{GpuContext, GpuOptions, upload};
+use mipflow::Category;
+use mipflow::low_level as upload;
+use mipflow::low_level::StagingRing;
+use mipflow::{GpuConfig, GpuContext};
 
 const SIDE: u32 = 2048;
 
 fn levels(format: wgpu::TextureFormat) -> Vec<Vec<u8>> {
-    let count = mipflow::budget::size::full_mip_count(SIDE, SIDE);
+    let count = mipflow::low_level::full_mip_count(SIDE, SIDE);
     let mut x = 0x9E37_79B9_7F4A_7C15u64;
     (0..count)
         .map(|l| {
             let s = (SIDE >> l).max(1);
-            let n = mipflow::budget::size::level_bytes(format, s, s).unwrap_or(0) as usize;
+            let n = mipflow::low_level::level_bytes(format, s, s).unwrap_or(0) as usize;
             (0..n)
                 .map(|_| {
                     x ^= x << 13;
@@ -47,7 +48,7 @@ fn levels(format: wgpu::TextureFormat) -> Vec<Vec<u8>> {
 }
 
 fn desc(format: wgpu::TextureFormat, first: u32) -> wgpu::TextureDescriptor<'static> {
-    let count = mipflow::budget::size::full_mip_count(SIDE, SIDE);
+    let count = mipflow::low_level::full_mip_count(SIDE, SIDE);
     wgpu::TextureDescriptor {
         label: Some("bench upload"),
         size: wgpu::Extent3d {
@@ -95,7 +96,7 @@ fn finish_frame(ctx: &GpuContext, ring: &mut StagingRing, frame: &mut u64) {
 }
 
 fn upload_bench(c: &mut Criterion) {
-    let ctx = GpuContext::headless(&GpuOptions::default())
+    let ctx = GpuContext::headless(&GpuConfig::default())
         .map_err(|e| eprintln!("no GPU adapter ({e}): only memcpy is measured"))
         .ok();
     let format = match &ctx {

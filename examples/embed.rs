@@ -18,8 +18,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use glam::{Mat4, Quat, Vec3};
-use mipflow::budget::Budget;
-use mipflow::render::Vertex;
+use mipflow::Budget;
+use mipflow::Vertex;
 use mipflow::{
     Camera, FrameInput, MaterialDesc, Renderer, RendererConfig, TextureOptions, TextureSource,
 };

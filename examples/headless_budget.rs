@@ -7,16 +7,16 @@
 //! ```
 
 use glam::{Mat4, Vec3};
-use mipflow::budget::Budget;
-use mipflow::budget::source::format_bytes;
-use mipflow::gpu::{GpuContext, GpuOptions};
+use mipflow::Budget;
+use mipflow::format_bytes;
 use mipflow::{
     Camera, FrameInput, MaterialDesc, Renderer, RendererConfig, TextureOptions, TextureSource,
 };
+use mipflow::{GpuConfig, GpuContext};
 use mipflow_cook::Quality;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let ctx = GpuContext::headless(&GpuOptions::default())?;
+    let ctx = GpuContext::headless(&GpuConfig::default())?;
     println!("adapter: {}", ctx.adapter_name());
     if let Some(m) = ctx.adapter_memory() {
         // Where a budget could come from: a fraction of what the adapter reports.
@@ -40,7 +40,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let view = output.create_view();
 
     // Eight textures of 512² on panels filling the view, cooked in memory.
-    let (pv, pi) = mipflow::render::panel(1.0, 1.0);
+    let (pv, pi) = mipflow::panel(1.0, 1.0);
     let mesh = r.add_mesh(&pv, &pi)?;
     for (i, spec) in mipflow_cook::procedural::demo_specs(3, 8, 512)
         .into_iter()

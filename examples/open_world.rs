@@ -20,14 +20,14 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 use glam::{Mat4, Vec3};
-use mipflow::budget::source::format_bytes;
-use mipflow::budget::{Budget, Category};
-use mipflow::demand::DemandView;
-use mipflow::gpu::{GpuContext, GpuOptions};
+use mipflow::DemandView;
+use mipflow::format_bytes;
 use mipflow::ktx2::{EncodedTexture, write_ktx2};
+use mipflow::{Budget, Category};
 use mipflow::{
     BudgetManager, Camera, FrameTiming, ManagerConfig, TextureHandle, TextureOptions, TextureSource,
 };
+use mipflow::{GpuConfig, GpuContext};
 
 /// Length of a tile along the road (world units), and the camera's speed (units a frame).
 const TILE_LENGTH: f32 = 20.0;
@@ -101,7 +101,7 @@ fn parse() -> Result<Options, String> {
 /// A BC7 KTX2 file of `side`² with a full mip chain (its blocks are noise: nothing is drawn).
 fn texture_file(side: u32) -> std::io::Result<Vec<u8>> {
     let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    let levels = (0..mipflow::budget::size::full_mip_count(side, side))
+    let levels = (0..mipflow::low_level::full_mip_count(side, side))
         .map(|l| {
             let s = (side >> l).max(1);
             (0..mipflow::ktx2::bc7_level_size(s, s))
@@ -181,7 +181,7 @@ fn main() {
 /// Flies the road; returns whether every frame stayed within the budget and nothing was left
 /// on the GPU after unloading.
 fn run(o: &Options) -> Result<bool, Box<dyn std::error::Error>> {
-    let ctx = GpuContext::headless(&GpuOptions::default())?;
+    let ctx = GpuContext::headless(&GpuConfig::default())?;
     let budget = o.budget_mib << 20; // at most 1 TiB: no overflow
     let mut config = ManagerConfig::default();
     config.budget = Budget::bytes(budget);
@@ -223,9 +223,9 @@ fn run(o: &Options) -> Result<bool, Box<dyn std::error::Error>> {
         let loads = t0.elapsed().as_secs_f64() * 1e6;
         most = most.max(tiles.iter().map(|t| t.panels.len()).sum());
         // Demand for the tiles near the camera, from their bounds.
-        let mut view = DemandView::new(&camera, OUTPUT).with_guard_band(&camera, OUTPUT, 2.0);
+        let mut view = DemandView::new(&camera, OUTPUT).with_guard_band(2.0);
         if let Some(p) = prev {
-            view = view.with_prediction(&camera, OUTPUT, p, m.demand_latency_frames());
+            view = view.with_prediction(p, m.demand_latency_frames());
         }
         for tile in tiles.iter().filter(|t| t.index <= here + DEMAND_AHEAD) {
             for &(h, center) in &tile.panels {

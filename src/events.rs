@@ -2,7 +2,7 @@
 //! the controller's reason and the render-target bytes they moved), waves of evictions and of
 //! re-streaming, and the driver's out-of-memory errors.
 //!
-//! [`EventLog::observe`] takes each frame's [`FrameStats`]; it keeps the last [`EVENT_CAPACITY`]
+//! [`EventLog::observe`] takes each frame's [`FrameStats`]; it keeps the last [`EventLog::CAPACITY`]
 //! events in a fixed ring (no allocation after [`EventLog::new`]). Related frames merge into one
 //! event, so that a strip of events stays readable: a scale change continues the previous one
 //! when it comes within [`MERGE_FRAMES`] frames in the same direction, and an eviction or a
@@ -17,7 +17,7 @@ use crate::manager::FrameStats;
 use crate::resolution::ChangeReason;
 
 /// Events kept.
-pub const EVENT_CAPACITY: usize = 32;
+pub(crate) const EVENT_CAPACITY: usize = 32;
 /// Frames within which related events merge.
 pub const MERGE_FRAMES: u64 = 30;
 /// Longest wave, in frames (a camera that keeps moving under a pressed budget evicts and
@@ -171,7 +171,7 @@ struct Prev {
     target_bytes: u64,
 }
 
-/// The last [`EVENT_CAPACITY`] events, from each frame's [`FrameStats`].
+/// The last [`EventLog::CAPACITY`] events, from each frame's [`FrameStats`].
 #[derive(Clone, Debug)]
 pub struct EventLog {
     ring: [Option<Event>; EVENT_CAPACITY],
@@ -193,6 +193,9 @@ impl Default for EventLog {
 }
 
 impl EventLog {
+    /// How many events the log keeps: the newest, once more were pushed.
+    pub const CAPACITY: usize = EVENT_CAPACITY;
+
     /// An empty log.
     pub fn new() -> Self {
         Self {

@@ -76,32 +76,101 @@
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
-pub mod budget;
-pub mod demand;
-pub mod error;
-pub mod events;
-pub mod feedback;
-pub mod feedback_demand;
-pub mod gpu;
+// Every module is private: the surface is what this file re-exports (below), plus `ktx2` (the
+// container format, for tools) and `low_level` (the pieces under the two ways in).
+mod budget;
+mod demand;
+mod error;
+mod events;
+mod feedback;
+mod gpu;
 pub mod ktx2;
-pub mod manager;
-pub mod render;
+mod manager;
 mod renderer;
-pub mod resolution;
-pub mod shaders;
-pub mod stream;
+mod resolution;
+mod shaders;
+mod stream;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-/// The wgpu and glam mipflow is built on, so that a game uses the same versions.
+/// The wgpu and glam mipflow is built on, so that a game uses the same versions (mipflow's
+/// public API takes wgpu 30 and glam 0.34 types).
 pub use {glam, wgpu};
 
-pub use budget::{Budget, Category, LedgerSnapshot};
-pub use demand::{Demand, DemandView};
+// The errors.
 pub use error::{Error, Result};
-pub use gpu::{GpuContext, GpuOptions};
-pub use manager::{BudgetManager, FramePlan, FrameStats, FrameTiming, ManagerConfig};
-pub use render::Vertex;
-pub use render::scene::{Camera, InstanceHandle, MaterialDesc, MaterialHandle, MeshHandle};
-pub use renderer::{FrameInput, Prefetch, Renderer, RendererConfig};
-pub use stream::{TextureHandle, TextureOptions, TextureSource};
+
+// Way 1: the Renderer and its scene.
+pub use renderer::{
+    FrameInput, InstanceHandle, MaterialDesc, MaterialHandle, MeshHandle, Prefetch, Renderer,
+    RendererConfig, Vertex, panel, quad_xz,
+};
+
+// Way 2: the BudgetManager under your own renderer: device, textures, demand, targets, stats.
+pub use budget::planner::{PlanStatus, PlannerConfig};
+pub use demand::{
+    Camera, DEFAULT_PREDICTED_FRAMES, Demand, DemandView, GUARD_BAND_WEIGHT, LOOK_AHEAD_FRAMES,
+    LOOK_AHEAD_WEIGHT, MAX_PREDICTED_FRAMES, look_at, perspective,
+};
+pub use gpu::{
+    DriverMemory, GpuConfig, GpuContext, OPTIONAL_FEATURES, REQUIRED_FEATURES, TrackedBuffer,
+    TrackedTexture, device_descriptor, read_texture_rgba8,
+};
+pub use manager::{
+    BudgetManager, FeedbackStats, FramePlan, FrameStats, FrameTiming, ManagerConfig,
+};
+pub use resolution::{
+    BucketRange, ChangeReason, ControllerConfig, ControllerMode, ScaleBucket, ScaleChange,
+    TargetKey, TargetSet, TargetSize, TargetSpec, Targets, Upscaler,
+};
+pub use stream::{
+    KtxReader, ReadError, StreamConfig, StreamStats, TextureHandle, TextureInfo, TextureOptions,
+    TextureSource,
+};
+
+// The budget and the ledger.
+pub use budget::{
+    AdapterMemory, Budget, BudgetSource, ByCategory, Category, CategoryStats, Charge, Ledger,
+    LedgerSnapshot, LiveAllocation, format_bytes, parse_size,
+};
+
+// GPU feedback, for the Renderer and for a game's own renderer.
+pub use feedback::{Feedback, FeedbackConfig, FeedbackDemand};
+
+// What the overlay and the reports show.
+pub use events::{Event, EventKind, EventLog, Tally};
+
+pub mod low_level {
+    //! The pieces under the two ways in, for those who drive them themselves: the planner and
+    //! its simulation executor, the streamer, staging and uploads, the exact size math, the
+    //! resolution controller, the upscaler and the Renderer's own pass. Not the stable surface:
+    //! these follow the implementation and may change in any release.
+
+    pub use crate::budget::EffectiveBudget;
+    pub use crate::budget::planner::{
+        BucketCost, ContractViolation, MAX_LEVELS, Plan, PlanInput, PlanTexture, Planner,
+        SimExecutor, Transition, TransitionKind,
+    };
+    pub use crate::budget::size::{
+        block_bytes, copy_block_bytes, copy_level_bytes, full_mip_count, level_bytes, mip_extent,
+        texture_bytes, texture_bytes_levels,
+    };
+    pub use crate::feedback::OOM_RETRY_FRAMES;
+    pub use crate::gpu::read_level;
+    pub use crate::gpu::staging::{
+        RowWriter, StagedLayout, StagedLevel, StagingLease, StagingRing,
+    };
+    pub use crate::gpu::upload::{
+        create_texture_with_levels, level_rows, level_rows_of, staged_bytes, staged_bytes_of,
+        write_level,
+    };
+    pub use crate::renderer::{DrawUniforms, GpuMesh, TexturedPass};
+    pub use crate::resolution::{
+        ControllerInput, DEFAULT_MIN_SCALE, DEPTH_FORMAT, GpuTimer, HDR_FORMAT, HDR_PACKED_FORMAT,
+        INTERMEDIATE_FORMAT, RenderTargets, ResolutionController, TIMER_SLOTS, TimeSource, ToneMap,
+        UpscaleConfig, UpscalePass, fill_scale_buckets, hdr_format, largest_fitting, lerp_baseline,
+        scale_buckets, scaled_size, target_bytes,
+    };
+    pub use crate::shaders::{ALL as SHADERS, FEEDBACK, TEXTURED, create_module};
+    pub use crate::stream::{Streamer, load_resident};
+}

@@ -6,7 +6,7 @@
 //!
 //! The frame, in the order the manager documents:
 //! 1. demand: each panel's bounding sphere, UV density and the camera (a
-//!    `mipflow::demand::DemandView` with the guard band, the look-ahead and the prediction), for
+//!    `mipflow::DemandView` with the guard band, the look-ahead and the prediction), for
 //!    both of its textures, through `FeedbackDemand`: what the GPU feedback its own shader
 //!    records (mipflow's WGSL snippet, prepended) says was really sampled;
 //! 2. plan: [`BudgetManager::frame`] streams, rescales the targets and says the mip bias;
@@ -18,15 +18,15 @@
 
 use bytemuck::{Pod, Zeroable};
 use glam::{Mat4, Vec3};
-use mipflow::budget::Category;
-use mipflow::feedback::{Feedback, FeedbackConfig};
-use mipflow::feedback_demand::FeedbackDemand;
-use mipflow::gpu::TrackedBuffer;
-use mipflow::resolution::{TargetSet, TargetSpec};
+use mipflow::Category;
+use mipflow::FeedbackDemand;
+use mipflow::TrackedBuffer;
 use mipflow::{
     Budget, BudgetManager, Camera, FrameStats, FrameTiming, ManagerConfig, Result, TextureHandle,
     TextureOptions, TextureSource,
 };
+use mipflow::{Feedback, FeedbackConfig};
+use mipflow::{TargetKey, TargetSet, TargetSpec};
 
 /// The HDR scene colour: target 0 of the declared set (multisampled), resolved into target 2.
 pub const HDR_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba16Float;
@@ -36,10 +36,13 @@ pub const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
 /// pixel: the render targets are a large share of the budget, and the render scale the
 /// strongest lever the manager has.
 pub const SAMPLES: u32 = 4;
-/// Indices in the declared target set.
-const MSAA_HDR: usize = 0;
-const MSAA_DEPTH: usize = 1;
-const RESOLVED_HDR: usize = 2;
+/// The keys of the declared render targets.
+#[derive(Clone, Copy, Debug)]
+struct TargetKeys {
+    msaa_hdr: TargetKey,
+    msaa_depth: TargetKey,
+    resolved_hdr: TargetKey,
+}
 /// Bytes between two draws' uniforms (wgpu's minimum uniform offset alignment is at most this).
 const DRAW_STRIDE: u64 = 256;
 /// One draw's uniforms: the model matrix, the feedback slots, the textures' sizes.
@@ -115,6 +118,7 @@ pub struct Counters {
 
 /// The example's renderer. See the module documentation.
 pub struct GameRenderer {
+    keys: TargetKeys,
     manager: BudgetManager,
     lit: wgpu::RenderPipeline,
     blit: wgpu::RenderPipeline,
@@ -158,20 +162,21 @@ impl GameRenderer {
         // The targets this renderer draws into, declared once: the manager makes them at the
         // planned scale and charges them to the same budget as the textures.
         let attach = wgpu::TextureUsages::RENDER_ATTACHMENT;
-        config.target_set = Some(
-            TargetSet::new()
-                .with(
-                    TargetSpec::scaled("game hdr msaa", HDR_FORMAT)
-                        .with_usage(attach)
-                        .with_samples(SAMPLES),
-                )
-                .with(
-                    TargetSpec::scaled("game depth msaa", DEPTH_FORMAT)
-                        .with_usage(attach)
-                        .with_samples(SAMPLES),
-                )
-                .with(TargetSpec::scaled("game hdr resolved", HDR_FORMAT)),
-        );
+        let mut set = TargetSet::new();
+        let keys = TargetKeys {
+            msaa_hdr: set.add(
+                TargetSpec::scaled("game hdr msaa", HDR_FORMAT)
+                    .with_usage(attach)
+                    .with_samples(SAMPLES),
+            ),
+            msaa_depth: set.add(
+                TargetSpec::scaled("game depth msaa", DEPTH_FORMAT)
+                    .with_usage(attach)
+                    .with_samples(SAMPLES),
+            ),
+            resolved_hdr: set.add(TargetSpec::scaled("game hdr resolved", HDR_FORMAT)),
+        };
+        config.target_set = Some(set);
         let mut manager = BudgetManager::new(device.clone(), queue, config)?;
         let ctx = manager.context();
         // GPU feedback: the lit shader records which level the sampler uses for a sample of its
@@ -387,8 +392,9 @@ impl GameRenderer {
                 ),
                 Residency::Full => {
                     let limits = mipflow::ktx2::ReadLimits::default();
-                    let b = mipflow::stream::load_resident(manager.context(), &m.base, &limits)?;
-                    let n = mipflow::stream::load_resident(manager.context(), &m.normal, &limits)?;
+                    let b = mipflow::low_level::load_resident(manager.context(), &m.base, &limits)?;
+                    let n =
+                        mipflow::low_level::load_resident(manager.context(), &m.normal, &limits)?;
                     // With their files' metadata: the orientation the shader flips by.
                     let (bi, ni) = (m.base.info(&limits)?, m.normal.info(&limits)?);
                     (
@@ -404,6 +410,7 @@ impl GameRenderer {
             });
         }
         Ok(Self {
+            keys,
             manager,
             lit,
             blit,
@@ -479,6 +486,10 @@ impl GameRenderer {
             });
         }
 
+        // The game's own matrices: demand reads the same view and projection the draws use.
+        let aspect = output.0 as f32 / output.1 as f32;
+        let matrices = (camera.view, camera.projection(aspect));
+
         // 1. Demand: where each panel is, how dense its UVs are, what the camera sees, and
         //    what the GPU feedback says was really sampled (a panel no pixel of which was drawn
         //    gets no new levels).
@@ -500,7 +511,7 @@ impl GameRenderer {
         }
         let view = self
             .demand
-            .begin_frame(&self.manager, &self.feedback, camera, output, 2.0);
+            .begin_frame(&self.manager, &self.feedback, matrices, output, 2.0);
         for p in &self.panels {
             let m = &self.materials[p.material];
             let scale = p.transform.x_axis.truncate().length();
@@ -509,10 +520,10 @@ impl GameRenderer {
             let radius = 0.5f32.sqrt() * scale;
             let uv_per_unit = p.uv_repeat / scale.max(1e-6);
             for tex in [m.base, m.normal] {
-                let Some(side) = self.manager.streamer().texture_texel_side(tex) else {
+                let Some(side) = self.manager.texture_side(tex) else {
                     continue;
                 };
-                if let Some(d) = view.sphere(center, radius, uv_per_unit * side) {
+                if let Some(d) = view.sphere(center, radius, uv_per_unit, side) {
                     self.demand.add(&mut self.manager, &self.feedback, tex, &d);
                 }
             }
@@ -564,7 +575,9 @@ impl GameRenderer {
             .as_ref()
             .is_none_or(|(g, _)| *g != targets.generation())
         {
-            let hdr = targets.view(RESOLVED_HDR).expect("declared target");
+            let hdr = targets
+                .view(self.keys.resolved_hdr)
+                .expect("declared target");
             let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("game blit"),
                 layout: &self.blit_layout,
@@ -634,9 +647,9 @@ impl GameRenderer {
             let mut rp = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
                 label: Some("game lit"),
                 color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: targets.view(MSAA_HDR).expect("declared target"),
+                    view: targets.view(self.keys.msaa_hdr).expect("declared target"),
                     depth_slice: None,
-                    resolve_target: targets.view(RESOLVED_HDR),
+                    resolve_target: targets.view(self.keys.resolved_hdr),
                     ops: wgpu::Operations {
                         load: wgpu::LoadOp::Clear(wgpu::Color {
                             r: 0.05,
@@ -648,7 +661,7 @@ impl GameRenderer {
                     },
                 })],
                 depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                    view: targets.view(MSAA_DEPTH).expect("declared target"),
+                    view: targets.view(self.keys.msaa_depth).expect("declared target"),
                     depth_ops: Some(wgpu::Operations {
                         load: wgpu::LoadOp::Clear(1.0),
                         store: wgpu::StoreOp::Discard,

@@ -151,8 +151,8 @@ fn main() {
 }
 
 fn headless(args: &Args) -> Result<(), String> {
-    let ctx = mipflow::GpuContext::headless(&mipflow::GpuOptions::default())
-        .map_err(|e| e.to_string())?;
+    let ctx =
+        mipflow::GpuContext::headless(&mipflow::GpuConfig::default()).map_err(|e| e.to_string())?;
     let materials = scene::materials(args.materials, args.texture_size)?;
     let panels = scene::corridor(args.materials);
     let format = wgpu::TextureFormat::Rgba8UnormSrgb;
@@ -217,8 +217,7 @@ fn headless(args: &Args) -> Result<(), String> {
         last.ledger.total_bytes >> 20,
     );
     if let Some(path) = &args.screenshot {
-        let px =
-            mipflow::gpu::read_texture_rgba8(&ctx, output.texture()).map_err(|e| e.to_string())?;
+        let px = mipflow::read_texture_rgba8(&ctx, output.texture()).map_err(|e| e.to_string())?;
         image::save_buffer(
             path,
             &px,
@@ -246,7 +245,7 @@ struct Ui {
     charges: mipflow_overlay::EguiCharges,
     panels: mipflow_overlay::MemoryPanels,
     history: mipflow_overlay::History,
-    changes: Vec<mipflow::resolution::ScaleChange>,
+    changes: Vec<mipflow::ScaleChange>,
     budget_mib: f32,
 }
 
@@ -554,8 +553,7 @@ impl Game {
             && self.config.usage.contains(wgpu::TextureUsages::COPY_SRC)
         {
             let ctx = self.renderer.manager().context();
-            let px =
-                mipflow::gpu::read_texture_rgba8(ctx, &frame.texture).map_err(|e| e.to_string())?;
+            let px = mipflow::read_texture_rgba8(ctx, &frame.texture).map_err(|e| e.to_string())?;
             image::save_buffer(
                 path,
                 &px,

@@ -8,5 +8,7 @@ pub mod size;
 pub mod source;
 
 pub use effective::EffectiveBudget;
-pub use ledger::{Category, CategoryStats, Charge, Ledger, LedgerSnapshot};
-pub use source::{Budget, BudgetSource, parse_size};
+pub use ledger::{
+    ByCategory, Category, CategoryStats, Charge, Ledger, LedgerSnapshot, LiveAllocation,
+};
+pub use source::{AdapterMemory, Budget, BudgetSource, format_bytes, parse_size};

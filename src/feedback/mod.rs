@@ -26,9 +26,12 @@ use crate::Result;
 use crate::budget::Category;
 use crate::budget::planner::MAX_LEVELS;
 use crate::gpu::{GpuContext, TrackedBuffer};
+pub use crate::manager::FeedbackStats;
 
+mod demand;
 mod histograms;
 mod resources;
+pub use demand::FeedbackDemand;
 use histograms::Histograms;
 use resources::{storage_entry, uniform_entry};
 
@@ -120,22 +123,6 @@ struct Readback {
     /// `block_shift` (capped at 5) when it was recorded: each recorded pixel stands for a block
     /// of that side (a later change of the config does not rescale it).
     shift: u32,
-}
-
-/// Feedback figures of one frame.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct FeedbackStats {
-    /// Frames between the feedback in use and this frame (`None`: none yet).
-    pub latency_frames: Option<u64>,
-    /// Output pixels the feedback in use covers (all textures, scaled up from the sample).
-    pub pixels: f64,
-    /// Frames whose feedback was not copied because every readback buffer was still in use.
-    pub skipped: u64,
-    /// Bytes the last [`Feedback::resolve`] copied back from the GPU (0: none this frame).
-    pub readback_bytes: u64,
-    /// Frames whose feedback was not used because they drew more slots than their readback
-    /// held (the readbacks then grow: see [`FeedbackConfig::readback_slots`]).
-    pub overflowed: u64,
 }
 
 /// The GPU side and the CPU side of feedback: the histogram buffer and its bind group, the

@@ -42,10 +42,49 @@ use crate::budget::source::AdapterMemory;
 use crate::budget::{Category, Ledger, size};
 use crate::{Error, Result};
 
+/// The device features mipflow's streaming needs: block-compressed textures (BC1 to BC7 and
+/// BC6H are what it streams). A device without them can still run the manager (its render
+/// targets and a game's own allocations are budgeted as usual), but every
+/// [`crate::BudgetManager::add_texture`] of a BCn file is refused with
+/// [`Error::InvalidResource`] saying what the device lacks.
+pub const REQUIRED_FEATURES: wgpu::Features = wgpu::Features::TEXTURE_COMPRESSION_BC;
+
+/// Device features mipflow uses when the device has them, and does without otherwise:
+/// timestamps (the GPU frame time the resolution controller may scale by;
+/// [`crate::FrameTiming::gpu_ms`]) and a renderable packed-float HDR colour
+/// (`Rg11b10Ufloat`: half the bytes of `Rgba16Float` in the render targets).
+pub const OPTIONAL_FEATURES: wgpu::Features = wgpu::Features::TIMESTAMP_QUERY
+    .union(wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS)
+    .union(wgpu::Features::RG11B10UFLOAT_RENDERABLE);
+
+/// A device descriptor that gives mipflow what it needs from `adapter`: the
+/// [`REQUIRED_FEATURES`] and [`OPTIONAL_FEATURES`] the adapter has, and the adapter's own limits
+/// (wgpu's default limits cap 2D textures at 8192 texels, and a streamed texture may be
+/// larger). No limit is needed beyond wgpu's defaults otherwise. Add your own features to
+/// `required_features` before requesting the device.
+///
+/// ```no_run
+/// # async fn make(adapter: wgpu::Adapter) -> Result<(), wgpu::RequestDeviceError> {
+/// let mut desc = mipflow::device_descriptor(&adapter);
+/// desc.required_features |= wgpu::Features::DEPTH_CLIP_CONTROL & adapter.features();
+/// let (device, queue) = adapter.request_device(&desc).await?;
+/// # Ok(()) }
+/// ```
+pub fn device_descriptor(adapter: &wgpu::Adapter) -> wgpu::DeviceDescriptor<'static> {
+    wgpu::DeviceDescriptor {
+        label: Some("mipflow device"),
+        required_features: adapter.features() & (REQUIRED_FEATURES | OPTIONAL_FEATURES),
+        required_limits: adapter.limits(),
+        experimental_features: wgpu::ExperimentalFeatures::disabled(),
+        memory_hints: wgpu::MemoryHints::MemoryUsage,
+        trace: wgpu::Trace::Off,
+    }
+}
+
 /// How to pick the adapter and device.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
-pub struct GpuOptions {
+pub struct GpuConfig {
     /// Backends to search. `None`: the `WGPU_BACKEND` environment variable, else the platform's
     /// primary backends (Vulkan, Metal, DX12, WebGPU).
     pub backends: Option<wgpu::Backends>,
@@ -56,7 +95,7 @@ pub struct GpuOptions {
     pub install_error_handler: bool,
 }
 
-impl Default for GpuOptions {
+impl Default for GpuConfig {
     fn default() -> Self {
         Self {
             backends: None,
@@ -113,7 +152,7 @@ impl std::fmt::Debug for GpuContext {
     }
 }
 
-fn make_instance(opts: &GpuOptions) -> wgpu::Instance {
+fn make_instance(opts: &GpuConfig) -> wgpu::Instance {
     let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
     desc.backends = opts
         .backends
@@ -124,7 +163,7 @@ fn make_instance(opts: &GpuOptions) -> wgpu::Instance {
 
 impl GpuContext {
     /// A context with no surface, for tests, the headless runner and the bench.
-    pub fn headless(opts: &GpuOptions) -> Result<Self> {
+    pub fn headless(opts: &GpuConfig) -> Result<Self> {
         let instance = make_instance(opts);
         let adapter = Self::pick_adapter(&instance, opts, None)?;
         Self::finish(instance, adapter, opts)
@@ -134,7 +173,7 @@ impl GpuContext {
     /// can present to it. The caller configures the surface.
     pub fn with_surface(
         target: impl Into<wgpu::SurfaceTarget<'static>>,
-        opts: &GpuOptions,
+        opts: &GpuConfig,
     ) -> Result<(Self, wgpu::Surface<'static>)> {
         let instance = make_instance(opts);
         let surface = instance.create_surface(target)?;
@@ -149,7 +188,7 @@ impl GpuContext {
         adapter: wgpu::Adapter,
         device: wgpu::Device,
         queue: wgpu::Queue,
-        opts: &GpuOptions,
+        opts: &GpuConfig,
     ) -> Self {
         let mut ctx = Self::adopt(device, queue, opts);
         ctx.adapter_info = Some(adapter.get_info());
@@ -160,7 +199,7 @@ impl GpuContext {
     /// Adopts the caller's device and queue (a game that owns its device). mipflow creates its own
     /// resources inside error scopes; since the device is the caller's, no uncaptured-error handler
     /// is installed unless `opts.install_error_handler` is set, which replaces the caller's.
-    pub fn adopt(device: wgpu::Device, queue: wgpu::Queue, opts: &GpuOptions) -> Self {
+    pub fn adopt(device: wgpu::Device, queue: wgpu::Queue, opts: &GpuConfig) -> Self {
         let bc_supported = device
             .features()
             .contains(wgpu::Features::TEXTURE_COMPRESSION_BC);
@@ -185,7 +224,7 @@ impl GpuContext {
 
     fn pick_adapter(
         instance: &wgpu::Instance,
-        opts: &GpuOptions,
+        opts: &GpuConfig,
         surface: Option<&wgpu::Surface<'_>>,
     ) -> Result<wgpu::Adapter> {
         let power_preference = opts
@@ -207,7 +246,7 @@ impl GpuContext {
         })
     }
 
-    fn finish(instance: wgpu::Instance, adapter: wgpu::Adapter, opts: &GpuOptions) -> Result<Self> {
+    fn finish(instance: wgpu::Instance, adapter: wgpu::Adapter, opts: &GpuConfig) -> Result<Self> {
         let info = adapter.get_info();
         let available = adapter.features();
         let bc_supported = available.contains(wgpu::Features::TEXTURE_COMPRESSION_BC);
@@ -226,24 +265,10 @@ impl GpuContext {
                  (a CPU BC7-decode fallback is planned, not yet built)"
             );
         }
-        // Optional features: BC textures (the product), timestamps (GPU frame time for the
-        // resolution controller) and a renderable packed-float HDR colour (half the bytes of
-        // Rgba16Float: see `resolution::hdr_format`). Request what exists; never fail for their
-        // absence.
-        let wanted = wgpu::Features::TEXTURE_COMPRESSION_BC
-            | wgpu::Features::TIMESTAMP_QUERY
-            | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS
-            | wgpu::Features::RG11B10UFLOAT_RENDERABLE;
+        // What exists of the features mipflow uses; never fail for their absence (see
+        // `device_descriptor`).
         let (device, queue) =
-            pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-                label: Some("mipflow device"),
-                required_features: available & wanted,
-                // The defaults cap 2D textures at 8192; ask for what the adapter really allows.
-                required_limits: adapter.limits(),
-                experimental_features: wgpu::ExperimentalFeatures::disabled(),
-                memory_hints: wgpu::MemoryHints::MemoryUsage,
-                trace: wgpu::Trace::Off,
-            }))?;
+            pollster::block_on(adapter.request_device(&device_descriptor(&adapter)))?;
         let ctx = Self {
             instance: Some(instance),
             adapter: Some(adapter),

@@ -101,7 +101,8 @@ impl BudgetManager {
 
     /// Demand for `h` from a world-space bounding sphere seen by `view` (form (c)): the level
     /// its nearest point needs for `uv_per_unit` (UV units per world unit: 1 / the world size
-    /// one texture repeat covers) and the pixels its projection covers, weighted down in the
+    /// one texture repeat covers; the unit of [`DemandView::sphere`] too, which this calls
+    /// with the texture's side) and the pixels its projection covers, weighted down in the
     /// view's guard band and look-ahead (see [`DemandView`]). Returns the demand given (`None`
     /// when the sphere is outside every frustum, or for a stale handle).
     pub fn add_demand_sphere(
@@ -114,7 +115,7 @@ impl BudgetManager {
     ) -> Option<Demand> {
         // One handle check: `texture_texel_side` is `None` for a stale handle.
         let side = self.streamer.texture_texel_side(h)?;
-        let d = view.sphere(center, radius, uv_per_unit * side)?;
+        let d = view.sphere(center, radius, uv_per_unit, side)?;
         let i = h.index() as usize;
         self.begin_demand_at(i);
         self.view_demand_at(i, &d, 1.0);
@@ -133,6 +134,13 @@ impl BudgetManager {
     ) -> Option<Demand> {
         let (center, radius) = DemandView::box_sphere(min, max);
         self.add_demand_sphere(h, view, center, radius, uv_per_unit)
+    }
+
+    /// The side of a square with as many texels as `h`'s level 0, `sqrt(width x height)`
+    /// (`None` for a stale handle): what [`DemandView::sphere`] takes with a surface's UV
+    /// density.
+    pub fn texture_side(&self, h: TextureHandle) -> Option<f32> {
+        self.streamer.texture_texel_side(h)
     }
 
     /// Starts this frame's demand on the first call after a frame: the texture's slot, `None`

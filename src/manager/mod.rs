@@ -27,16 +27,16 @@ use std::time::Instant;
 
 use crate::budget::ledger::ManagedScope;
 use crate::budget::planner::{
-    Plan, PlanInput, PlanStatus, PlanTexture, Planner, ScaleBucket, TransitionKind,
+    BucketCost, Plan, PlanInput, PlanStatus, PlanTexture, Planner, TransitionKind,
 };
 use crate::budget::{Budget, Category, EffectiveBudget, LedgerSnapshot};
-use crate::gpu::{GpuContext, GpuOptions, TrackedTexture};
+use crate::gpu::{GpuConfig, GpuContext, TrackedTexture};
 use crate::resolution::{
-    Bucket, BucketRange, ChangeReason, ControllerConfig, RenderTargets, ResolutionController,
+    BucketRange, ChangeReason, ControllerConfig, RenderTargets, ResolutionController, ScaleBucket,
     TargetSet, Targets, TimeSource, Upscaler,
 };
 use crate::stream::{
-    StreamConfig, StreamFrameStats, Streamer, TextureHandle, TextureOptions, TextureSource,
+    StreamConfig, StreamStats, Streamer, TextureHandle, TextureOptions, TextureSource,
 };
 use crate::{Error, Result};
 
@@ -44,7 +44,7 @@ mod demand;
 mod targets;
 mod types;
 
-pub use types::{FramePlan, FrameStats, FrameTiming, ManagerConfig};
+pub use types::{FeedbackStats, FramePlan, FrameStats, FrameTiming, ManagerConfig};
 
 /// The budget manager (see the module documentation): textures, demand, render targets, one
 /// budget.
@@ -62,7 +62,7 @@ pub struct BudgetManager {
     /// one keeps the time path's last decision instead of taking the CPU time.
     gpu_timed: bool,
     range: BucketRange,
-    buckets: Vec<ScaleBucket>,
+    buckets: Vec<BucketCost>,
     buckets_for: (u32, u32),
     mem_index: usize,
     frame: u64,
@@ -104,9 +104,9 @@ impl BudgetManager {
     /// A manager on the caller's device and queue (the game owns them, its window and its loop).
     /// No uncaptured-error handler is installed on the caller's device.
     pub fn new(device: wgpu::Device, queue: wgpu::Queue, config: ManagerConfig) -> Result<Self> {
-        let opts = GpuOptions {
+        let opts = GpuConfig {
             install_error_handler: false,
-            ..GpuOptions::default()
+            ..GpuConfig::default()
         };
         Ok(Self::with_context(
             GpuContext::adopt(device, queue, &opts),
@@ -123,9 +123,9 @@ impl BudgetManager {
         queue: wgpu::Queue,
         config: ManagerConfig,
     ) -> Result<Self> {
-        let opts = GpuOptions {
+        let opts = GpuConfig {
             install_error_handler: false,
-            ..GpuOptions::default()
+            ..GpuConfig::default()
         };
         Ok(Self::with_context(
             GpuContext::adopt_with_adapter(adapter, device, queue, &opts),
@@ -336,7 +336,7 @@ impl BudgetManager {
     /// The render-target bytes of every scale bucket at the last frame's output size, as the
     /// planner priced them (ascending scale); `u64::MAX` for a bucket whose targets would pass
     /// the device's largest texture (never planned).
-    pub fn scale_buckets(&self) -> &[ScaleBucket] {
+    pub fn scale_buckets(&self) -> &[BucketCost] {
         &self.buckets
     }
 
@@ -600,7 +600,7 @@ impl BudgetManager {
         });
         let changes = self.controller.change_count();
         let bucket = if self.config.render_targets {
-            let bucket = self.controller.update(&crate::resolution::FrameInput {
+            let bucket = self.controller.update(&crate::resolution::ControllerInput {
                 memory_max_scale: mem_bucket.scale(),
                 available_bytes: Some(budget.saturating_sub(fixed)),
                 frame_time_ms: frame_time,

@@ -2,8 +2,8 @@
 //! made at the planned bucket (a lower one when the driver is out of memory).
 
 use super::BudgetManager;
-use crate::budget::planner::ScaleBucket;
-use crate::resolution::{Bucket, BucketRange};
+use crate::budget::planner::BucketCost;
+use crate::resolution::{BucketRange, ScaleBucket};
 use crate::{Error, Result};
 
 impl BudgetManager {
@@ -52,7 +52,7 @@ impl BudgetManager {
         if !self.config.render_targets {
             if self.buckets.len() != 1 {
                 self.buckets.clear();
-                self.buckets.push(ScaleBucket {
+                self.buckets.push(BucketCost {
                     scale: 1.0,
                     bytes: 0,
                 });
@@ -68,7 +68,7 @@ impl BudgetManager {
             // and the scale stays where the targets can be made.
             let max = self.ctx.device().limits().max_texture_dimension_2d;
             self.buckets.clear();
-            self.buckets.extend(self.range.iter().map(|b| ScaleBucket {
+            self.buckets.extend(self.range.iter().map(|b| BucketCost {
                 scale: b.scale(),
                 bytes: if set.fits(output, b.scale(), max) {
                     set.bytes(output, b.scale())
@@ -86,7 +86,7 @@ impl BudgetManager {
     /// `bucket` (at most the planner's memory bucket), or when its targets cost more than the
     /// memory bucket's (a lower scale can cost more than native: an upscaler's intermediate is
     /// only made below native scale), the largest lower bucket that costs no more.
-    pub(super) fn within_memory_bucket(&self, bucket: Bucket) -> Bucket {
+    pub(super) fn within_memory_bucket(&self, bucket: ScaleBucket) -> ScaleBucket {
         match self.price(self.range.at(self.mem_index)) {
             Some(allowed) => self.largest_within(bucket, allowed),
             None => bucket,
@@ -94,13 +94,13 @@ impl BudgetManager {
     }
 
     /// The targets' bytes at `b` for this frame's output, if priced.
-    fn price(&self, b: Bucket) -> Option<u64> {
+    fn price(&self, b: ScaleBucket) -> Option<u64> {
         self.buckets.get(self.range.index_of(b)).map(|s| s.bytes)
     }
 
     /// `bucket` when its targets cost at most `bytes` (or it is not priced), else the largest
     /// lower bucket that does, else the range's least.
-    fn largest_within(&self, bucket: Bucket, bytes: u64) -> Bucket {
+    fn largest_within(&self, bucket: ScaleBucket, bytes: u64) -> ScaleBucket {
         if self.price(bucket).is_none_or(|p| p <= bytes) {
             return bucket;
         }
@@ -120,7 +120,7 @@ impl BudgetManager {
     /// that, by a higher scale or a larger output, the targets passed the budget. They come out
     /// lower for the frame, and at the plan's scale once the room is back. With no bucket that
     /// fits, the cheapest: the frame is drawn.
-    pub(super) fn within_room(&self, bucket: Bucket, effective: u64) -> Bucket {
+    pub(super) fn within_room(&self, bucket: ScaleBucket, effective: u64) -> ScaleBucket {
         let Some(current) = self.targets.current() else {
             return bucket;
         };
@@ -129,7 +129,7 @@ impl BudgetManager {
         self.largest_within(bucket, effective.saturating_sub(held).max(have))
     }
 
-    pub(super) fn set_targets(&mut self, output: (u32, u32), bucket: Bucket) -> Result<()> {
+    pub(super) fn set_targets(&mut self, output: (u32, u32), bucket: ScaleBucket) -> Result<()> {
         let current = self
             .targets
             .current()
@@ -151,8 +151,8 @@ impl BudgetManager {
     pub(super) fn set_targets_within_memory(
         &mut self,
         output: (u32, u32),
-        bucket: Bucket,
-    ) -> Result<Bucket> {
+        bucket: ScaleBucket,
+    ) -> Result<ScaleBucket> {
         let oom = match self.set_targets(output, bucket) {
             Err(e @ Error::OutOfMemory { .. }) => e,
             other => return other.map(|()| bucket),

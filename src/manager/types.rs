@@ -67,9 +67,9 @@ pub struct FramePlan {
     /// The planner's verdict.
     pub status: PlanStatus,
     /// The scale bucket the targets are at this frame.
-    pub bucket: Bucket,
+    pub bucket: ScaleBucket,
     /// The planner's memory-driven bucket (the controller may be lower).
-    pub memory_bucket: Bucket,
+    pub memory_bucket: ScaleBucket,
     /// The render scale per axis.
     pub render_scale: f32,
     /// The mip bias that goes with the render scale (negative: textures sampled as at native
@@ -99,7 +99,7 @@ pub struct FrameStats {
     /// The planner's memory-driven scale.
     pub memory_scale: f32,
     /// Streaming figures.
-    pub stream: StreamFrameStats,
+    pub stream: StreamStats,
     /// Whether the budget held the floors.
     pub budget_too_small: bool,
     /// Bytes every floor, the smallest targets and the fixed bytes need.
@@ -119,7 +119,7 @@ pub struct FrameStats {
     /// True when nothing was drawn (a 0x0 output).
     pub skipped: bool,
     /// GPU feedback: its latency (frames) and the pixels it covers (`Renderer` only).
-    pub feedback: crate::feedback::FeedbackStats,
+    pub feedback: FeedbackStats,
     /// Why the render scale changed this frame, if it did (see [`crate::events`]).
     pub scale_reason: Option<ChangeReason>,
     /// Texture blur on screen (`Renderer` only; 0 where a game gives its own demand): over the
@@ -127,4 +127,22 @@ pub struct FrameStats {
     /// what the current view wants, after this frame's uploads (the planner's quality
     /// currency, see [`crate::budget::planner`]).
     pub blur_pixel_octaves: f32,
+}
+
+/// GPU feedback figures of one frame, filled by whoever records feedback (the `Renderer`,
+/// or a game that runs `Feedback` itself); plain data, so the manager's stats carry it
+/// without depending on feedback.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FeedbackStats {
+    /// Frames between the feedback in use and this frame (`None`: none yet).
+    pub latency_frames: Option<u64>,
+    /// Output pixels the feedback in use covers (all textures, scaled up from the sample).
+    pub pixels: f64,
+    /// Frames whose feedback was not copied because every readback buffer was still in use.
+    pub skipped: u64,
+    /// Bytes the last `Feedback::resolve` copied back from the GPU (0: none this frame).
+    pub readback_bytes: u64,
+    /// Frames whose feedback was not used because they drew more slots than their readback
+    /// held (the readbacks then grow: see `FeedbackConfig::readback_slots`).
+    pub overflowed: u64,
 }

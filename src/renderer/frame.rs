@@ -2,18 +2,18 @@
 
 use std::time::Instant;
 
+use super::{DrawUniforms, GpuMesh, TexturedPass};
 use super::{FrameInput, Prefetch, Renderer};
+use crate::demand::Camera;
 use crate::manager::FrameStats;
 use crate::manager::FrameTiming;
-use crate::render::scene::Camera;
-use crate::render::{DrawUniforms, GpuMesh, TexturedPass};
-use crate::resolution::UpscaleSettings;
+use crate::resolution::UpscaleConfig;
 use crate::{Error, Result};
 
 impl Renderer {
     /// Gives the manager every texture's wanted level and covered pixels from the instances in
     /// view (and in the guard band and the look-ahead, at lower weights), through the GPU
-    /// feedback's verdicts ([`crate::feedback_demand::FeedbackDemand`], what a game's own
+    /// feedback's verdicts ([`crate::feedback::FeedbackDemand`], what a game's own
     /// renderer uses too).
     fn visibility(&mut self, camera: &Camera, output: (u32, u32)) {
         // The guard band covers a slow turn all around; the look-ahead (where the camera will
@@ -23,7 +23,7 @@ impl Renderer {
         let view = self.demand.begin_frame(
             &self.manager,
             self.pass.feedback(),
-            camera,
+            (camera.view, camera.projection(aspect_of(output))),
             output,
             self.config.guard_band,
         );
@@ -56,9 +56,8 @@ impl Renderer {
             let uv_per_unit = mesh.uv_density * mat.uv_scale / area_scale.max(1e-6);
             let cpu = self
                 .manager
-                .streamer()
-                .texture_texel_side(tex)
-                .and_then(|side| view.sphere(center, radius, uv_per_unit * side));
+                .texture_side(tex)
+                .and_then(|side| view.sphere(center, radius, uv_per_unit, side));
             let Some(cpu) = cpu else {
                 continue;
             };
@@ -388,7 +387,7 @@ impl Renderer {
         self.pass
             .feedback_mut()
             .resolve(ctx, &mut enc, mip_bias.exp2())?;
-        let settings = UpscaleSettings::default();
+        let settings = UpscaleConfig::default();
         let ts = if timed {
             self.timer.as_ref().and_then(|t| t.pass_writes(false, true))
         } else {
@@ -426,4 +425,9 @@ impl Renderer {
         self.stats = stats;
         Ok(&self.stats)
     }
+}
+
+/// Width over height of an `output` size (1 for an empty one).
+fn aspect_of(output: (u32, u32)) -> f32 {
+    output.0.max(1) as f32 / output.1.max(1) as f32
 }

@@ -9,24 +9,27 @@
 //! 4. draws the scene into the HDR target at that scale, and upscales it into the caller's view.
 
 mod frame;
+mod pass;
+mod scene;
+
+pub use pass::{DrawUniforms, GpuMesh, TexturedPass, Vertex, panel, quad_xz};
+pub use scene::{InstanceHandle, MaterialDesc, MaterialHandle, MeshHandle};
 
 use std::time::Instant;
 
 use glam::{Mat4, Vec3};
 
 use crate::budget::{Budget, Category, LedgerSnapshot};
+use crate::demand::Camera;
 use crate::feedback::FeedbackConfig;
-use crate::gpu::{GpuContext, GpuOptions, TrackedBuffer, TrackedTexture};
+use crate::gpu::{GpuConfig, GpuContext, TrackedBuffer, TrackedTexture};
 use crate::manager::{BudgetManager, FrameStats, ManagerConfig};
-use crate::render::scene::{
-    Camera, Instance, InstanceHandle, MaterialDesc, MaterialHandle, Mesh, MeshHandle, Slab,
-};
-use crate::render::{GpuMesh, TexturedPass, Vertex};
 use crate::resolution::{
     ChangeReason, ControllerConfig, GpuTimer, ResolutionController, UpscalePass, Upscaler,
 };
 use crate::stream::{StreamConfig, Streamer, TextureHandle, TextureOptions, TextureSource};
 use crate::{Error, Result};
+use scene::{Instance, Mesh, Slab};
 
 /// How a [`Renderer`] is made. `Default` renders to `Rgba8UnormSrgb` with a 256 MiB budget.
 #[derive(Clone, Debug)]
@@ -155,7 +158,7 @@ pub struct Renderer {
     feedback_refused: bool,
     /// Demand through the GPU feedback's verdicts (cuts, motion, per-slot view and hidden
     /// state).
-    demand: crate::feedback_demand::FeedbackDemand,
+    demand: crate::feedback::FeedbackDemand,
     /// This frame's in-view instances: texture slot, the level the current view wants, pixels
     /// (for [`FrameStats::blur_pixel_octaves`], once the frame's uploads are built).
     on_screen: Vec<(u32, f32, f32)>,
@@ -179,9 +182,9 @@ impl Renderer {
     /// A renderer on the caller's device and queue (the game owns them, and its window and loop).
     /// No uncaptured-error handler is installed on the caller's device.
     pub fn new(device: wgpu::Device, queue: wgpu::Queue, config: RendererConfig) -> Result<Self> {
-        let opts = GpuOptions {
+        let opts = GpuConfig {
             install_error_handler: false,
-            ..GpuOptions::default()
+            ..GpuConfig::default()
         };
         Self::with_context(GpuContext::adopt(device, queue, &opts), config)
     }

@@ -1,13 +1,13 @@
 //! Scale buckets: the render scales the targets may take, and their exact byte cost.
 //!
-//! A render scale is quantised to per-axis steps of 1/16 ([`Bucket`]) between a configurable
+//! A render scale is quantised to per-axis steps of 1/16 ([`ScaleBucket`]) between a configurable
 //! minimum (default 0.5) and 1.0 ([`BucketRange`]). Why buckets: a continuous scale would
 //! reallocate the render targets whenever it moved, churning memory and stalling; with steps of
 //! 1/16 a change is worth its reallocation (at 0.5..1.0 one step is 6..12 % of the pixels), and the
 //! planner has a short list (9 entries by default) of sizes to trade against texture mips.
 
 use super::target_set::{self, Upscaler};
-use crate::budget::planner::ScaleBucket;
+use crate::budget::planner::BucketCost;
 
 /// Number of steps between 0 and 1: a bucket is `n / STEPS` for `n` in `1..=STEPS`.
 pub const STEPS: u32 = 16;
@@ -18,16 +18,16 @@ pub const DEFAULT_MIN_SCALE: f32 = 0.5;
 
 /// A render scale per axis, `n / 16` with `n` in `1..=16`. Ordered by scale.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Bucket(u8);
+pub struct ScaleBucket(u8);
 
-impl Bucket {
+impl ScaleBucket {
     /// Native resolution (scale 1.0).
-    pub const FULL: Bucket = Bucket(STEPS as u8);
+    pub const FULL: ScaleBucket = ScaleBucket(STEPS as u8);
     /// The smallest bucket that exists (1/16); [`BucketRange`] normally stops well above it.
-    pub const SMALLEST: Bucket = Bucket(1);
+    pub const SMALLEST: ScaleBucket = ScaleBucket(1);
 
     /// The bucket `n / 16`, with `n` clamped to `1..=16`.
-    pub const fn from_sixteenths(n: u32) -> Bucket {
+    pub const fn from_sixteenths(n: u32) -> ScaleBucket {
         let n = if n < 1 {
             1
         } else if n > STEPS {
@@ -35,28 +35,28 @@ impl Bucket {
         } else {
             n
         };
-        Bucket(n as u8)
+        ScaleBucket(n as u8)
     }
 
     /// The largest bucket not above `scale` (clamped to `1/16..=1`). Rounding down, not to the
     /// nearest: a scale that the memory budget allows must never be rounded into one it does not.
     /// A tiny epsilon absorbs float noise (`0.75` computed as `0.7499999`). Not finite counts as
     /// 1.0 (no limit), which is how the planner reads a non-finite scale too.
-    pub fn floor(scale: f32) -> Bucket {
+    pub fn floor(scale: f32) -> ScaleBucket {
         if !scale.is_finite() {
-            return Bucket::FULL;
+            return ScaleBucket::FULL;
         }
         let n = (scale * STEPS as f32 + 1e-3).floor();
         // `as` saturates for out-of-range floats; the clamp does the rest.
-        Bucket::from_sixteenths(n.max(0.0) as u32)
+        ScaleBucket::from_sixteenths(n.max(0.0) as u32)
     }
 
     /// The bucket nearest to `scale` (clamped to `1/16..=1`; not finite counts as 1.0).
-    pub fn nearest(scale: f32) -> Bucket {
+    pub fn nearest(scale: f32) -> ScaleBucket {
         if !scale.is_finite() {
-            return Bucket::FULL;
+            return ScaleBucket::FULL;
         }
-        Bucket::from_sixteenths((scale * STEPS as f32).round().max(0.0) as u32)
+        ScaleBucket::from_sixteenths((scale * STEPS as f32).round().max(0.0) as u32)
     }
 
     /// The numerator `n` of `n / 16`.
@@ -76,24 +76,24 @@ impl Bucket {
         self.scale().log2()
     }
 
-    /// One step up, saturating at [`Bucket::FULL`].
-    pub const fn up(self) -> Bucket {
-        Bucket::from_sixteenths(self.0 as u32 + 1)
+    /// One step up, saturating at [`ScaleBucket::FULL`].
+    pub const fn up(self) -> ScaleBucket {
+        ScaleBucket::from_sixteenths(self.0 as u32 + 1)
     }
 
-    /// One step down, saturating at [`Bucket::SMALLEST`].
-    pub const fn down(self) -> Bucket {
-        Bucket::from_sixteenths(self.0 as u32 - 1)
+    /// One step down, saturating at [`ScaleBucket::SMALLEST`].
+    pub const fn down(self) -> ScaleBucket {
+        ScaleBucket::from_sixteenths(self.0 as u32 - 1)
     }
 }
 
-impl Default for Bucket {
+impl Default for ScaleBucket {
     fn default() -> Self {
-        Bucket::FULL
+        ScaleBucket::FULL
     }
 }
 
-impl std::fmt::Display for Bucket {
+impl std::fmt::Display for ScaleBucket {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}/16 ({:.4})", self.0, self.scale())
     }
@@ -102,8 +102,8 @@ impl std::fmt::Display for Bucket {
 /// The buckets the controller and the planner may use: `min..=max`, both inclusive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BucketRange {
-    min: Bucket,
-    max: Bucket,
+    min: ScaleBucket,
+    max: ScaleBucket,
 }
 
 impl Default for BucketRange {
@@ -124,23 +124,23 @@ impl BucketRange {
             DEFAULT_MIN_SCALE
         };
         let min_n = (min_scale * STEPS as f32 - 1e-3).ceil().max(0.0) as u32;
-        let min = Bucket::from_sixteenths(min_n);
-        let max = Bucket::floor(max_scale).max(min);
+        let min = ScaleBucket::from_sixteenths(min_n);
+        let max = ScaleBucket::floor(max_scale).max(min);
         BucketRange { min, max }
     }
 
     /// The smallest bucket.
-    pub fn min(self) -> Bucket {
+    pub fn min(self) -> ScaleBucket {
         self.min
     }
 
     /// The largest bucket.
-    pub fn max(self) -> Bucket {
+    pub fn max(self) -> ScaleBucket {
         self.max
     }
 
     /// `b` clamped into the range.
-    pub fn clamp(self, b: Bucket) -> Bucket {
+    pub fn clamp(self, b: ScaleBucket) -> ScaleBucket {
         b.clamp(self.min, self.max)
     }
 
@@ -155,20 +155,20 @@ impl BucketRange {
     }
 
     /// Every bucket, ascending.
-    pub fn iter(self) -> impl DoubleEndedIterator<Item = Bucket> + Clone {
-        (self.min.sixteenths()..=self.max.sixteenths()).map(Bucket::from_sixteenths)
+    pub fn iter(self) -> impl DoubleEndedIterator<Item = ScaleBucket> + Clone {
+        (self.min.sixteenths()..=self.max.sixteenths()).map(ScaleBucket::from_sixteenths)
     }
 
     /// Position of `b` (clamped into the range) in [`BucketRange::iter`]: the index the planner's
     /// `current_bucket` wants.
-    pub fn index_of(self, b: Bucket) -> usize {
+    pub fn index_of(self, b: ScaleBucket) -> usize {
         (self.clamp(b).sixteenths() - self.min.sixteenths()) as usize
     }
 
     /// The bucket at position `i` of [`BucketRange::iter`] (clamped to the last).
-    pub fn at(self, i: usize) -> Bucket {
+    pub fn at(self, i: usize) -> ScaleBucket {
         let i = i.min(self.len() - 1) as u32;
-        Bucket::from_sixteenths(self.min.sixteenths() + i)
+        ScaleBucket::from_sixteenths(self.min.sixteenths() + i)
     }
 }
 
@@ -223,14 +223,14 @@ pub fn target_bytes(output: (u32, u32), scale: f32, upscaler: Upscaler) -> u64 {
         .saturating_add(intermediate)
 }
 
-/// [`ScaleBucket`]s (scale and render-target bytes) of every bucket in `range`, ascending, for the
+/// [`BucketCost`]s (scale and render-target bytes) of every bucket in `range`, ascending, for the
 /// planner. Allocates the vector; call it when the output size, the range or the upscaler changes,
 /// not every frame (or reuse one with [`fill_scale_buckets`]).
 pub fn scale_buckets(
     output: (u32, u32),
     range: BucketRange,
     upscaler: Upscaler,
-) -> Vec<ScaleBucket> {
+) -> Vec<BucketCost> {
     let mut v = Vec::with_capacity(range.len());
     fill_scale_buckets(output, range, upscaler, &mut v);
     v
@@ -242,10 +242,10 @@ pub fn fill_scale_buckets(
     output: (u32, u32),
     range: BucketRange,
     upscaler: Upscaler,
-    out: &mut Vec<ScaleBucket>,
+    out: &mut Vec<BucketCost>,
 ) {
     out.clear();
-    out.extend(range.iter().map(|b| ScaleBucket {
+    out.extend(range.iter().map(|b| BucketCost {
         scale: b.scale(),
         bytes: target_bytes(output, b.scale(), upscaler),
     }));
@@ -260,7 +260,7 @@ pub fn largest_fitting(
     range: BucketRange,
     upscaler: Upscaler,
     bytes: u64,
-) -> Bucket {
+) -> ScaleBucket {
     range
         .iter()
         .rev()
@@ -276,29 +276,29 @@ mod tests {
     fn default_range_is_nine_buckets_from_half_to_one() {
         let r = BucketRange::default();
         assert_eq!(r.len(), 9);
-        let scales: Vec<f32> = r.iter().map(Bucket::scale).collect();
+        let scales: Vec<f32> = r.iter().map(ScaleBucket::scale).collect();
         assert_eq!(scales.first(), Some(&0.5));
         assert_eq!(scales.last(), Some(&1.0));
         for w in scales.windows(2) {
             assert!((w[1] - w[0] - 1.0 / 16.0).abs() < 1e-6);
         }
-        assert_eq!(r.index_of(Bucket::FULL), 8);
-        assert_eq!(r.at(0), Bucket::from_sixteenths(8));
-        assert_eq!(r.at(99), Bucket::FULL);
+        assert_eq!(r.index_of(ScaleBucket::FULL), 8);
+        assert_eq!(r.at(0), ScaleBucket::from_sixteenths(8));
+        assert_eq!(r.at(99), ScaleBucket::FULL);
     }
 
     #[test]
     fn bucket_rounding_and_bad_input() {
-        assert_eq!(Bucket::floor(0.7499999).sixteenths(), 12);
-        assert_eq!(Bucket::floor(0.74).sixteenths(), 11);
-        assert_eq!(Bucket::floor(f32::NAN), Bucket::FULL);
-        assert_eq!(Bucket::floor(-3.0), Bucket::SMALLEST);
-        assert_eq!(Bucket::floor(7.0), Bucket::FULL);
-        assert_eq!(Bucket::nearest(0.74).sixteenths(), 12);
-        assert_eq!(Bucket::FULL.up(), Bucket::FULL);
-        assert_eq!(Bucket::SMALLEST.down(), Bucket::SMALLEST);
-        assert_eq!(Bucket::FULL.mip_bias(), 0.0);
-        assert_eq!(Bucket::from_sixteenths(8).mip_bias(), -1.0);
+        assert_eq!(ScaleBucket::floor(0.7499999).sixteenths(), 12);
+        assert_eq!(ScaleBucket::floor(0.74).sixteenths(), 11);
+        assert_eq!(ScaleBucket::floor(f32::NAN), ScaleBucket::FULL);
+        assert_eq!(ScaleBucket::floor(-3.0), ScaleBucket::SMALLEST);
+        assert_eq!(ScaleBucket::floor(7.0), ScaleBucket::FULL);
+        assert_eq!(ScaleBucket::nearest(0.74).sixteenths(), 12);
+        assert_eq!(ScaleBucket::FULL.up(), ScaleBucket::FULL);
+        assert_eq!(ScaleBucket::SMALLEST.down(), ScaleBucket::SMALLEST);
+        assert_eq!(ScaleBucket::FULL.mip_bias(), 0.0);
+        assert_eq!(ScaleBucket::from_sixteenths(8).mip_bias(), -1.0);
         // The minimum rounds up, never undercutting the configured floor.
         assert_eq!(BucketRange::new(0.6, 1.0).min().sixteenths(), 10);
         assert_eq!(BucketRange::new(f32::NAN, 1.0), BucketRange::default());
@@ -348,11 +348,11 @@ mod tests {
         let budget = target_bytes(out, 0.75, Upscaler::Bilinear);
         assert_eq!(
             largest_fitting(out, BucketRange::default(), Upscaler::Bilinear, budget),
-            Bucket::from_sixteenths(12)
+            ScaleBucket::from_sixteenths(12)
         );
         assert_eq!(
             largest_fitting(out, BucketRange::default(), Upscaler::Bilinear, 0),
-            Bucket::from_sixteenths(8)
+            ScaleBucket::from_sixteenths(8)
         );
     }
 }

@@ -23,7 +23,7 @@
 //!   frames rendered at the old scale.
 //! - **Every change records its reason** in a fixed ring of [`HISTORY`] entries (overlay, report).
 
-use super::buckets::{Bucket, BucketRange};
+use super::buckets::{BucketRange, ScaleBucket};
 
 /// Changes kept in [`ResolutionController::history`].
 pub const HISTORY: usize = 16;
@@ -71,10 +71,10 @@ impl ChangeReason {
 pub struct ScaleChange {
     /// The controller's frame counter when it happened (first update is frame 0).
     pub frame: u64,
-    /// Bucket before.
-    pub from: Bucket,
-    /// Bucket after.
-    pub to: Bucket,
+    /// ScaleBucket before.
+    pub from: ScaleBucket,
+    /// ScaleBucket after.
+    pub to: ScaleBucket,
     /// Why.
     pub reason: ChangeReason,
 }
@@ -93,18 +93,18 @@ pub enum TimeSource {
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum ControllerMode {
-    /// The planner's memory-driven maximum ([`FrameInput::memory_max_scale`]) and the time path.
+    /// The planner's memory-driven maximum ([`ControllerInput::memory_max_scale`]) and the time path.
     Planned,
     /// The seed idea, kept as a baseline to compare the planner against: the memory cap is
     /// `lerp(min, max, available / reference_bytes)` (clamped), from
-    /// [`FrameInput::available_bytes`]. The time path and the hysteresis still apply, so the
+    /// [`ControllerInput::available_bytes`]. The time path and the hysteresis still apply, so the
     /// comparison isolates where the scale comes from.
     LerpBaseline {
         /// VRAM at which the full scale is allowed.
         reference_bytes: u64,
     },
     /// A fixed bucket (a user setting): the time path is off, memory still caps it.
-    Fixed(Bucket),
+    Fixed(ScaleBucket),
 }
 
 /// Tuning. `Default` gives the values the tests were run with.
@@ -150,7 +150,7 @@ impl Default for ControllerConfig {
 /// One frame's input. Every field is optional in effect: a non-finite or missing value means
 /// "no constraint from this source this frame".
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct FrameInput {
+pub struct ControllerInput {
     /// The planner's memory-driven maximum scale per axis ([`ControllerMode::Planned`]). Rounded
     /// down to a bucket. Not finite: no memory limit (as the planner reads it).
     pub memory_max_scale: f32,
@@ -166,7 +166,7 @@ pub struct FrameInput {
     pub target_frame_ms: Option<f32>,
 }
 
-impl Default for FrameInput {
+impl Default for ControllerInput {
     fn default() -> Self {
         Self {
             memory_max_scale: 1.0,
@@ -180,14 +180,18 @@ impl Default for FrameInput {
 
 /// `lerp(min, max, available / reference)`, clamped to the range and rounded down to a bucket:
 /// the seed idea of issue 5. A zero reference allows the full range.
-pub fn lerp_baseline(range: BucketRange, available_bytes: u64, reference_bytes: u64) -> Bucket {
+pub fn lerp_baseline(
+    range: BucketRange,
+    available_bytes: u64,
+    reference_bytes: u64,
+) -> ScaleBucket {
     let t = if reference_bytes == 0 {
         1.0
     } else {
         (available_bytes as f64 / reference_bytes as f64).clamp(0.0, 1.0) as f32
     };
     let (lo, hi) = (range.min().scale(), range.max().scale());
-    range.clamp(Bucket::floor(lo + (hi - lo) * t))
+    range.clamp(ScaleBucket::floor(lo + (hi - lo) * t))
 }
 
 /// The largest frame time the average takes (ms): a minute.
@@ -197,10 +201,10 @@ const MAX_FRAME_MS: f32 = 60_000.0;
 #[derive(Clone, Debug)]
 pub struct ResolutionController {
     config: ControllerConfig,
-    current: Bucket,
+    current: ScaleBucket,
     frame: u64,
     /// The time path's cap (max of the range when it has no opinion).
-    time_cap: Bucket,
+    time_cap: ScaleBucket,
     /// Smoothed frame time, ms, at the current bucket.
     ema_ms: Option<f32>,
     /// Frame times received (for the average's warm-up).
@@ -213,17 +217,17 @@ pub struct ResolutionController {
     /// Consecutive frames the wanted bucket has been above `current`.
     up_frames: u32,
     /// Lowest wanted bucket during the current up window.
-    up_target: Bucket,
+    up_target: ScaleBucket,
     /// Whether memory was the binding limit when the up window opened (the up-move's reason).
     up_by_memory: bool,
     /// The memory cap of the previous frame (which cap held the scale down).
-    last_memory_cap: Bucket,
+    last_memory_cap: ScaleBucket,
     /// A bucket [`ResolutionController::update`] returned that the caller could not make
     /// ([`ResolutionController::note_made`]) and the memory input it was refused under: while
     /// that input holds (and the caller does not lift it), the scale does not step up to it or
     /// below it (it would only be refused again).
-    blocked: Option<(Bucket, u32)>,
-    /// `FrameInput::memory_max_scale` of the last update, as bits.
+    blocked: Option<(ScaleBucket, u32)>,
+    /// `ControllerInput::memory_max_scale` of the last update, as bits.
     last_memory_input: u32,
     ring: [Option<ScaleChange>; HISTORY],
     ring_next: usize,
@@ -284,7 +288,7 @@ impl ResolutionController {
     }
 
     /// The current bucket.
-    pub fn bucket(&self) -> Bucket {
+    pub fn bucket(&self) -> ScaleBucket {
         self.current
     }
 
@@ -317,7 +321,7 @@ impl ResolutionController {
     /// Sets the bucket now (clamped to the range), reason [`ChangeReason::Manual`]. The next
     /// [`ResolutionController::update`] may move it again (memory at once, time after its
     /// windows); use [`ControllerMode::Fixed`] for a lasting choice.
-    pub fn force(&mut self, bucket: Bucket) {
+    pub fn force(&mut self, bucket: ScaleBucket) {
         let b = self.config.range.clamp(bucket);
         self.time_cap = b;
         self.up_frames = 0;
@@ -332,7 +336,7 @@ impl ResolutionController {
     /// what it reports and predicts is the scale drawn, and does not step up again to the
     /// refused bucket or below it while the same memory input holds (until
     /// [`ResolutionController::lift_refusals`]). No effect when `made` is not lower.
-    pub fn note_made(&mut self, made: Bucket) {
+    pub fn note_made(&mut self, made: ScaleBucket) {
         let made = self.config.range.clamp(made);
         if made >= self.current {
             return;
@@ -354,7 +358,7 @@ impl ResolutionController {
     }
 
     /// Advances one frame and returns the bucket to render it at. Constant time, no allocation.
-    pub fn update(&mut self, input: &FrameInput) -> Bucket {
+    pub fn update(&mut self, input: &ControllerInput) -> ScaleBucket {
         let range = self.config.range;
         let memory_cap = match self.config.mode {
             ControllerMode::LerpBaseline { reference_bytes } => match input.available_bytes {
@@ -362,7 +366,7 @@ impl ResolutionController {
                 // No figure this frame: keep the previous cap rather than jump to the top.
                 None => self.last_memory_cap,
             },
-            _ => range.clamp(Bucket::floor(input.memory_max_scale)),
+            _ => range.clamp(ScaleBucket::floor(input.memory_max_scale)),
         };
         let fixed = match self.config.mode {
             ControllerMode::Fixed(b) => Some(range.clamp(b)),
@@ -428,7 +432,7 @@ impl ResolutionController {
     /// (`t = fixed + per_pixel * scale²`): it over-predicts the time after a step up (so it steps
     /// up less) and under-predicts the saving of a step down (so it takes another step after
     /// settling rather than overshooting). Either way it errs towards no oscillation.
-    fn time_path(&mut self, input: &FrameInput) {
+    fn time_path(&mut self, input: &ControllerInput) {
         let range = self.config.range;
         let target = match input.target_frame_ms {
             Some(t) if t.is_finite() && t > 0.0 => t,
@@ -475,7 +479,7 @@ impl ResolutionController {
         // straight back out, and a bucket whose time sits near the lower edge of the band is not
         // left for one that would sit near the upper edge.
         let limit = target * (1.0 - 0.5 * band);
-        let fit = Bucket::floor(s * (limit / ema).sqrt());
+        let fit = ScaleBucket::floor(s * (limit / ema).sqrt());
         self.time_cap = if ema > target * (1.0 + band) {
             // Over the band: down at once, at least one step.
             range.clamp(fit.min(self.current.down()))
@@ -487,7 +491,7 @@ impl ResolutionController {
         };
     }
 
-    fn change(&mut self, to: Bucket, reason: ChangeReason) {
+    fn change(&mut self, to: ScaleBucket, reason: ChangeReason) {
         let from = self.current;
         self.up_frames = 0;
         if to == from {

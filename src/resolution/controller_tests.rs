@@ -3,8 +3,8 @@
 
 use super::*;
 
-fn mem(scale: f32) -> FrameInput {
-    FrameInput {
+fn mem(scale: f32) -> ControllerInput {
+    ControllerInput {
         memory_max_scale: scale,
         ..Default::default()
     }
@@ -26,15 +26,19 @@ impl Noise {
 fn budget_drop_lowers_the_scale_within_one_frame() {
     let mut c = ResolutionController::default();
     for _ in 0..50 {
-        assert_eq!(c.update(&mem(1.0)), Bucket::FULL);
+        assert_eq!(c.update(&mem(1.0)), ScaleBucket::FULL);
     }
     let b = c.update(&mem(0.6));
-    assert_eq!(b, Bucket::from_sixteenths(9), "0.6 rounds down to 9/16");
+    assert_eq!(
+        b,
+        ScaleBucket::from_sixteenths(9),
+        "0.6 rounds down to 9/16"
+    );
     let last = c.last_change().unwrap();
     assert_eq!(last.reason, ChangeReason::MemoryDown);
-    assert_eq!((last.from, last.to, last.frame), (Bucket::FULL, b, 50));
+    assert_eq!((last.from, last.to, last.frame), (ScaleBucket::FULL, b, 50));
     // Below the range: clamped to the minimum, never below.
-    assert_eq!(c.update(&mem(0.1)), Bucket::from_sixteenths(8));
+    assert_eq!(c.update(&mem(0.1)), ScaleBucket::from_sixteenths(8));
 }
 
 #[test]
@@ -47,7 +51,7 @@ fn restoring_the_budget_raises_the_scale_within_the_stable_window() {
     for i in 1..window {
         assert_eq!(c.update(&mem(1.0)).scale(), 0.5, "went up early, frame {i}");
     }
-    assert_eq!(c.update(&mem(1.0)), Bucket::FULL);
+    assert_eq!(c.update(&mem(1.0)), ScaleBucket::FULL);
     assert_eq!(c.last_change().unwrap().reason, ChangeReason::MemoryUp);
     // A dip inside the window restarts it, and the move goes to the lowest cap seen.
     c.update(&mem(0.5));
@@ -64,7 +68,7 @@ fn restoring_the_budget_raises_the_scale_within_the_stable_window() {
     }
     assert_eq!(
         c.bucket(),
-        Bucket::floor(0.9),
+        ScaleBucket::floor(0.9),
         "the lowest cap seen in the window"
     );
 }
@@ -74,7 +78,7 @@ fn a_steady_input_changes_the_scale_zero_times_over_300_frames() {
     let mut noise = Noise(0x9E37_79B9_7F4A_7C15);
     for memory in [1.0, 0.8, 0.5] {
         let mut c = ResolutionController::default();
-        let input = |t: f32| FrameInput {
+        let input = |t: f32| ControllerInput {
             memory_max_scale: memory,
             frame_time_ms: Some(t),
             target_frame_ms: Some(16.6),
@@ -115,7 +119,7 @@ fn the_time_path_does_not_oscillate_with_noisy_input() {
             for frame in 0..5300 {
                 let t = time(c.bucket().scale()) * (1.0 + 0.25 * noise.next());
                 let before = c.change_count();
-                c.update(&FrameInput {
+                c.update(&ControllerInput {
                     memory_max_scale: 1.0,
                     frame_time_ms: Some(t),
                     target_frame_ms: Some(target),
@@ -133,7 +137,7 @@ fn the_time_path_does_not_oscillate_with_noisy_input() {
                 "load {load}, fixed {fixed}: {history:?}"
             );
             // ... and never back to a bucket it left: no A -> B -> A, ever.
-            let mut visited = vec![Bucket::FULL];
+            let mut visited = vec![ScaleBucket::FULL];
             for h in &history {
                 assert!(
                     !visited.contains(&h.to),
@@ -167,14 +171,14 @@ fn the_time_path_goes_down_on_overload_and_back_up_when_it_ends() {
             load = 0.5;
         }
         let s = c.bucket().scale();
-        c.update(&FrameInput {
+        c.update(&ControllerInput {
             frame_time_ms: Some(target * load * s * s),
             target_frame_ms: Some(target),
             time_source: TimeSource::Cpu,
             ..Default::default()
         });
         if frame == 199 {
-            assert!(c.bucket() < Bucket::FULL);
+            assert!(c.bucket() < ScaleBucket::FULL);
             let s = c.bucket().scale();
             assert!(target * load * s * s <= target * 1.1);
             assert_eq!(
@@ -183,14 +187,14 @@ fn the_time_path_goes_down_on_overload_and_back_up_when_it_ends() {
             );
         }
     }
-    assert_eq!(c.bucket(), Bucket::FULL);
+    assert_eq!(c.bucket(), ScaleBucket::FULL);
     assert_eq!(c.last_change().unwrap().reason, ChangeReason::CpuTimeUp);
 }
 
 #[test]
 fn memory_and_time_combine_by_minimum() {
     let mut c = ResolutionController::default();
-    let input = |m: f32, t: f32| FrameInput {
+    let input = |m: f32, t: f32| ControllerInput {
         memory_max_scale: m,
         frame_time_ms: Some(t),
         target_frame_ms: Some(10.0),
@@ -207,7 +211,7 @@ fn memory_and_time_combine_by_minimum() {
         let s = c.bucket().scale();
         c.update(&input(1.0, 8.0 * s * s));
     }
-    assert_eq!(c.bucket(), Bucket::FULL);
+    assert_eq!(c.bucket(), ScaleBucket::FULL);
     assert_eq!(c.last_change().unwrap().reason, ChangeReason::MemoryUp);
 }
 
@@ -216,15 +220,15 @@ fn lerp_baseline_mode() {
     let r = BucketRange::default();
     assert_eq!(lerp_baseline(r, 0, 1000).scale(), 0.5);
     assert_eq!(lerp_baseline(r, 500, 1000).scale(), 0.75);
-    assert_eq!(lerp_baseline(r, 5000, 1000), Bucket::FULL);
-    assert_eq!(lerp_baseline(r, 5, 0), Bucket::FULL);
+    assert_eq!(lerp_baseline(r, 5000, 1000), ScaleBucket::FULL);
+    assert_eq!(lerp_baseline(r, 5, 0), ScaleBucket::FULL);
     let mut c = ResolutionController::new(ControllerConfig {
         mode: ControllerMode::LerpBaseline {
             reference_bytes: 1 << 30,
         },
         ..Default::default()
     });
-    let avail = |a: Option<u64>| FrameInput {
+    let avail = |a: Option<u64>| ControllerInput {
         // Ignored in this mode.
         memory_max_scale: 0.1,
         available_bytes: a,
@@ -241,7 +245,7 @@ fn lerp_baseline_mode() {
 #[test]
 fn fixed_mode_and_force() {
     let mut c = ResolutionController::new(ControllerConfig {
-        mode: ControllerMode::Fixed(Bucket::from_sixteenths(10)),
+        mode: ControllerMode::Fixed(ScaleBucket::from_sixteenths(10)),
         ..Default::default()
     });
     assert_eq!(c.update(&mem(1.0)).sixteenths(), 10);
@@ -249,7 +253,7 @@ fn fixed_mode_and_force() {
     // Memory still caps a fixed setting.
     assert_eq!(c.update(&mem(0.5)).sixteenths(), 8);
     let mut c = ResolutionController::default();
-    c.force(Bucket::from_sixteenths(2));
+    c.force(ScaleBucket::from_sixteenths(2));
     assert_eq!(c.bucket().sixteenths(), 8, "clamped to the range");
     assert_eq!(c.last_change().unwrap().reason, ChangeReason::Manual);
     c.set_config(ControllerConfig {
@@ -294,7 +298,7 @@ fn bad_input_never_panics() {
         f32::MAX,
         f32::MIN_POSITIVE,
     ] {
-        c.update(&FrameInput {
+        c.update(&ControllerInput {
             memory_max_scale: v,
             available_bytes: Some(u64::MAX),
             frame_time_ms: Some(v),
@@ -314,16 +318,16 @@ fn a_huge_frame_time_does_not_poison_the_average() {
         range: BucketRange::new(0.25, 1.0),
         ..Default::default()
     });
-    let input = |t: f32| FrameInput {
+    let input = |t: f32| ControllerInput {
         frame_time_ms: Some(t),
         target_frame_ms: Some(10.0),
-        ..FrameInput::default()
+        ..ControllerInput::default()
     };
     for _ in 0..20 {
         c.update(&input(f32::MAX));
     }
-    assert!(c.bucket() < Bucket::FULL);
-    c.force(Bucket::FULL);
+    assert!(c.bucket() < ScaleBucket::FULL);
+    c.force(ScaleBucket::FULL);
     for _ in 0..200 {
         c.update(&input(5.0));
     }
@@ -333,7 +337,7 @@ fn a_huge_frame_time_does_not_poison_the_average() {
     for _ in 0..50 {
         c.update(&input(40.0));
     }
-    assert!(c.bucket() < Bucket::FULL, "{}", c.bucket());
+    assert!(c.bucket() < ScaleBucket::FULL, "{}", c.bucket());
 }
 
 /// A bucket the caller could not make is not stepped up to again while the memory input
@@ -341,33 +345,33 @@ fn a_huge_frame_time_does_not_poison_the_average() {
 #[test]
 fn a_refused_bucket_is_not_tried_again() {
     let mut c = ResolutionController::new(ControllerConfig {
-        mode: ControllerMode::Fixed(Bucket::from_sixteenths(15)),
+        mode: ControllerMode::Fixed(ScaleBucket::from_sixteenths(15)),
         ..Default::default()
     });
-    let mem = |s: f32| FrameInput {
+    let mem = |s: f32| ControllerInput {
         memory_max_scale: s,
-        ..FrameInput::default()
+        ..ControllerInput::default()
     };
-    assert_eq!(c.update(&mem(1.0)), Bucket::from_sixteenths(15));
-    c.note_made(Bucket::from_sixteenths(13));
-    assert_eq!(c.bucket(), Bucket::from_sixteenths(13));
+    assert_eq!(c.update(&mem(1.0)), ScaleBucket::from_sixteenths(15));
+    c.note_made(ScaleBucket::from_sixteenths(13));
+    assert_eq!(c.bucket(), ScaleBucket::from_sixteenths(13));
     assert_eq!(c.last_change().unwrap().reason, ChangeReason::MemoryDown);
     let changes = c.change_count();
     for _ in 0..500 {
-        assert_eq!(c.update(&mem(1.0)), Bucket::from_sixteenths(13));
+        assert_eq!(c.update(&mem(1.0)), ScaleBucket::from_sixteenths(13));
     }
     assert_eq!(c.change_count(), changes);
     // Not lower: nothing.
-    c.note_made(Bucket::FULL);
-    assert_eq!(c.bucket(), Bucket::from_sixteenths(13));
+    c.note_made(ScaleBucket::FULL);
+    assert_eq!(c.bucket(), ScaleBucket::from_sixteenths(13));
     // Prices changed: tried again after the stable window.
     c.lift_refusals();
     let up = (0..100).map(|_| c.update(&mem(1.0))).last().unwrap();
-    assert_eq!(up, Bucket::from_sixteenths(15));
+    assert_eq!(up, ScaleBucket::from_sixteenths(15));
     // A new memory input lifts it too.
-    c.note_made(Bucket::from_sixteenths(13));
+    c.note_made(ScaleBucket::from_sixteenths(13));
     let up = (0..100).map(|_| c.update(&mem(0.99))).last().unwrap();
-    assert_eq!(up, Bucket::from_sixteenths(15));
+    assert_eq!(up, ScaleBucket::from_sixteenths(15));
 }
 
 /// A hitch (one slow frame: a shader compiled, a page fault, the time a window spent minimised
@@ -378,7 +382,7 @@ fn a_refused_bucket_is_not_tried_again() {
 #[test]
 fn a_lone_slow_frame_does_not_move_the_scale() {
     let target = 16.6;
-    let input = |t: f32| FrameInput {
+    let input = |t: f32| ControllerInput {
         memory_max_scale: 1.0,
         frame_time_ms: Some(t),
         target_frame_ms: Some(target),
@@ -399,7 +403,7 @@ fn a_lone_slow_frame_does_not_move_the_scale() {
     assert_eq!(c.change_count(), 0, "{:?}", c.history().collect::<Vec<_>>());
     // A lasting 25 ms load: down within 10 frames.
     let mut frames = 0;
-    while c.bucket() == Bucket::FULL && frames < 100 {
+    while c.bucket() == ScaleBucket::FULL && frames < 100 {
         c.update(&input(25.0));
         frames += 1;
     }

@@ -14,7 +14,7 @@
 //!   (bilinear, or an FSR1-class edge-adaptive upscale with contrast-adaptive sharpening).
 //!
 //! A frame, as the renderer drives it:
-//! 1. `bucket = controller.update(&FrameInput { memory_max_scale, frame_time_ms, .. })`;
+//! 1. `bucket = controller.update(&ControllerInput { memory_max_scale, frame_time_ms, .. })`;
 //! 2. `targets.ensure(ctx, window_size, bucket)` (skip the frame on `Ok(None)`: minimised);
 //! 3. render the scene into `hdr_view()` / `depth_view()` with a mip bias of `bucket.mip_bias()`;
 //! 4. `upscale.record(..)` into the output view; then the overlay, at native resolution.
@@ -27,17 +27,17 @@ pub mod timer;
 pub mod upscale;
 
 pub use buckets::{
-    Bucket, BucketRange, DEFAULT_MIN_SCALE, fill_scale_buckets, largest_fitting, scale_buckets,
-    scaled_size, target_bytes,
+    BucketRange, DEFAULT_MIN_SCALE, ScaleBucket, fill_scale_buckets, largest_fitting,
+    scale_buckets, scaled_size, target_bytes,
 };
 pub use controller::{
-    ChangeReason, ControllerConfig, ControllerMode, FrameInput, ResolutionController, ScaleChange,
-    TimeSource, lerp_baseline,
+    ChangeReason, ControllerConfig, ControllerInput, ControllerMode, ResolutionController,
+    ScaleChange, TimeSource, lerp_baseline,
 };
 pub use target_set::{
-    DEPTH_FORMAT, HDR_FORMAT, HDR_PACKED_FORMAT, INTERMEDIATE_FORMAT, TargetSet, TargetSize,
-    TargetSpec, Upscaler, hdr_format,
+    DEPTH_FORMAT, HDR_FORMAT, HDR_PACKED_FORMAT, INTERMEDIATE_FORMAT, TargetKey, TargetSet,
+    TargetSize, TargetSpec, Upscaler, hdr_format,
 };
 pub use targets::{RenderTargets, Targets};
-pub use timer::GpuTimer;
-pub use upscale::{ToneMap, UpscalePass, UpscaleSettings};
+pub use timer::{GpuTimer, SLOTS as TIMER_SLOTS};
+pub use upscale::{ToneMap, UpscaleConfig, UpscalePass};

@@ -35,7 +35,7 @@ pub fn hdr_format(features: wgpu::Features) -> wgpu::TextureFormat {
         HDR_FORMAT
     }
 }
-/// Format of the scene depth (what [`crate::render::TexturedPass`] expects).
+/// Format of the scene depth (what the Renderer's pass expects).
 pub const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
 /// Format of the EASU output that RCAS reads. 8 bits suffice because it holds display-referred,
 /// perceptually encoded colour (tone-mapped and gamma-2 encoded in the EASU pass), and it is half
@@ -140,6 +140,20 @@ impl TargetSpec {
     }
 }
 
+/// The key of one target of a [`TargetSet`], as [`TargetSet::add`] returns it (or
+/// [`TargetSet::key`] finds it by label): what [`super::Targets::view`] and
+/// [`super::Targets::texture`] take. A key is the target's place in its set; it means nothing
+/// for another set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TargetKey(u16);
+
+impl TargetKey {
+    /// The target's place in its set (declaration order, from 0).
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// The render targets a renderer declares once: any number, any formats (for example HDR colour,
 /// depth and a G-buffer). The manager makes them at the planned scale, charges them to the
 /// render targets, prices every scale bucket by them, and reallocates them at bucket changes.
@@ -156,13 +170,36 @@ impl TargetSet {
         Self::default()
     }
 
-    /// The set with one more target (its index is the number of targets before it).
-    pub fn with(mut self, spec: TargetSpec) -> Self {
+    /// Declares one more target and returns its key (for [`super::Targets::view`] and
+    /// [`super::Targets::texture`] once the manager made the set).
+    ///
+    /// # Panics
+    /// Past 65,536 targets.
+    pub fn add(&mut self, spec: TargetSpec) -> TargetKey {
+        let key = TargetKey(u16::try_from(self.specs.len()).expect("at most 65,536 targets"));
         self.specs.push(spec);
+        key
+    }
+
+    /// The set with one more target (a builder; its key is [`TargetSet::key`] of its label, or
+    /// the number of targets before it).
+    pub fn with(mut self, spec: TargetSpec) -> Self {
+        self.add(spec);
         self
     }
 
-    /// The targets, in declaration order (the indices of [`super::Targets::view`]).
+    /// The key of the first target labelled `label`.
+    pub fn key(&self, label: &str) -> Option<TargetKey> {
+        let i = self.specs.iter().position(|s| s.label == label)?;
+        u16::try_from(i).ok().map(TargetKey)
+    }
+
+    /// The scene colour of the [`crate::Renderer`]'s own set ([`TargetSet::renderer`]).
+    pub const RENDERER_COLOR: TargetKey = TargetKey(0);
+    /// The scene depth of the [`crate::Renderer`]'s own set ([`TargetSet::renderer`]).
+    pub const RENDERER_DEPTH: TargetKey = TargetKey(1);
+
+    /// The targets, in declaration order (a [`TargetKey`]'s index is its place here).
     pub fn specs(&self) -> &[TargetSpec] {
         &self.specs
     }

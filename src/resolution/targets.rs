@@ -9,8 +9,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::buckets::{Bucket, scaled_size};
-use super::target_set::{TargetDesc, TargetSet, Upscaler};
+use super::buckets::{ScaleBucket, scaled_size};
+use super::target_set::{TargetDesc, TargetKey, TargetSet, Upscaler};
 use crate::Result;
 use crate::budget::Category;
 use crate::gpu::{GpuContext, TrackedTexture};
@@ -35,21 +35,22 @@ pub struct Targets {
     slots: Vec<Option<Slot>>,
     output: (u32, u32),
     size: (u32, u32),
-    bucket: Bucket,
+    bucket: ScaleBucket,
     upscaler: Upscaler,
     intermediate: Option<usize>,
     generation: u64,
 }
 
 impl Targets {
-    /// Target `i` of the set (declaration order), if there is one and it is made at this scale.
-    pub fn texture(&self, i: usize) -> Option<&TrackedTexture> {
-        self.slot(i).map(|s| &s.texture)
+    /// The target of `key` ([`TargetSet::add`]), if the set has it and it is made at this
+    /// scale (an upscaler's intermediate is not made at native scale).
+    pub fn texture(&self, key: TargetKey) -> Option<&TrackedTexture> {
+        self.slot(key.index()).map(|s| &s.texture)
     }
 
-    /// A view of target `i` of the set, if there is one and it is made at this scale.
-    pub fn view(&self, i: usize) -> Option<&wgpu::TextureView> {
-        self.slot(i).map(|s| &s.view)
+    /// A view of the target of `key`, if the set has it and it is made at this scale.
+    pub fn view(&self, key: TargetKey) -> Option<&wgpu::TextureView> {
+        self.slot(key.index()).map(|s| &s.view)
     }
 
     fn slot(&self, i: usize) -> Option<&Slot> {
@@ -74,44 +75,28 @@ impl Targets {
         }
     }
 
-    /// The Renderer's HDR scene colour (target 0 of [`TargetSet::renderer`]; scaled size,
-    /// [`super::hdr_format`] in the Renderer): the scene pass renders here. Target 0 of any set.
+    /// A view of the Renderer's HDR scene colour (target 0 of [`TargetSet::renderer`]).
     ///
     /// # Panics
     /// On an empty set, or when target 0 is not made at this scale.
-    pub fn hdr(&self) -> &TrackedTexture {
-        &self.required(0).texture
-    }
-
-    /// A view of [`Targets::hdr`].
-    ///
-    /// # Panics
-    /// On an empty set, or when target 0 is not made at this scale.
-    pub fn hdr_view(&self) -> &wgpu::TextureView {
+    pub(crate) fn hdr_view(&self) -> &wgpu::TextureView {
         &self.required(0).view
     }
 
-    /// The Renderer's scene depth (target 1 of [`TargetSet::renderer`]; Depth32Float, scaled
-    /// size). Target 1 of any set.
+    /// A view of the Renderer's scene depth (target 1 of [`TargetSet::renderer`]).
     ///
     /// # Panics
     /// On a set of fewer than two targets, or when target 1 is not made at this scale.
-    pub fn depth(&self) -> &TrackedTexture {
-        &self.required(1).texture
-    }
-
-    /// A view of [`Targets::depth`].
-    ///
-    /// # Panics
-    /// On a set of fewer than two targets, or when target 1 is not made at this scale.
-    pub fn depth_view(&self) -> &wgpu::TextureView {
+    pub(crate) fn depth_view(&self) -> &wgpu::TextureView {
         &self.required(1).view
     }
 
     /// The upscaler's intermediate (output size), when the upscaler has one at this scale
     /// ([`Upscaler::EasuRcas`] below native scale).
     pub fn intermediate_view(&self) -> Option<&wgpu::TextureView> {
-        self.intermediate.and_then(|i| self.view(i))
+        self.intermediate
+            .and_then(|i| self.slot(i))
+            .map(|s| &s.view)
     }
 
     /// The output size these targets were made for (what the upscale pass writes).
@@ -125,7 +110,7 @@ impl Targets {
     }
 
     /// The scale bucket.
-    pub fn bucket(&self) -> Bucket {
+    pub fn bucket(&self) -> ScaleBucket {
         self.bucket
     }
 
@@ -245,7 +230,7 @@ impl RenderTargets {
         &mut self,
         ctx: &GpuContext,
         output: (u32, u32),
-        bucket: Bucket,
+        bucket: ScaleBucket,
     ) -> Result<Option<&Targets>> {
         if output.0 == 0 || output.1 == 0 {
             return Ok(None);
@@ -274,7 +259,7 @@ impl RenderTargets {
         ctx: &GpuContext,
         output: (u32, u32),
         size: (u32, u32),
-        bucket: Bucket,
+        bucket: ScaleBucket,
     ) -> Result<()> {
         let mut old: Vec<Option<Slot>> = self.targets.take().map(|t| t.slots).unwrap_or_default();
         // Keep the targets whose descriptor is unchanged; free every other one first (drop =

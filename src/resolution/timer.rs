@@ -181,7 +181,7 @@ impl GpuTimer {
 
     /// Checks the device without blocking and reads every finished slot. Returns the GPU time of
     /// the newest frame measured since the last call (ms), or `None` when none finished: feed it
-    /// to [`super::FrameInput::frame_time_ms`] as is.
+    /// to [`super::ControllerInput::frame_time_ms`] as is.
     pub fn poll(&mut self, device: &wgpu::Device) -> Option<f32> {
         // An error here (device lost) leaves the slots pending; the caller sees no measurements.
         let _ = device.poll(wgpu::PollType::Poll);

@@ -12,7 +12,7 @@
 //!   and the targets have no intermediate, so native scale costs 4 bytes an output pixel less.
 //!
 //! **Display transform**: [`ToneMap::Clamp`] by default: the HDR colour times
-//! [`UpscaleSettings::exposure`] is clamped to [0, 1]. Why clamp and not a curve: mipflow's
+//! [`UpscaleConfig::exposure`] is clamped to [0, 1]. Why clamp and not a curve: mipflow's
 //! material pass is lit in [0, 1] (albedo times at most 1), so a curve would only darken and
 //! desaturate every image; [`ToneMap::Reinhard`] (on luminance) is there for scenes that do
 //! produce highlights. The output is then written linear to an sRGB or float view (the hardware
@@ -42,7 +42,7 @@ pub enum ToneMap {
 /// Per-frame settings of the pass.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
-pub struct UpscaleSettings {
+pub struct UpscaleConfig {
     /// Multiplier on the HDR colour before the tone map (default 1; not finite counts as 1).
     pub exposure: f32,
     /// The tone map (default [`ToneMap::Clamp`]).
@@ -54,7 +54,7 @@ pub struct UpscaleSettings {
     pub sharpness: f32,
 }
 
-impl Default for UpscaleSettings {
+impl Default for UpscaleConfig {
     fn default() -> Self {
         Self {
             exposure: 1.0,
@@ -283,10 +283,13 @@ impl UpscalePass {
         encoder: &mut wgpu::CommandEncoder,
         targets: &Targets,
         output: &wgpu::TextureView,
-        settings: &UpscaleSettings,
+        settings: &UpscaleConfig,
         timestamps: Option<wgpu::RenderPassTimestampWrites<'_>>,
     ) -> Result<()> {
-        let Some(source) = targets.texture(0).map(|t| t.texture()) else {
+        let Some(source) = targets
+            .texture(super::TargetSet::RENDERER_COLOR)
+            .map(|t| t.texture())
+        else {
             return Err(Error::InvalidResource {
                 label: "upscale source".into(),
                 reason: "the render targets have no target 0 (the scene colour the upscale \

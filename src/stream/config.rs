@@ -45,11 +45,11 @@ pub struct StreamConfig {
     /// CPU memory for levels read but not built when their grow was cancelled (default 16 MiB;
     /// 0 keeps none): a grow of the same levels asked again soon (the camera turned back, the
     /// budget came back) takes them from there instead of reading the file again. Oldest go
-    /// first; counted in [`StreamFrameStats::reused_reads`](super::StreamFrameStats::reused_reads).
+    /// first; counted in [`StreamStats::reused_reads`](super::StreamStats::reused_reads).
     pub reuse_cache_bytes: u64,
     /// CPU memory for level data requested from the IO workers and not yet built (default 256
     /// MiB): a read that would take the bytes held past it waits (counted in
-    /// [`StreamFrameStats::io_deferred`](super::StreamFrameStats::io_deferred)) until earlier grows are built; one read is always
+    /// [`StreamStats::io_deferred`](super::StreamStats::io_deferred)) until earlier grows are built; one read is always
     /// allowed, so a grow larger than the limit still streams, alone. Why: the planner keeps
     /// the GPU within the budget, this keeps the CPU side of the same reads bounded too (a
     /// camera cut in a large world asks for many grows at once).
@@ -58,7 +58,7 @@ pub struct StreamConfig {
     /// chunks (default on): the bytes are copied once on the CPU, off the render thread, and the
     /// render thread only records the copies into the texture. Larger levels, and reads when
     /// no chunk can be lent, go through a buffer of their own and the ring's bands as before.
-    /// Counted in [`StreamFrameStats::staged_reads`](super::StreamFrameStats::staged_reads).
+    /// Counted in [`StreamStats::staged_reads`](super::StreamStats::staged_reads).
     pub staged_reads: bool,
 }
 

@@ -92,7 +92,7 @@ impl TextureOptions {
 
 /// What the streamer did in one frame.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
-pub struct StreamFrameStats {
+pub struct StreamStats {
     /// Bytes uploaded from the CPU this frame.
     pub uploaded_bytes: u64,
     /// Milliseconds spent building textures this frame.
@@ -379,7 +379,7 @@ pub struct Streamer {
     ready: Vec<u32>,
     staging: Vec<(u64, Charge)>,
     completed_frame: Arc<AtomicU64>,
-    frame_stats: StreamFrameStats,
+    frame_stats: StreamStats,
     /// The effective budget of the last plan.
     plan_budget: u64,
     /// The grow step whose upload is under way (one at a time: the planner counts one old-and-new
@@ -513,7 +513,7 @@ impl Streamer {
             ready: Default::default(),
             staging: Vec::new(),
             completed_frame: Arc::new(AtomicU64::new(0)),
-            frame_stats: StreamFrameStats::default(),
+            frame_stats: StreamStats::default(),
             plan_budget: u64::MAX,
             step: None,
             ring: StagingRing::default(),
@@ -675,13 +675,13 @@ impl Streamer {
     }
 
     /// Counts an out-of-memory error the budget's owner handled (render targets, say) in this
-    /// frame's [`StreamFrameStats::oom_events`].
+    /// frame's [`StreamStats::oom_events`].
     pub(crate) fn count_out_of_memory(&mut self) {
         self.frame_stats.oom_events += 1;
     }
 
     /// This frame's streaming figures.
-    pub fn frame_stats(&self) -> &StreamFrameStats {
+    pub fn frame_stats(&self) -> &StreamStats {
         &self.frame_stats
     }
 

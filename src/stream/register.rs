@@ -283,7 +283,7 @@ impl Streamer {
         if !ctx.bc_supported() {
             return Err(Error::InvalidResource {
                 label,
-                reason: "the adapter cannot sample block-compressed (BC1 to BC7) textures (no TEXTURE_COMPRESSION_BC)".into(),
+                reason: missing_bc(ctx),
             });
         }
         let count = info.levels.len().min(crate::budget::planner::MAX_LEVELS) as u8;
@@ -655,4 +655,23 @@ fn staged_level(tex: &wgpu::Texture, level: u32) -> (u32, u32, u64) {
     const ALIGN: u64 = wgpu::COPY_BYTES_PER_ROW_ALIGNMENT as u64;
     let (row, rows) = upload::level_rows(tex, level);
     (row, rows, u64::from(row).div_ceil(ALIGN) * ALIGN)
+}
+
+/// What a device without [`crate::REQUIRED_FEATURES`] lacks, and whose fault it is: the
+/// adapter's (it has no BC at all) or the device request's (the adapter has it, the device
+/// was made without it).
+fn missing_bc(ctx: &GpuContext) -> String {
+    let adapter_has = ctx.adapter().map(|a| {
+        a.features()
+            .contains(wgpu::Features::TEXTURE_COMPRESSION_BC)
+    });
+    match adapter_has {
+        Some(false) => "the adapter cannot sample block-compressed (BC1 to BC7) textures \
+                        (no TEXTURE_COMPRESSION_BC)"
+            .into(),
+        _ => "the device was made without TEXTURE_COMPRESSION_BC, which streaming BCn textures \
+              needs: request mipflow::REQUIRED_FEATURES (or make the device from \
+              mipflow::device_descriptor(&adapter))"
+            .into(),
+    }
 }

@@ -6,7 +6,7 @@ use super::*;
 impl Streamer {
     /// Starts a frame: its figures start again, and [`Streamer::poll`].
     pub(crate) fn begin_frame(&mut self, ctx: &GpuContext) {
-        self.frame_stats = StreamFrameStats::default();
+        self.frame_stats = StreamStats::default();
         self.poll(ctx);
     }
 

@@ -41,7 +41,7 @@ use glam::{Mat4, Vec3};
 use crate::Result;
 use crate::budget::Category;
 use crate::gpu::{GpuContext, read_texture_rgba8, upload};
-use crate::render::{DrawUniforms, GpuMesh, TexturedPass};
+use crate::renderer::{DrawUniforms, GpuMesh, TexturedPass};
 
 /// Renders a quad textured with `levels` (a full or partial mip chain of `format`, level 0 =
 /// `tex_width x tex_height`) into a `width x height` `Rgba8UnormSrgb` target, tilted so that it
@@ -128,14 +128,14 @@ pub fn render_textured_quad_oriented(
         ),
         Category::RenderTargets,
     )?;
-    let (verts, idx) = crate::render::quad_xz();
+    let (verts, idx) = crate::renderer::quad_xz();
     let mesh = GpuMesh::new(ctx, "first render quad", &verts, &idx)?;
     let (ubuf, ubind) = pass.uniform_buffer(ctx, "first render uniforms", 1)?;
     let material = pass.material_bind_group(ctx, "first render material", &texture.create_view());
 
     let aspect = width as f32 / height as f32;
-    let proj = crate::render::perspective(55f32.to_radians(), aspect, 0.05, 100.0);
-    let view = crate::render::look_at(Vec3::new(0.0, 0.6, 1.2), Vec3::new(0.0, 0.0, -1.5), Vec3::Y);
+    let proj = crate::demand::perspective(55f32.to_radians(), aspect, 0.05, 100.0);
+    let view = crate::demand::look_at(Vec3::new(0.0, 0.6, 1.2), Vec3::new(0.0, 0.0, -1.5), Vec3::Y);
     // A long floor: 2 wide, 8 deep, its UVs repeating 4 times along the depth.
     let model = Mat4::from_translation(Vec3::new(0.0, 0.0, -3.0))
         * Mat4::from_scale(Vec3::new(2.0, 1.0, 8.0));

@@ -4,7 +4,7 @@
 
 use super::SplitMix64 as Rng;
 use crate::budget::planner::{
-    Plan, PlanInput, PlanTexture, Planner, PlannerConfig, ScaleBucket, SimExecutor,
+    BucketCost, Plan, PlanInput, PlanTexture, Planner, PlannerConfig, SimExecutor,
 };
 
 /// Output pixels of the scene (1080p).
@@ -34,7 +34,7 @@ pub struct BenchScene {
     /// Every texture (executed plans applied).
     pub textures: Vec<PlanTexture>,
     /// The render-scale buckets.
-    pub buckets: Vec<ScaleBucket>,
+    pub buckets: Vec<BucketCost>,
     /// The budget.
     pub budget: u64,
     /// The next frame number.
@@ -76,10 +76,10 @@ impl BenchScene {
             }
             textures.push(t);
         }
-        let buckets: Vec<ScaleBucket> = (8..=16)
+        let buckets: Vec<BucketCost> = (8..=16)
             .map(|k| {
                 let s = k as f32 / 16.0;
-                ScaleBucket {
+                BucketCost {
                     scale: s,
                     bytes: (OUTPUT_PIXELS as f64 * f64::from(s * s) * 16.0) as u64,
                 }
@@ -97,7 +97,7 @@ impl BenchScene {
         }
     }
 
-    fn input<'a>(&self, textures: &'a [PlanTexture], buckets: &'a [ScaleBucket]) -> PlanInput<'a> {
+    fn input<'a>(&self, textures: &'a [PlanTexture], buckets: &'a [BucketCost]) -> PlanInput<'a> {
         PlanInput {
             frame: self.frame,
             budget: self.budget,

@@ -12,10 +12,10 @@
 use crate::common;
 
 use glam::{Mat4, Quat, Vec3};
-use mipflow::budget::Budget;
-use mipflow::feedback::FeedbackConfig;
-use mipflow::render::Vertex;
-use mipflow::resolution::Upscaler;
+use mipflow::Budget;
+use mipflow::FeedbackConfig;
+use mipflow::Upscaler;
+use mipflow::Vertex;
 use mipflow::{
     Camera, FrameInput, MaterialDesc, Renderer, RendererConfig, TextureOptions, TextureSource,
 };
@@ -61,10 +61,10 @@ fn hidden_texture(feedback: bool) -> Option<(u8, u8, u8, f32)> {
     } = wall_scene(feedback)?;
     let count = level_of(&r, hidden).1;
     let floor =
-        mipflow::budget::planner::PlanTexture::floor_for(1024, 1024, 32, count, u16::MAX).unwrap();
+        mipflow::low_level::PlanTexture::floor_for(1024, 1024, 32, count, u16::MAX).unwrap();
     let level_bytes = |l: u8| {
         let s = (1024u32 >> l).max(1);
-        mipflow::budget::size::level_bytes(wgpu::TextureFormat::Bc7RgbaUnormSrgb, s, s).unwrap()
+        mipflow::low_level::level_bytes(wgpu::TextureFormat::Bc7RgbaUnormSrgb, s, s).unwrap()
     };
     // The hidden texture's bytes above its floor now: with feedback, deterministic streaming
     // waits for each readback, so the hidden texture may be known hidden before any of its
@@ -141,7 +141,7 @@ fn mip_coloured(size: u32) -> Vec<u8> {
 /// A `size`² BC7 KTX2 whose level `l` is one flat colour `colour(l)`.
 fn flat_levels(size: u32, colour: impl Fn(usize) -> [u8; 3]) -> Vec<u8> {
     let enc = mipflow_cook::encoder_for(mipflow_cook::Quality::Fast);
-    let count = mipflow::budget::size::full_mip_count(size, size);
+    let count = mipflow::low_level::full_mip_count(size, size);
     let levels = (0..count)
         .map(|l| {
             let s = (size >> l).max(1);
@@ -228,7 +228,7 @@ fn feedback_levels_agree_with_the_levels_the_sampler_used() {
         "every level resident, so the sampler picks freely"
     );
     r.context().wait_idle().unwrap();
-    let px = mipflow::gpu::read_texture_rgba8(r.context(), out.texture()).unwrap();
+    let px = mipflow::read_texture_rgba8(r.context(), out.texture()).unwrap();
     let mut used = [0f64; 16];
     for p in px.chunks_exact(4) {
         if let Some(l) = classify(p) {
@@ -316,7 +316,7 @@ fn grazing_scene(mode: Grazing, budget: u64) -> Option<(Vec<u8>, u8, u8, u64)> {
         let source = TextureSource::Bytes(bytes.into());
         if mode == Grazing::Resident {
             let limits = mipflow::ktx2::ReadLimits::default();
-            let tex = mipflow::stream::load_resident(r.context(), &source, &limits).unwrap();
+            let tex = mipflow::low_level::load_resident(r.context(), &source, &limits).unwrap();
             r.add_resident_texture(tex, "resident")
         } else {
             r.add_texture(source, TextureOptions::default()).unwrap()
@@ -340,7 +340,7 @@ fn grazing_scene(mode: Grazing, budget: u64) -> Option<(Vec<u8>, u8, u8, u64)> {
     let wall_mesh = r.add_mesh(&wall, &[0, 1, 2, 0, 2, 3]).unwrap();
     let wall_mat = r.add_material(MaterialDesc::new(wall_tex)).unwrap();
     r.add_instance(wall_mesh, wall_mat, Mat4::IDENTITY).unwrap();
-    let (pv, pi) = mipflow::render::panel(1.0, 1.0);
+    let (pv, pi) = mipflow::panel(1.0, 1.0);
     let panel_mesh = r.add_mesh(&pv, &pi).unwrap();
     let panel_mat = r.add_material(MaterialDesc::new(panel_tex)).unwrap();
     r.add_instance(
@@ -358,7 +358,7 @@ fn grazing_scene(mode: Grazing, budget: u64) -> Option<(Vec<u8>, u8, u8, u64)> {
         r.render(&view, &input).unwrap();
     }
     r.context().wait_idle().unwrap();
-    let px = mipflow::gpu::read_texture_rgba8(r.context(), out.texture()).unwrap();
+    let px = mipflow::read_texture_rgba8(r.context(), out.texture()).unwrap();
     let level = |t| {
         if mode == Grazing::Resident {
             0
@@ -465,7 +465,7 @@ fn debug_views_show_the_level_sampled_and_the_level_wanted() {
     let histogram = |input: FrameInput, r: &mut Renderer| {
         r.render(&view, &input).unwrap();
         r.context().wait_idle().unwrap();
-        let px = mipflow::gpu::read_texture_rgba8(r.context(), out.texture()).unwrap();
+        let px = mipflow::read_texture_rgba8(r.context(), out.texture()).unwrap();
         let mut n = [0u32; 7];
         for p in px.chunks_exact(4) {
             if let Some(l) = debug_level(p) {
@@ -491,14 +491,14 @@ fn debug_views_show_the_level_sampled_and_the_level_wanted() {
 }
 
 /// The histogram of `slot` (every slot below the slots registered has one).
-fn hist(fb: &mipflow::feedback::Feedback, slot: u32) -> [f32; 16] {
+fn hist(fb: &mipflow::Feedback, slot: u32) -> [f32; 16] {
     *fb.histogram(slot)
         .expect("a histogram for every slot below the slots")
 }
 
 /// Every drawn slot of set `a` (`k * stride`) and of set `b` (`k * stride + 1`) holds
 /// `pixels[0]` and `pixels[1]` at level 4 and nothing at any other level.
-fn level_4(fb: &mipflow::feedback::Feedback, blocks: u32, stride: u32, pixels: [f32; 2]) {
+fn level_4(fb: &mipflow::Feedback, blocks: u32, stride: u32, pixels: [f32; 2]) {
     for k in 0..blocks {
         for (set, &p) in pixels.iter().enumerate() {
             let slot = k * stride + set as u32;
@@ -512,8 +512,8 @@ fn level_4(fb: &mipflow::feedback::Feedback, blocks: u32, stride: u32, pixels: [
 /// One frame of [`RecordPass`] recording into `fb`: begin (reads the last frame's readback
 /// back), draw, gather and copy back, submit, wait until the readback is mapped.
 fn record_frame(
-    ctx: &mipflow::gpu::GpuContext,
-    fb: &mut mipflow::feedback::Feedback,
+    ctx: &mipflow::GpuContext,
+    fb: &mut mipflow::Feedback,
     pass: &mipflow::testing::feedback_pass::RecordPass,
     frame: u64,
     slots: u32,
@@ -544,7 +544,7 @@ fn feedback_copies_back_the_slots_drawn_not_the_slots_registered() {
     let slots = 50_000;
     let mut config = FeedbackConfig::default();
     config.readback_slots = 64;
-    let mut fb = mipflow::feedback::Feedback::new(&ctx, config, slots).unwrap();
+    let mut fb = mipflow::Feedback::new(&ctx, config, slots).unwrap();
     let pass = mipflow::testing::feedback_pass::RecordPass::new(&ctx, &fb, 128).unwrap();
     let blocks = pass.blocks();
     assert_eq!(blocks, 256);
@@ -617,7 +617,7 @@ fn feedback_refuses_slots_past_the_device_and_keeps_working() {
     let Some(ctx) = common::gpu() else {
         return;
     };
-    let mut fb = mipflow::feedback::Feedback::new(&ctx, FeedbackConfig::default(), 256).unwrap();
+    let mut fb = mipflow::Feedback::new(&ctx, FeedbackConfig::default(), 256).unwrap();
     let pass = mipflow::testing::feedback_pass::RecordPass::new(&ctx, &fb, 128).unwrap();
     // Feedback in use first: the refusal drops it (nothing will refresh it; a texture seen as
     // hidden must not stay so).
@@ -705,7 +705,7 @@ fn a_new_texture_in_a_reused_slot_is_not_judged_by_the_old_ones_feedback() {
 /// The scene of [`hidden_texture`] after its first 40 frames under a roomy budget.
 struct WallScene {
     r: Renderer,
-    _out: mipflow::gpu::TrackedTexture,
+    _out: mipflow::TrackedTexture,
     view: wgpu::TextureView,
     input: FrameInput,
     mesh: mipflow::MeshHandle,
@@ -727,7 +727,7 @@ fn wall_scene(feedback: bool) -> Option<WallScene> {
     let mut r = renderer(feedback, 1, 96 << 20)?;
     let out = r.context().create_offscreen_target("fb", 320, 180).unwrap();
     let view = out.create_view();
-    let (pv, pi) = mipflow::render::panel(1.0, 1.0);
+    let (pv, pi) = mipflow::panel(1.0, 1.0);
     let mesh = r.add_mesh(&pv, &pi).unwrap();
     let (hidden, hm) = common::procedural_material(&mut r, 5, 0, 1024);
     let (wall, wm) = common::procedural_material(&mut r, 5, 1, 1024);
@@ -757,7 +757,7 @@ fn feedback_turned_off_and_on_does_not_read_readbacks_from_before() {
     let Some(ctx) = common::gpu() else {
         return;
     };
-    let mut fb = mipflow::feedback::Feedback::new(&ctx, FeedbackConfig::default(), 256).unwrap();
+    let mut fb = mipflow::Feedback::new(&ctx, FeedbackConfig::default(), 256).unwrap();
     let pass = mipflow::testing::feedback_pass::RecordPass::new(&ctx, &fb, 128).unwrap();
     record_frame(&ctx, &mut fb, &pass, 0, 256, (1, 0));
     fb.set_enabled(false);
@@ -849,7 +849,7 @@ fn a_material_uv_scale_is_drawn_as_its_demand_prices_it() {
         "the demand prices 4 repeats 2 levels coarser: {demand_step}"
     );
     r.context().wait_idle().unwrap();
-    let px = mipflow::gpu::read_texture_rgba8(r.context(), out.texture()).unwrap();
+    let px = mipflow::read_texture_rgba8(r.context(), out.texture()).unwrap();
     let (left, n_left) = mean_level(&px, w, 0, w / 2);
     let (right, n_right) = mean_level(&px, w, w / 2, w);
     eprintln!("sampled: left {left:.2} ({n_left} px), right {right:.2} ({n_right} px)");
@@ -871,11 +871,11 @@ fn a_material_uv_scale_is_drawn_as_its_demand_prices_it() {
 /// until `OOM_RETRY_FRAMES` have passed, then tried again; fewer slots are tried at once.
 #[test]
 fn feedback_refused_for_memory_waits_before_trying_again() {
-    use mipflow::feedback::OOM_RETRY_FRAMES;
+    use mipflow::low_level::OOM_RETRY_FRAMES;
     let Some(ctx) = common::gpu() else {
         return;
     };
-    let mut fb = mipflow::feedback::Feedback::new(&ctx, FeedbackConfig::default(), 64).unwrap();
+    let mut fb = mipflow::Feedback::new(&ctx, FeedbackConfig::default(), 64).unwrap();
     fb.testing_oom_above(Some(256));
     let err = fb.begin_frame(&ctx, 1, 300).unwrap_err();
     assert!(

@@ -10,11 +10,11 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use mipflow::budget::{Budget, Category};
+use mipflow::FrameTiming;
 use mipflow::ktx2::{BlockFormat, EncodedTexture, FORMATS, Ktx2Info, write_ktx2};
-use mipflow::manager::FrameTiming;
-use mipflow::stream::{TextureHandle, TextureOptions, TextureSource};
+use mipflow::{Budget, Category};
 use mipflow::{BudgetManager, ManagerConfig};
+use mipflow::{TextureHandle, TextureOptions, TextureSource};
 use mipflow_cook::{BlockKind, ColorSpace, CookOptions, Resize, cook_image, decode_blocks};
 
 const MIB: u64 = 1 << 20;
@@ -22,7 +22,7 @@ const MIB: u64 = 1 << 20;
 /// A `w x h` texture of `format` with a full chain of arbitrary blocks (every byte pattern is a
 /// block the GPU copies as it is; streaming never looks inside).
 fn arbitrary(format: wgpu::TextureFormat, w: u32, h: u32, seed: u32) -> EncodedTexture {
-    let levels = mipflow::budget::size::full_mip_count(w, h);
+    let levels = mipflow::low_level::full_mip_count(w, h);
     EncodedTexture {
         format,
         width: w,
@@ -133,7 +133,7 @@ fn every_block_format_streams_with_its_own_sizes() {
         let tex = m.streamer().resident_texture(*hd).unwrap();
         assert_eq!(tex.format(), f.format, "{}", f.name);
         for (l, want) in levels.iter().enumerate() {
-            let got = mipflow::gpu::read_level(m.context(), tex, l as u32).unwrap();
+            let got = mipflow::low_level::read_level(m.context(), tex, l as u32).unwrap();
             assert!(got == *want, "{}: level {l} differs on the GPU", f.name);
         }
     }
@@ -364,7 +364,7 @@ fn a_batch_of_every_format_is_registered_with_its_floors_on_the_gpu() {
         );
         let tex = m.streamer().resident_texture(*h).unwrap();
         for (k, want) in levels[first..].iter().enumerate() {
-            let got = mipflow::gpu::read_level(m.context(), tex, k as u32).unwrap();
+            let got = mipflow::low_level::read_level(m.context(), tex, k as u32).unwrap();
             assert!(
                 got == *want,
                 "{}: level {} differs on the GPU",
@@ -426,7 +426,7 @@ fn a_batch_under_a_tight_budget_splits_its_staging_and_stays_within_it() {
         assert_eq!(first, 1, "every floor made resident");
         let tex = m.streamer().resident_texture(*h).unwrap();
         for (k, want) in levels[first..].iter().enumerate() {
-            let got = mipflow::gpu::read_level(m.context(), tex, k as u32).unwrap();
+            let got = mipflow::low_level::read_level(m.context(), tex, k as u32).unwrap();
             assert!(got == *want, "level {} differs on the GPU", first + k);
         }
     }

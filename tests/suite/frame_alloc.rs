@@ -9,7 +9,7 @@ use crate::common;
 use common::alloc::allocations;
 
 use glam::{Mat4, Vec3};
-use mipflow::budget::Budget;
+use mipflow::Budget;
 use mipflow::{Camera, FrameInput, Renderer, RendererConfig};
 
 /// Allocations per steady frame (min, max over 20 frames) with `instances` panels sharing 8
@@ -25,7 +25,7 @@ fn allocations_per_frame(instances: u32) -> Option<(u64, u64)> {
         .create_offscreen_target("output", 320, 180)
         .unwrap();
     let view = output.create_view();
-    let (pv, pi) = mipflow::render::panel(1.0, 1.0);
+    let (pv, pi) = mipflow::panel(1.0, 1.0);
     let mesh = r.add_mesh(&pv, &pi).unwrap();
     let mut materials = Vec::new();
     for i in 0..8 {

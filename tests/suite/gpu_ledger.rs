@@ -2,8 +2,11 @@
 
 use crate::common;
 
-use mipflow::budget::{Category, size};
-use mipflow::gpu::{GpuContext, upload};
+use mipflow::Category;
+
+use mipflow::GpuContext;
+use mipflow::low_level as size;
+use mipflow::low_level as upload;
 
 struct DriverView {
     allocated: u64,
@@ -415,15 +418,15 @@ fn a_stencil_level_is_charged_as_stored_and_copied_as_data() {
         view_formats: &[],
     };
     let data: Vec<u8> = (0..256u32).map(|i| (i * 7) as u8).collect();
-    let tex = mipflow::gpu::upload::create_texture_with_levels(
+    let tex = mipflow::low_level::create_texture_with_levels(
         &ctx,
         &desc,
         &[&data[..]],
-        mipflow::budget::Category::Other,
+        mipflow::Category::Other,
     )
     .unwrap();
     assert_eq!(tex.bytes(), 64 * 4 * 4, "charged as D24S8");
-    let got = mipflow::gpu::read_level(&ctx, tex.texture(), 0).unwrap();
+    let got = mipflow::low_level::read_level(&ctx, tex.texture(), 0).unwrap();
     assert_eq!(got, data);
     assert_eq!(ctx.take_uncaptured_errors(), Vec::<String>::new());
 }
@@ -448,19 +451,14 @@ fn a_deep_3d_texture_may_have_a_level_per_halving_of_its_depth() {
         usage: wgpu::TextureUsages::TEXTURE_BINDING,
         view_formats: &[],
     };
-    let tex = ctx
-        .create_texture(&desc, mipflow::budget::Category::Other)
-        .unwrap();
+    let tex = ctx.create_texture(&desc, mipflow::Category::Other).unwrap();
     // 4x4x64 + 2x2x32 + 1x1x16 + 1x1x8 + 1x1x4 + 1x1x2 + 1x1x1 bytes.
     assert_eq!(tex.bytes(), 1024 + 128 + 16 + 8 + 4 + 2 + 1);
-    assert_eq!(
-        Some(tex.bytes()),
-        mipflow::budget::size::texture_bytes(&desc)
-    );
+    assert_eq!(Some(tex.bytes()), mipflow::low_level::texture_bytes(&desc));
     drop(tex);
     desc.mip_level_count = 8;
     assert!(matches!(
-        ctx.create_texture(&desc, mipflow::budget::Category::Other),
+        ctx.create_texture(&desc, mipflow::Category::Other),
         Err(mipflow::Error::InvalidResource { .. })
     ));
     assert_eq!(ctx.take_uncaptured_errors(), Vec::<String>::new());
@@ -508,10 +506,10 @@ fn a_lost_device_makes_nothing_and_charges_nothing() {
     assert!(ctx.ledger().live_allocations().is_empty());
 
     let Some(adopted) = common::gpu() else { return };
-    let adopted = mipflow::gpu::GpuContext::adopt(
+    let adopted = mipflow::GpuContext::adopt(
         adopted.device().clone(),
         adopted.queue().clone(),
-        &mipflow::gpu::GpuOptions::default(),
+        &mipflow::GpuConfig::default(),
     );
     assert!(!adopted.is_device_lost());
     adopted.note_device_lost();

@@ -830,7 +830,7 @@ fn a_file_replaced_after_registration_is_not_read_as_the_old_one() {
     std::fs::rename(&staged, &path).unwrap();
     let e = source.read_levels(&info, 0..1, &no).unwrap_err();
     assert!(
-        matches!(&e, mipflow::stream::ReadError::Open { source, .. }
+        matches!(&e, mipflow::ReadError::Open { source, .. }
             if source.to_string().contains("changed since it was registered")),
         "{e}"
     );
@@ -864,13 +864,13 @@ fn a_file_replaced_after_registration_is_not_read_as_the_old_one() {
 }
 
 /// A level that fails to decode reaches the caller as the typed KTX2 error, not a string:
-/// `read_levels` says which level and why ([`mipflow::stream::ReadError::Level`]), and a whole
+/// `read_levels` says which level and why ([`mipflow::ReadError::Level`]), and a whole
 /// read (`read_all`, what a texture kept resident uses; registration reads its floor the same
 /// way) gives `Error::Ktx2` with the file's path and the `Ktx2Error` inside.
 #[test]
 fn a_level_that_fails_to_decode_is_a_typed_error() {
+    use mipflow::ReadError;
     use mipflow::TextureSource;
-    use mipflow::stream::ReadError;
     use std::sync::atomic::AtomicBool;
     let path = corpus_dir().join("zstd_corrupt_frame.ktx2");
     let source = TextureSource::path(&path);

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::common;
 
-use mipflow::stream::KtxReader;
+use mipflow::KtxReader;
 use mipflow::{Budget, BudgetManager, FrameTiming, ManagerConfig, TextureOptions, TextureSource};
 
 fn ktx(seed: u64, size: u32) -> Vec<u8> {
@@ -148,7 +148,7 @@ fn a_histogram_buys_fewer_levels_than_a_whole_surface_at_level_0() {
             .map(|i| i.resident_level)
             .unwrap()
     };
-    let floor = mipflow::budget::planner::PlanTexture::floor_for(1024, 1024, 32, 11, u16::MAX);
+    let floor = mipflow::low_level::PlanTexture::floor_for(1024, 1024, 32, 11, u16::MAX);
     assert_eq!(level(all), 0, "{infos:?}");
     assert!(
         level(edge) > level(all),
@@ -353,7 +353,7 @@ fn a_reader_that_panics_fails_its_read_not_the_streamer() {
 
 /// A BC7 KTX2 file of `w x h` with a full chain of arbitrary blocks.
 fn bc7_file(w: u32, h: u32) -> Vec<u8> {
-    let levels = mipflow::budget::size::full_mip_count(w, h);
+    let levels = mipflow::low_level::full_mip_count(w, h);
     let tex = mipflow::ktx2::EncodedTexture {
         format: wgpu::TextureFormat::Bc7RgbaUnorm,
         width: w,
@@ -392,7 +392,7 @@ fn demand_from_bounds_prices_non_square_textures_by_their_texels() {
         add(&mut m, 2048, 512),
     );
     let camera = mipflow::Camera::look_at(glam::Vec3::new(0.0, 0.0, 10.0), glam::Vec3::ZERO);
-    let view = mipflow::demand::DemandView::new(&camera, (1280, 720));
+    let view = mipflow::DemandView::new(&camera, (1280, 720));
     let level = |m: &mut BudgetManager, h, uv_per_unit| {
         m.add_demand_sphere(h, &view, glam::Vec3::ZERO, 1.0, uv_per_unit)
             .unwrap()

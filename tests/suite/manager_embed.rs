@@ -6,8 +6,8 @@
 
 use crate::common;
 
-use mipflow::budget::Category;
-use mipflow::stream::TextureHandle;
+use mipflow::Category;
+use mipflow::TextureHandle;
 use mipflow::{BudgetManager, Error, FrameTiming, TextureOptions, TextureSource};
 
 use common::{manager, manager_config as config};
@@ -25,17 +25,12 @@ fn add(m: &mut BudgetManager, seeds: std::ops::Range<u64>, size: u32) -> Vec<Tex
 }
 
 /// A `w`x`h` RGBA8 texture of the manager's context, charged to `textures` (4 bytes a texel).
-fn pinned(m: &BudgetManager, w: u32, h: u32) -> mipflow::gpu::TrackedTexture {
+fn pinned(m: &BudgetManager, w: u32, h: u32) -> mipflow::TrackedTexture {
     pinned_as(m, w, h, Category::Textures)
 }
 
 /// [`pinned`] charged to `category`.
-fn pinned_as(
-    m: &BudgetManager,
-    w: u32,
-    h: u32,
-    category: Category,
-) -> mipflow::gpu::TrackedTexture {
+fn pinned_as(m: &BudgetManager, w: u32, h: u32, category: Category) -> mipflow::TrackedTexture {
     m.context()
         .create_texture(
             &wgpu::TextureDescriptor {
@@ -172,7 +167,7 @@ fn a_budget_below_what_is_pinned_never_waits_for_the_gpu_each_frame() {
         let plan = frame_with_demand(&mut m, &h, (640, 360), 10_000.0, FrameTiming::default());
         too_small += usize::from(matches!(
             plan.status,
-            mipflow::budget::planner::PlanStatus::BudgetTooSmall { .. }
+            mipflow::PlanStatus::BudgetTooSmall { .. }
         ));
     }
     assert_eq!(too_small, 30, "every frame says the budget is too small");
@@ -379,7 +374,7 @@ fn hidden_upload_staging_is_charged_until_the_gpu_has_it() {
         view_formats: &[],
     };
     let tex =
-        mipflow::gpu::upload::create_texture_with_levels(&ctx, &desc, &[&texels], Category::Other)
+        mipflow::low_level::create_texture_with_levels(&ctx, &desc, &[&texels], Category::Other)
             .unwrap();
     assert_eq!(staging(&ctx), 256 * 256 * 4);
     ctx.wait_idle().unwrap();
@@ -412,13 +407,13 @@ fn a_3d_texture_is_filled_level_by_level() {
         vec![3u8; 4],
     ];
     let refs: Vec<&[u8]> = levels.iter().map(Vec::as_slice).collect();
-    let tex = mipflow::gpu::upload::create_texture_with_levels(&ctx, &desc, &refs, Category::Other)
+    let tex = mipflow::low_level::create_texture_with_levels(&ctx, &desc, &refs, Category::Other)
         .unwrap();
     assert_eq!(tex.bytes(), 256 + 32 + 4);
     // A level of the wrong size is still refused.
     let wrong = [vec![1u8; 256], vec![2u8; 64], vec![3u8; 4]];
     let refs: Vec<&[u8]> = wrong.iter().map(Vec::as_slice).collect();
-    let e = mipflow::gpu::upload::create_texture_with_levels(&ctx, &desc, &refs, Category::Other);
+    let e = mipflow::low_level::create_texture_with_levels(&ctx, &desc, &refs, Category::Other);
     assert!(matches!(e, Err(Error::InvalidResource { .. })), "{e:?}");
 }
 
@@ -481,11 +476,11 @@ fn a_resident_texture_charged_to_render_targets_is_fixed_beside_the_manager_s_ta
 /// 13/16 was drawn, and its frame-time model was that of a scale not drawn).
 #[test]
 fn the_controller_follows_the_scale_the_manager_can_make() {
-    use mipflow::resolution::{Bucket, ControllerMode, Upscaler};
+    use mipflow::{ControllerMode, ScaleBucket, Upscaler};
     let Some(ctx) = common::gpu() else { return };
     let mut c = config(256 << 20, true, true);
     c.upscaler = Upscaler::EasuRcas;
-    c.controller.mode = ControllerMode::Fixed(Bucket::from_sixteenths(15));
+    c.controller.mode = ControllerMode::Fixed(ScaleBucket::from_sixteenths(15));
     let mut m = manager(&ctx, c);
     let h = add(&mut m, 0..2, 64);
     let mut last = None;
@@ -493,7 +488,7 @@ fn the_controller_follows_the_scale_the_manager_can_make() {
         let plan = frame_with_demand(&mut m, &h, (640, 360), 10_000.0, FrameTiming::default());
         assert_eq!(
             plan.memory_bucket,
-            Bucket::FULL,
+            ScaleBucket::FULL,
             "frame {f}: memory allows native"
         );
         assert!(
@@ -560,7 +555,7 @@ fn cpu_times_do_not_stand_in_for_late_gpu_times() {
 /// target first, so the intermediate was made again at every scale change.
 #[test]
 fn a_scale_change_keeps_the_output_sized_targets() {
-    use mipflow::resolution::Upscaler;
+    use mipflow::Upscaler;
     let Some(ctx) = common::gpu() else { return };
     let mut c = config(256 << 20, true, true);
     c.upscaler = Upscaler::EasuRcas;
@@ -573,8 +568,12 @@ fn a_scale_change_keeps_the_output_sized_targets() {
     assert_eq!(plan.render_scale, 0.75);
     let intermediate = |m: &BudgetManager| {
         let t = m.targets().unwrap();
-        (0..8)
-            .filter_map(|i| t.texture(i))
+        let set = mipflow::TargetSet::renderer(mipflow::Upscaler::EasuRcas);
+        let key = set
+            .key("upscale intermediate")
+            .expect("the renderer's set has one");
+        t.texture(key)
+            .into_iter()
             .find(|x| (x.texture().width(), x.texture().height()) == output)
             .map(|x| x.texture().clone())
             .expect("an output-sized intermediate below native scale")

@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use mipflow::stream::TextureHandle;
+use mipflow::TextureHandle;
 use mipflow::{BudgetManager, FrameTiming, ManagerConfig, TextureOptions, TextureSource};
 
 fn ktx(seed: u64, size: u32) -> Vec<u8> {
@@ -364,9 +364,7 @@ fn a_batch_whose_floor_staging_has_no_room_stays_under_the_budget() {
             TextureSource::bytes(file.clone()),
             TextureOptions::default(),
         )]);
-        m.context()
-            .ledger()
-            .bytes(mipflow::budget::Category::Textures)
+        m.context().ledger().bytes(mipflow::Category::Textures)
     };
     assert!(floor > 0);
     let budget = floor + floor / 2;
@@ -381,9 +379,7 @@ fn a_batch_whose_floor_staging_has_no_room_stays_under_the_budget() {
         snap.peak_bytes
     );
     assert_eq!(
-        m.context()
-            .ledger()
-            .bytes(mipflow::budget::Category::Textures),
+        m.context().ledger().bytes(mipflow::Category::Textures),
         0,
         "the floor is not resident"
     );
@@ -404,7 +400,7 @@ fn a_batch_whose_floor_staging_has_no_room_stays_under_the_budget() {
 /// made while the textures filled the budget, they stayed over it for good.
 #[test]
 fn the_callers_own_textures_targets_and_staging_count_against_the_budget() {
-    use mipflow::budget::Category;
+    use mipflow::Category;
     let Some(ctx) = common::gpu() else { return };
     let budget = 4u64 << 20;
     let mut m = manager(&ctx, config(budget, true));
@@ -469,7 +465,7 @@ fn the_callers_own_textures_targets_and_staging_count_against_the_budget() {
 /// textures left as they are; priced, such a set cost nothing (its bytes were 0).
 #[test]
 fn a_target_set_the_device_cannot_make_is_refused_by_name() {
-    use mipflow::resolution::{TargetSet, TargetSpec};
+    use mipflow::{TargetSet, TargetSpec};
     let Some(ctx) = common::gpu() else { return };
     let cases = [
         (

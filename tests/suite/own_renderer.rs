@@ -145,7 +145,7 @@ fn a_game_renderer_streams_under_a_budget_that_falls_and_rises() {
 
     // The same renderer with every level of every texture resident, same last view.
     ctx.wait_idle().unwrap();
-    let streamed = mipflow::gpu::read_texture_rgba8(&ctx, out.texture()).unwrap();
+    let streamed = mipflow::read_texture_rgba8(&ctx, out.texture()).unwrap();
     drop(r);
     let mut full = GameRenderer::new(
         ctx.device().clone(),
@@ -160,7 +160,7 @@ fn a_game_renderer_streams_under_a_budget_that_falls_and_rises() {
     let stats = full.frame(&camera(FRAMES - 1), &view, OUTPUT).unwrap();
     assert_eq!(stats.render_scale, 1.0);
     ctx.wait_idle().unwrap();
-    let reference = mipflow::gpu::read_texture_rgba8(&ctx, out.texture()).unwrap();
+    let reference = mipflow::read_texture_rgba8(&ctx, out.texture()).unwrap();
     let psnr = mipflow_cook::psnr_rgb(&streamed, &reference);
     eprintln!("own renderer: last frame {psnr:.1} dB against all resident; {c:?}");
     assert!(psnr >= 40.0, "{psnr:.2} dB");

@@ -35,10 +35,11 @@ use crate::common;
 
 use std::time::Instant;
 
-use mipflow::budget::planner::{
-    Plan, PlanInput, PlanStatus, PlanTexture, Planner, PlannerConfig, ScaleBucket, SimExecutor,
-    TransitionKind,
+use mipflow::low_level::{
+    BucketCost, Plan, PlanInput, PlanTexture, Planner, SimExecutor, TransitionKind,
 };
+
+use mipflow::{PlanStatus, PlannerConfig};
 
 use mipflow::testing::SplitMix64 as Rng;
 
@@ -181,7 +182,7 @@ fn plan_digest(mut h: u64, plan: &Plan, status: PlanStatus) -> u64 {
 
 /// Bytes the view wants: every floor, and each visible texture down to its wanted level at
 /// this bucket's mip bias.
-fn demand(textures: &[PlanTexture], fixed: u64, bucket: ScaleBucket) -> u64 {
+fn demand(textures: &[PlanTexture], fixed: u64, bucket: BucketCost) -> u64 {
     let bias = -bucket.scale.log2();
     let mut total = fixed + bucket.bytes;
     for t in textures {
@@ -230,8 +231,8 @@ fn simulate(seed: u64) -> Report {
         views.push(v);
     }
 
-    let buckets: Vec<ScaleBucket> = if rng.chance(0.5) {
-        vec![ScaleBucket {
+    let buckets: Vec<BucketCost> = if rng.chance(0.5) {
+        vec![BucketCost {
             scale: 1.0,
             bytes: OUTPUT_PIXELS * 16,
         }]
@@ -239,7 +240,7 @@ fn simulate(seed: u64) -> Report {
         (8..=16)
             .map(|k| {
                 let s = k as f32 / 16.0;
-                ScaleBucket {
+                BucketCost {
                     scale: s,
                     bytes: (OUTPUT_PIXELS as f64 * f64::from(s * s) * 16.0) as u64,
                 }
@@ -810,8 +811,8 @@ fn no_allocation_per_frame_after_warm_up() {
             t
         })
         .collect();
-    let buckets: Vec<ScaleBucket> = (8..=16)
-        .map(|k| ScaleBucket {
+    let buckets: Vec<BucketCost> = (8..=16)
+        .map(|k| BucketCost {
             scale: k as f32 / 16.0,
             bytes: OUTPUT_PIXELS * k * k / 16,
         })
@@ -918,7 +919,7 @@ fn gallery_256_48_256_mib() {
             t
         })
         .collect();
-    let buckets = [ScaleBucket {
+    let buckets = [BucketCost {
         scale: 1.0,
         bytes: 16 * MIB,
     }];

@@ -6,11 +6,11 @@ use crate::common;
 use std::time::Duration;
 
 use glam::{Mat4, Vec3};
-use mipflow::budget::Budget;
+use mipflow::Budget;
 use mipflow::{Camera, FrameInput, Renderer, RendererConfig};
 
 /// A renderer with eight 256² panels filling the view, and its output texture.
-fn scene(budget: u64) -> Option<(Renderer, mipflow::gpu::TrackedTexture, Camera)> {
+fn scene(budget: u64) -> Option<(Renderer, mipflow::TrackedTexture, Camera)> {
     let ctx = common::gpu()?;
     let mut cfg = RendererConfig::default();
     cfg.budget = Budget::bytes(budget);
@@ -19,7 +19,7 @@ fn scene(budget: u64) -> Option<(Renderer, mipflow::gpu::TrackedTexture, Camera)
         .context()
         .create_offscreen_target("output", 640, 360)
         .unwrap();
-    let (pv, pi) = mipflow::render::panel(1.0, 1.0);
+    let (pv, pi) = mipflow::panel(1.0, 1.0);
     let mesh = r.add_mesh(&pv, &pi).unwrap();
     for i in 0..8u32 {
         let (_, mat) = common::procedural_material(&mut r, 5, i, 256);
@@ -82,7 +82,7 @@ fn the_guard_band_asks_for_levels_just_outside_the_view() {
         cfg.budget = Budget::bytes(64 << 20);
         cfg.guard_band = guard;
         let mut r = Renderer::with_context(ctx, cfg).unwrap();
-        let (pv, pi) = mipflow::render::panel(1.0, 1.0);
+        let (pv, pi) = mipflow::panel(1.0, 1.0);
         let mesh = r.add_mesh(&pv, &pi).unwrap();
         let mut textures = Vec::new();
         // One panel in front of the camera, one just beyond the left edge, one behind it.
@@ -142,7 +142,7 @@ fn a_turning_camera_asks_for_what_it_turns_towards() {
             .create_offscreen_target("output", 320, 180)
             .unwrap();
         let view = output.create_view();
-        let (pv, pi) = mipflow::render::panel(1.0, 1.0);
+        let (pv, pi) = mipflow::panel(1.0, 1.0);
         let mesh = r.add_mesh(&pv, &pi).unwrap();
         let (tex, mat) = common::procedural_material(&mut r, 13, 0, 256);
         // 70 degrees to the left of the initial view direction (-z), 4 units away: outside a

@@ -6,10 +6,9 @@ use crate::common;
 
 use common::alloc::allocations;
 
-use mipflow::resolution::{
-    Bucket, ControllerConfig, ControllerMode, FrameInput, RenderTargets, ResolutionController,
-    TimeSource, Upscaler,
-};
+use mipflow::{ControllerConfig, ControllerMode, ScaleBucket, Upscaler};
+
+use mipflow::low_level::{ControllerInput, RenderTargets, ResolutionController, TimeSource};
 
 #[test]
 fn the_controller_allocates_nothing_per_frame() {
@@ -18,7 +17,7 @@ fn the_controller_allocates_nothing_per_frame() {
         ControllerMode::LerpBaseline {
             reference_bytes: 1 << 30,
         },
-        ControllerMode::Fixed(Bucket::from_sixteenths(12)),
+        ControllerMode::Fixed(ScaleBucket::from_sixteenths(12)),
     ] {
         let mut config = ControllerConfig::default();
         config.mode = mode;
@@ -33,7 +32,7 @@ fn the_controller_allocates_nothing_per_frame() {
                 0.55
             };
             let s = c.bucket().scale();
-            c.update(&FrameInput {
+            c.update(&ControllerInput {
                 memory_max_scale: memory,
                 available_bytes: Some(u64::from(f % 1000) << 21),
                 frame_time_ms: Some(20.0 * s * s * (1.0 + 0.1 * ((f % 7) as f32 - 3.0) / 3.0)),
@@ -56,7 +55,7 @@ fn the_controller_allocates_nothing_per_frame() {
 fn ensure_with_an_unchanged_bucket_allocates_nothing() {
     let Some(ctx) = common::gpu() else { return };
     let mut pool = RenderTargets::new(Upscaler::EasuRcas);
-    let b = Bucket::from_sixteenths(12);
+    let b = ScaleBucket::from_sixteenths(12);
     pool.ensure(&ctx, (320, 240), b).unwrap();
     let before = allocations();
     for _ in 0..1000 {

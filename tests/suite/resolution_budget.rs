@@ -5,11 +5,12 @@
 
 use crate::common;
 
-use mipflow::budget::Category;
-use mipflow::resolution::{
-    Bucket, BucketRange, ChangeReason, ControllerConfig, FrameInput, RenderTargets,
-    ResolutionController, UpscalePass, UpscaleSettings, Upscaler, largest_fitting, target_bytes,
+use mipflow::Category;
+use mipflow::low_level::{
+    ControllerInput, RenderTargets, ResolutionController, UpscaleConfig, UpscalePass,
+    largest_fitting, target_bytes,
 };
+use mipflow::{BucketRange, ChangeReason, ControllerConfig, ScaleBucket, Upscaler};
 
 #[test]
 fn a_scripted_budget_drives_the_scale_and_the_budget_holds() {
@@ -55,7 +56,7 @@ fn a_scripted_budget_drives_the_scale_and_the_budget_holds() {
     for f in 0..600u64 {
         let budget = budget_at(f);
         let memory_max = largest_fitting(output, range, upscaler, budget);
-        let bucket = controller.update(&FrameInput {
+        let bucket = controller.update(&ControllerInput {
             memory_max_scale: memory_max.scale(),
             ..Default::default()
         });
@@ -70,7 +71,7 @@ fn a_scripted_budget_drives_the_scale_and_the_budget_holds() {
             &mut enc,
             targets,
             &view,
-            &UpscaleSettings::default(),
+            &UpscaleConfig::default(),
             None,
         )
         .unwrap();
@@ -95,16 +96,20 @@ fn a_scripted_budget_drives_the_scale_and_the_budget_holds() {
             "frame {f}: peak {peak} > max({before}, {after})"
         );
         if f == drop_at {
-            assert_eq!(bucket, Bucket::from_sixteenths(9), "lowered within 1 frame");
+            assert_eq!(
+                bucket,
+                ScaleBucket::from_sixteenths(9),
+                "lowered within 1 frame"
+            );
             assert_eq!(
                 controller.last_change().unwrap().reason,
                 ChangeReason::MemoryDown
             );
         }
         if (drop_at..restore_at).contains(&f) {
-            assert_eq!(bucket, Bucket::from_sixteenths(9));
+            assert_eq!(bucket, ScaleBucket::from_sixteenths(9));
         }
-        if f >= restore_at && raised_at.is_none() && bucket == Bucket::FULL {
+        if f >= restore_at && raised_at.is_none() && bucket == ScaleBucket::FULL {
             raised_at = Some(f);
             assert_eq!(
                 controller.last_change().unwrap().reason,

@@ -4,16 +4,15 @@
 
 use crate::common;
 
-use mipflow::budget::Category;
-use mipflow::resolution::{
-    Bucket, BucketRange, RenderTargets, Upscaler, scale_buckets, scaled_size, target_bytes,
-};
+use mipflow::Category;
+use mipflow::low_level::{RenderTargets, scale_buckets, scaled_size, target_bytes};
+use mipflow::{BucketRange, ScaleBucket, TargetSet, Upscaler};
 
-fn rt_bytes(ctx: &mipflow::gpu::GpuContext) -> u64 {
+fn rt_bytes(ctx: &mipflow::GpuContext) -> u64 {
     ctx.ledger().bytes(Category::RenderTargets)
 }
 
-fn rt_count(ctx: &mipflow::gpu::GpuContext) -> u64 {
+fn rt_count(ctx: &mipflow::GpuContext) -> u64 {
     ctx.ledger().snapshot().by_category.render_targets.count
 }
 
@@ -29,7 +28,7 @@ fn rt_bytes_in_the_ledger_match_the_formula_for_every_bucket() {
             let mut pool = RenderTargets::new(upscaler);
             let list = scale_buckets(output, range, upscaler);
             assert_eq!(list.len(), range.len());
-            let walk: Vec<Bucket> = range.iter().rev().chain(range.iter()).collect();
+            let walk: Vec<ScaleBucket> = range.iter().rev().chain(range.iter()).collect();
             for b in walk {
                 let t = pool
                     .ensure(&ctx, output, b)
@@ -37,7 +36,16 @@ fn rt_bytes_in_the_ledger_match_the_formula_for_every_bucket() {
                     .expect("non-empty output");
                 assert_eq!(t.size(), scaled_size(output, b.scale()));
                 assert_eq!(
-                    (t.hdr().texture().width(), t.hdr().texture().height()),
+                    (
+                        t.texture(TargetSet::RENDERER_COLOR)
+                            .unwrap()
+                            .texture()
+                            .width(),
+                        t.texture(TargetSet::RENDERER_COLOR)
+                            .unwrap()
+                            .texture()
+                            .height()
+                    ),
                     t.size()
                 );
                 // EASU + RCAS has its intermediate only below native scale.
@@ -71,7 +79,7 @@ fn reallocation_frees_memory_in_the_allocator_report() {
         eprintln!("this backend gives no allocator report; the ledger test covers the rest");
         return;
     };
-    let allocated = |ctx: &mipflow::gpu::GpuContext| {
+    let allocated = |ctx: &mipflow::GpuContext| {
         // Destroyed textures are freed once the GPU is idle; wait so the report is current.
         ctx.wait_idle().unwrap();
         ctx.allocator_report().unwrap().total_allocated_bytes
@@ -79,10 +87,10 @@ fn reallocation_frees_memory_in_the_allocator_report() {
     let output = (1280, 720);
     let base = allocated(&ctx);
     let mut pool = RenderTargets::new(Upscaler::EasuRcas);
-    pool.ensure(&ctx, output, Bucket::FULL).unwrap();
+    pool.ensure(&ctx, output, ScaleBucket::FULL).unwrap();
     let full = allocated(&ctx);
     let full_ledger = rt_bytes(&ctx);
-    pool.ensure(&ctx, output, Bucket::from_sixteenths(8))
+    pool.ensure(&ctx, output, ScaleBucket::from_sixteenths(8))
         .unwrap();
     let half = allocated(&ctx);
     let half_ledger = rt_bytes(&ctx);
@@ -119,7 +127,7 @@ fn reallocation_frees_memory_in_the_allocator_report() {
 fn an_unchanged_bucket_reallocates_nothing() {
     let Some(ctx) = common::gpu() else { return };
     let mut pool = RenderTargets::new(Upscaler::EasuRcas);
-    let b = Bucket::from_sixteenths(12);
+    let b = ScaleBucket::from_sixteenths(12);
     let generation = pool
         .ensure(&ctx, (320, 240), b)
         .unwrap()
@@ -133,11 +141,21 @@ fn an_unchanged_bucket_reallocates_nothing() {
     assert_eq!(pool.reallocations(), 1);
     assert_eq!(ctx.ledger().snapshot().peak_bytes, peak);
     // Switching the upscaler reallocates only the intermediate: HDR and depth are kept.
-    let hdr_before = pool.current().unwrap().hdr().texture().clone();
+    let hdr_before = pool
+        .current()
+        .unwrap()
+        .texture(TargetSet::RENDERER_COLOR)
+        .unwrap()
+        .texture()
+        .clone();
     pool.set_upscaler(Upscaler::Bilinear);
     let t = pool.ensure(&ctx, (320, 240), b).unwrap().unwrap();
     assert!(t.intermediate_view().is_none());
-    assert_eq!(t.hdr().texture(), &hdr_before, "the HDR target was kept");
+    assert_eq!(
+        t.texture(TargetSet::RENDERER_COLOR).unwrap().texture(),
+        &hdr_before,
+        "the HDR target was kept"
+    );
     assert_eq!(
         rt_bytes(&ctx),
         target_bytes((320, 240), 0.75, Upscaler::Bilinear)
@@ -151,8 +169,10 @@ fn an_unchanged_bucket_reallocates_nothing() {
 fn targets_kept_for_another_bucket_are_that_buckets() {
     let Some(ctx) = common::gpu() else { return };
     let mut pool = RenderTargets::new(Upscaler::Bilinear);
-    pool.ensure(&ctx, (1, 1), Bucket::FULL).unwrap().unwrap();
-    let half = Bucket::from_sixteenths(8);
+    pool.ensure(&ctx, (1, 1), ScaleBucket::FULL)
+        .unwrap()
+        .unwrap();
+    let half = ScaleBucket::from_sixteenths(8);
     let t = pool.ensure(&ctx, (1, 1), half).unwrap().unwrap();
     assert_eq!(t.size(), (1, 1));
     assert_eq!(t.bucket(), half);
@@ -165,13 +185,17 @@ fn targets_kept_for_another_bucket_are_that_buckets() {
 fn a_minimised_window_keeps_the_targets_and_never_panics() {
     let Some(ctx) = common::gpu() else { return };
     let mut pool = RenderTargets::new(Upscaler::EasuRcas);
-    assert!(pool.ensure(&ctx, (0, 0), Bucket::FULL).unwrap().is_none());
+    assert!(
+        pool.ensure(&ctx, (0, 0), ScaleBucket::FULL)
+            .unwrap()
+            .is_none()
+    );
     assert_eq!(rt_bytes(&ctx), 0, "nothing is made for an empty window");
-    pool.ensure(&ctx, (320, 240), Bucket::FULL).unwrap();
+    pool.ensure(&ctx, (320, 240), ScaleBucket::FULL).unwrap();
     let bytes = rt_bytes(&ctx);
     for size in [(0, 0), (0, 240), (320, 0)] {
         assert!(
-            pool.ensure(&ctx, size, Bucket::from_sixteenths(8))
+            pool.ensure(&ctx, size, ScaleBucket::from_sixteenths(8))
                 .unwrap()
                 .is_none()
         );
@@ -182,11 +206,11 @@ fn a_minimised_window_keeps_the_targets_and_never_panics() {
         );
         assert_eq!(pool.current().unwrap().output_size(), (320, 240));
     }
-    pool.ensure(&ctx, (320, 240), Bucket::FULL).unwrap();
+    pool.ensure(&ctx, (320, 240), ScaleBucket::FULL).unwrap();
     assert_eq!(pool.reallocations(), 1);
     // Resizes follow the window.
     let t = pool
-        .ensure(&ctx, (200, 100), Bucket::FULL)
+        .ensure(&ctx, (200, 100), ScaleBucket::FULL)
         .unwrap()
         .unwrap();
     assert_eq!(t.output_size(), (200, 100));
@@ -203,13 +227,13 @@ fn a_minimised_window_keeps_the_targets_and_never_panics() {
 fn an_oversize_window_is_an_error_not_a_panic() {
     let Some(ctx) = common::gpu() else { return };
     let mut pool = RenderTargets::new(Upscaler::EasuRcas);
-    pool.ensure(&ctx, (320, 240), Bucket::FULL).unwrap();
+    pool.ensure(&ctx, (320, 240), ScaleBucket::FULL).unwrap();
     let max = ctx.device().limits().max_texture_dimension_2d;
-    let err = pool.ensure(&ctx, (max + 1, 16), Bucket::FULL);
+    let err = pool.ensure(&ctx, (max + 1, 16), ScaleBucket::FULL);
     assert!(err.is_err());
     assert!(pool.current().is_none());
     assert_eq!(rt_bytes(&ctx), 0);
-    pool.ensure(&ctx, (320, 240), Bucket::FULL).unwrap();
+    pool.ensure(&ctx, (320, 240), ScaleBucket::FULL).unwrap();
     assert_eq!(
         rt_bytes(&ctx),
         target_bytes((320, 240), 1.0, Upscaler::EasuRcas)

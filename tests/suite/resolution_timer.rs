@@ -4,12 +4,11 @@
 
 use crate::common;
 
-use mipflow::resolution::timer::SLOTS;
-use mipflow::resolution::{
-    Bucket, GpuTimer, RenderTargets, UpscalePass, UpscaleSettings, Upscaler,
-};
+use mipflow::low_level::TIMER_SLOTS;
+use mipflow::low_level::{GpuTimer, RenderTargets, UpscaleConfig, UpscalePass};
+use mipflow::{ScaleBucket, Upscaler};
 
-fn output(ctx: &mipflow::gpu::GpuContext) -> mipflow::gpu::TrackedTexture {
+fn output(ctx: &mipflow::GpuContext) -> mipflow::TrackedTexture {
     ctx.create_texture(
         &wgpu::TextureDescriptor {
             label: Some("timer output"),
@@ -25,14 +24,14 @@ fn output(ctx: &mipflow::gpu::GpuContext) -> mipflow::gpu::TrackedTexture {
             usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
             view_formats: &[],
         },
-        mipflow::budget::Category::Other,
+        mipflow::Category::Other,
     )
     .unwrap()
 }
 
 /// One frame: the upscale pass, timed when the timer has a free slot.
 fn frame(
-    ctx: &mipflow::gpu::GpuContext,
+    ctx: &mipflow::GpuContext,
     timer: &mut GpuTimer,
     pool: &mut RenderTargets,
     up: &mut UpscalePass,
@@ -40,7 +39,7 @@ fn frame(
 ) -> bool {
     let timed = timer.begin_frame();
     let targets = pool
-        .ensure(ctx, (320, 240), Bucket::from_sixteenths(12))
+        .ensure(ctx, (320, 240), ScaleBucket::from_sixteenths(12))
         .unwrap()
         .unwrap();
     let mut enc = ctx
@@ -51,7 +50,7 @@ fn frame(
         &mut enc,
         targets,
         view,
-        &UpscaleSettings::default(),
+        &UpscaleConfig::default(),
         timer.pass_writes(true, true),
     )
     .unwrap();
@@ -115,11 +114,11 @@ fn a_full_timer_skips_frames_instead_of_blocking() {
     let mut up = UpscalePass::new(&ctx, wgpu::TextureFormat::Rgba8UnormSrgb).unwrap();
     let out = output(&ctx);
     let view = out.create_view();
-    let timed: Vec<bool> = (0..SLOTS + 3)
+    let timed: Vec<bool> = (0..TIMER_SLOTS + 3)
         .map(|_| frame(&ctx, &mut timer, &mut pool, &mut up, &view))
         .collect();
-    assert!(timed[..SLOTS].iter().all(|t| *t));
-    assert!(timed[SLOTS..].iter().all(|t| !*t), "{timed:?}");
+    assert!(timed[..TIMER_SLOTS].iter().all(|t| *t));
+    assert!(timed[TIMER_SLOTS..].iter().all(|t| !*t), "{timed:?}");
     ctx.wait_idle().unwrap();
     let newest = timer.poll(ctx.device());
     assert!(newest.is_some());

@@ -6,10 +6,13 @@
 use crate::common;
 
 use glam::{Mat4, Vec3};
-use mipflow::budget::Category;
-use mipflow::gpu::{GpuContext, TrackedBuffer, TrackedTexture, read_texture_rgba8, upload};
-use mipflow::render::{self, DrawUniforms, GpuMesh, TexturedPass, Vertex};
-use mipflow::resolution::{Bucket, RenderTargets, UpscalePass, UpscaleSettings, Upscaler};
+use mipflow::Category;
+use mipflow::Vertex;
+use mipflow::low_level as upload;
+use mipflow::low_level::{DrawUniforms, GpuMesh, TexturedPass};
+use mipflow::low_level::{RenderTargets, UpscaleConfig, UpscalePass};
+use mipflow::{GpuContext, TrackedBuffer, TrackedTexture, read_texture_rgba8};
+use mipflow::{ScaleBucket, TargetSet, Upscaler};
 use mipflow_cook::compare::{psnr_rgb, ssim};
 use mipflow_cook::procedural::test_pattern;
 
@@ -98,11 +101,11 @@ impl Scene {
     /// The receding textured floor of `render::first` (the test pattern, repeating, to the
     /// horizon): texture detail at every mip level.
     fn floor(ctx: &GpuContext) -> Self {
-        let (v, i) = render::quad_xz();
+        let (v, i) = mipflow::quad_xz();
         let mut s = Self::new(ctx, &test_pattern(256), &v, &i);
         let aspect = OUT.0 as f32 / OUT.1 as f32;
-        let proj = render::perspective(55f32.to_radians(), aspect, 0.05, 100.0);
-        let view = render::look_at(Vec3::new(0.0, 0.6, 1.2), Vec3::new(0.0, 0.0, -1.5), Vec3::Y);
+        let proj = mipflow::perspective(55f32.to_radians(), aspect, 0.05, 100.0);
+        let view = mipflow::look_at(Vec3::new(0.0, 0.6, 1.2), Vec3::new(0.0, 0.0, -1.5), Vec3::Y);
         s.view_proj = proj * view;
         s.model = Mat4::from_translation(Vec3::new(0.0, 0.0, -3.0))
             * Mat4::from_scale(Vec3::new(2.0, 1.0, 8.0));
@@ -214,8 +217,8 @@ impl Scene {
         ctx: &GpuContext,
         pool: &mut RenderTargets,
         upscale: &mut UpscalePass,
-        bucket: Bucket,
-        settings: &UpscaleSettings,
+        bucket: ScaleBucket,
+        settings: &UpscaleConfig,
     ) -> Vec<u8> {
         let targets = pool.ensure(ctx, OUT, bucket).unwrap().unwrap();
         let u = DrawUniforms::new(self.view_proj, self.model, bucket.mip_bias(), false);
@@ -229,7 +232,11 @@ impl Scene {
                 label: Some("scene"),
             });
         {
-            let mut rp = scene_pass(&mut enc, targets.hdr_view(), targets.depth_view());
+            let mut rp = scene_pass(
+                &mut enc,
+                targets.view(TargetSet::RENDERER_COLOR).unwrap(),
+                targets.view(TargetSet::RENDERER_DEPTH).unwrap(),
+            );
             self.pass
                 .draw(&mut rp, &self.uniform_group, 0, &self.material, &self.mesh);
         }
@@ -316,7 +323,7 @@ fn save(name: &str, rgba: &[u8]) {
 /// render to within one 8-bit level: the display transform (clamp, sRGB encode) is right and the
 /// sampling is centred.
 fn compare(ctx: &GpuContext, scene: &Scene, name: &str) -> (f64, f64) {
-    let settings = UpscaleSettings::default();
+    let settings = UpscaleConfig::default();
     let format = wgpu::TextureFormat::Rgba8UnormSrgb;
     let mut up = UpscalePass::new(ctx, format).unwrap();
     let mut bilinear = RenderTargets::new(Upscaler::Bilinear);
@@ -324,7 +331,7 @@ fn compare(ctx: &GpuContext, scene: &Scene, name: &str) -> (f64, f64) {
     let native = scene.render_direct(ctx);
     // At scale 1 the bilinear pass is an exact copy plus the display transform: it must
     // reproduce the direct render (f16 storage can move a value by one 8-bit level).
-    let through_pass = scene.render(ctx, &mut bilinear, &mut up, Bucket::FULL, &settings);
+    let through_pass = scene.render(ctx, &mut bilinear, &mut up, ScaleBucket::FULL, &settings);
     let worst = through_pass
         .iter()
         .zip(&native)
@@ -338,7 +345,7 @@ fn compare(ctx: &GpuContext, scene: &Scene, name: &str) -> (f64, f64) {
     // EASU + RCAS at scale 1: no intermediate (the sharpening reads the scene colour), so the
     // targets are the HDR colour and depth alone; the picture is the native render sharpened:
     // close to it, and not the bilinear copy (the sharpening really ran).
-    let sharpened = scene.render(ctx, &mut easu, &mut up, Bucket::FULL, &settings);
+    let sharpened = scene.render(ctx, &mut easu, &mut up, ScaleBucket::FULL, &settings);
     let t = easu.current().unwrap();
     assert!(t.intermediate_view().is_none());
     assert_eq!(
@@ -357,7 +364,7 @@ fn compare(ctx: &GpuContext, scene: &Scene, name: &str) -> (f64, f64) {
         moved > 0 && p1 >= 30.0,
         "{name}: RCAS at scale 1 moved {moved} values, {p1:.2} dB against native"
     );
-    let b075 = Bucket::from_sixteenths(12);
+    let b075 = ScaleBucket::from_sixteenths(12);
     let from_bilinear = scene.render(ctx, &mut bilinear, &mut up, b075, &settings);
     let from_easu = scene.render(ctx, &mut easu, &mut up, b075, &settings);
     save(&format!("{name}_native"), &native);
@@ -423,8 +430,8 @@ fn easu_rcas_is_at_least_as_good_as_bilinear_on_edges() {
 fn every_output_format_shows_the_same_image() {
     let Some(ctx) = common::gpu() else { return };
     let scene = Scene::floor(&ctx);
-    let settings = UpscaleSettings::default();
-    let b = Bucket::from_sixteenths(12);
+    let settings = UpscaleConfig::default();
+    let b = ScaleBucket::from_sixteenths(12);
     for upscaler in [Upscaler::Bilinear, Upscaler::EasuRcas] {
         let mut pool = RenderTargets::new(upscaler);
         let mut reference = None;
@@ -457,7 +464,7 @@ fn every_output_format_shows_the_same_image() {
 fn record_once(
     ctx: &GpuContext,
     up: &mut UpscalePass,
-    targets: &mipflow::resolution::Targets,
+    targets: &mipflow::Targets,
     view: &wgpu::TextureView,
 ) -> Result<(), String> {
     let mut enc = ctx
@@ -468,7 +475,7 @@ fn record_once(
         &mut enc,
         targets,
         view,
-        &UpscaleSettings::default(),
+        &UpscaleConfig::default(),
         None,
     );
     ctx.queue().submit([enc.finish()]);
@@ -481,7 +488,7 @@ fn a_wrong_output_size_is_an_error() {
     let Some(ctx) = common::gpu() else { return };
     let mut pool = RenderTargets::new(Upscaler::EasuRcas);
     let mut up = UpscalePass::new(&ctx, wgpu::TextureFormat::Rgba8UnormSrgb).unwrap();
-    let targets = pool.ensure(&ctx, OUT, Bucket::FULL).unwrap().unwrap();
+    let targets = pool.ensure(&ctx, OUT, ScaleBucket::FULL).unwrap().unwrap();
     let wrong = ctx
         .create_texture(
             &wgpu::TextureDescriptor {
@@ -512,9 +519,9 @@ fn a_wrong_output_size_is_an_error() {
 #[test]
 fn upscaling_an_empty_target_set_is_an_error() {
     let Some(ctx) = common::gpu() else { return };
-    let mut pool = RenderTargets::with_set(mipflow::resolution::TargetSet::new());
+    let mut pool = RenderTargets::with_set(mipflow::TargetSet::new());
     let targets = pool
-        .ensure(&ctx, OUT, Bucket::from_sixteenths(12))
+        .ensure(&ctx, OUT, ScaleBucket::from_sixteenths(12))
         .unwrap()
         .unwrap();
     assert!(targets.is_empty());
@@ -531,7 +538,7 @@ fn upscaling_an_empty_target_set_is_an_error() {
 /// is recorded, not the device's panic when the bind group or the pass is made.
 #[test]
 fn an_unsampleable_source_or_unrenderable_output_is_an_error() {
-    use mipflow::resolution::{TargetSet, TargetSpec};
+    use mipflow::{TargetSet, TargetSpec};
     let Some(ctx) = common::gpu() else { return };
     let out = output_texture(&ctx, wgpu::TextureFormat::Rgba8UnormSrgb);
     let view = out.create_view();
@@ -539,7 +546,7 @@ fn an_unsampleable_source_or_unrenderable_output_is_an_error() {
     let record = |up: &mut UpscalePass, set: TargetSet, view: &wgpu::TextureView| {
         let mut pool = RenderTargets::with_set(set);
         let targets = pool
-            .ensure(&ctx, OUT, Bucket::from_sixteenths(12))
+            .ensure(&ctx, OUT, ScaleBucket::from_sixteenths(12))
             .unwrap()
             .unwrap();
         record_once(&ctx, up, targets, view)
@@ -590,10 +597,10 @@ fn reading_back_what_cannot_be_copied_is_an_error() {
     };
     use wgpu::TextureUsages as U;
     let no_copy = make(U::TEXTURE_BINDING, 1, 1);
-    let e = mipflow::gpu::read_level(&ctx, no_copy.texture(), 0).unwrap_err();
+    let e = mipflow::low_level::read_level(&ctx, no_copy.texture(), 0).unwrap_err();
     assert!(e.to_string().contains("COPY_SRC"), "{e}");
     let msaa = make(U::RENDER_ATTACHMENT | U::COPY_SRC, 4, 1);
-    let e = mipflow::gpu::read_level(&ctx, msaa.texture(), 0).unwrap_err();
+    let e = mipflow::low_level::read_level(&ctx, msaa.texture(), 0).unwrap_err();
     assert!(e.to_string().contains("multisampled"), "{e}");
     let array = make(U::COPY_DST | U::COPY_SRC, 1, 3);
     let layer: Vec<u8> = (0..8 * 4 * 4).map(|i| i as u8).collect();
@@ -617,7 +624,7 @@ fn reading_back_what_cannot_be_copied_is_an_error() {
         },
     );
     assert_eq!(
-        mipflow::gpu::read_level(&ctx, array.texture(), 0).unwrap(),
+        mipflow::low_level::read_level(&ctx, array.texture(), 0).unwrap(),
         layer
     );
     ctx.wait_idle().unwrap();

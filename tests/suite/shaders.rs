@@ -5,8 +5,8 @@ use wgpu::naga;
 
 #[test]
 fn every_shader_validates() {
-    assert!(!mipflow::shaders::ALL.is_empty());
-    for (name, src) in mipflow::shaders::ALL {
+    assert!(!mipflow::low_level::SHADERS.is_empty());
+    for (name, src) in mipflow::low_level::SHADERS {
         let module = naga::front::wgsl::parse_str(src)
             .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(src)));
         naga::valid::Validator::new(
@@ -25,8 +25,8 @@ fn every_file_is_registered() {
         let name = entry.unwrap().file_name().into_string().unwrap();
         if name.ends_with(".wgsl") {
             assert!(
-                mipflow::shaders::ALL.iter().any(|(n, _)| *n == name),
-                "{name} is not in mipflow::shaders::ALL"
+                mipflow::low_level::SHADERS.iter().any(|(n, _)| *n == name),
+                "{name} is not in mipflow::low_level::SHADERS"
             );
         }
     }

@@ -2,13 +2,13 @@
 //! a writer on another thread, the copies recorded from it with no CPU copy, and the chunk's way
 //! back into the ring.
 
-use mipflow::budget::Category;
-use mipflow::gpu::read_texture_rgba8;
-use mipflow::gpu::staging::StagingRing;
+use mipflow::Category;
+use mipflow::low_level::StagingRing;
+use mipflow::read_texture_rgba8;
 
 use super::common;
 
-fn texture(ctx: &mipflow::gpu::GpuContext, w: u32, h: u32) -> mipflow::gpu::TrackedTexture {
+fn texture(ctx: &mipflow::GpuContext, w: u32, h: u32) -> mipflow::TrackedTexture {
     ctx.create_texture(
         &wgpu::TextureDescriptor {
             label: Some("staged"),
@@ -266,7 +266,7 @@ fn level_rows(info: &mipflow::ktx2::Ktx2Info, count: usize) -> Vec<(u32, u32)> {
     (0..count)
         .map(|l| {
             let (w, h) = info.level_dims(l);
-            mipflow::gpu::upload::level_rows_of(info.format, w, h)
+            mipflow::low_level::level_rows_of(info.format, w, h)
         })
         .collect()
 }
@@ -277,8 +277,8 @@ fn level_rows(info: &mipflow::ktx2::Ktx2Info, count: usize) -> Vec<(u32, u32)> {
 /// cut short after its header was read is a truncation error naming the level, not a panic.
 #[test]
 fn a_ktx2_file_is_read_into_the_staging_byte_for_byte() {
+    use mipflow::TextureSource;
     use mipflow::ktx2::{EncodedTexture, ReadLimits, write_ktx2};
-    use mipflow::stream::TextureSource;
     use std::sync::atomic::AtomicBool;
     let Some(ctx) = common::gpu() else { return };
     if !ctx.bc_supported() {
@@ -289,11 +289,11 @@ fn a_ktx2_file_is_read_into_the_staging_byte_for_byte() {
     // 256x64: rows of 1024, 512 and 256 bytes (read straight from the file), then padded
     // ones; 80x64: rows of 320 bytes, padded from level 0 (read through the buffer).
     for (w, h) in [(256u32, 64u32), (80, 64)] {
-        let count = mipflow::budget::size::full_mip_count(w, h);
+        let count = mipflow::low_level::full_mip_count(w, h);
         let levels: Vec<Vec<u8>> = (0..count)
             .map(|l| {
                 let (lw, lh) = ((w >> l).max(1), (h >> l).max(1));
-                let n = mipflow::budget::size::level_bytes(format, lw, lh).unwrap() as usize;
+                let n = mipflow::low_level::level_bytes(format, lw, lh).unwrap() as usize;
                 pattern(n, l as u8)
             })
             .collect();
@@ -357,7 +357,7 @@ fn a_ktx2_file_is_read_into_the_staging_byte_for_byte() {
             ring.submit(&ctx, 1);
             ctx.wait_idle().expect("wait");
             for (l, want) in levels.iter().enumerate() {
-                let got = mipflow::gpu::read_level(&ctx, tex.texture(), l as u32).unwrap();
+                let got = mipflow::low_level::read_level(&ctx, tex.texture(), l as u32).unwrap();
                 assert!(
                     got == *want,
                     "{}: level {l} of {w}x{h} differs",
@@ -394,7 +394,7 @@ fn a_ktx2_file_is_read_into_the_staging_byte_for_byte() {
         let mut info = source.info(&ReadLimits::default()).expect("info");
         let cut = info.levels[0].offset + 100;
         std::fs::write(&path, &bytes[..cut as usize]).expect("cut");
-        let rows = vec![mipflow::gpu::upload::level_rows_of(format, w, h)];
+        let rows = vec![mipflow::low_level::level_rows_of(format, w, h)];
         let mut ring = StagingRing::new(256 << 10, 2, 2);
         // The file's stamp (its length) says it changed, before anything is read.
         let lease = ring.lend(&ctx, &rows, u64::MAX).unwrap().expect("lent");

@@ -7,14 +7,14 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use mipflow::budget::Budget;
-use mipflow::budget::Category;
-use mipflow::budget::planner::PlanStatus;
-use mipflow::gpu::GpuContext;
+use mipflow::Budget;
+use mipflow::Category;
+use mipflow::FrameTiming;
+use mipflow::GpuContext;
+use mipflow::PlanStatus;
 use mipflow::ktx2::{EncodedTexture, write_ktx2};
-use mipflow::manager::FrameTiming;
-use mipflow::stream::{StreamConfig, TextureHandle, TextureOptions, TextureSource};
 use mipflow::{BudgetManager, ManagerConfig};
+use mipflow::{StreamConfig, TextureHandle, TextureOptions, TextureSource};
 
 const MIB: u64 = 1 << 20;
 /// The manager's 1x1 RGBA8 fallback texture (drawn while nothing of a texture is resident).
@@ -38,7 +38,7 @@ fn write_gallery(dir: &Path, count: u32, size: u32, zstd_every: u32) -> Vec<Path
 
 /// Writes one `w x h` BC7 KTX2 file with a full chain of arbitrary blocks.
 fn write_texture(path: &Path, w: u32, h: u32, seed: u32, zstd: Option<i32>) {
-    let levels = mipflow::budget::size::full_mip_count(w, h);
+    let levels = mipflow::low_level::full_mip_count(w, h);
     let tex = EncodedTexture {
         format: wgpu::TextureFormat::Bc7RgbaUnormSrgb,
         width: w,
@@ -145,7 +145,7 @@ impl Harness {
             let tex = self.m.streamer().resident_texture(*hd).unwrap();
             assert_eq!(tex.mip_level_count() as usize, levels.len());
             for (l, want) in levels.iter().enumerate() {
-                let got = mipflow::gpu::read_level(self.m.context(), tex, l as u32).unwrap();
+                let got = mipflow::low_level::read_level(self.m.context(), tex, l as u32).unwrap();
                 assert!(got == *want, "{}: level {l} differs", f.display());
             }
         }
@@ -337,7 +337,7 @@ fn a_file_replaced_after_registration_keeps_the_texture_and_is_reported() {
     assert!(floor > 0, "registered at its floor");
     // The new file, with a key/value block of its own, renamed over the second one.
     let staged = dir.join("new.tmp");
-    let levels = mipflow::budget::size::full_mip_count(256, 256);
+    let levels = mipflow::low_level::full_mip_count(256, 256);
     let tex = EncodedTexture {
         format: wgpu::TextureFormat::Bc7RgbaUnormSrgb,
         width: 256,
@@ -819,8 +819,9 @@ fn render_targets_out_of_memory_lower_the_scale_not_the_frame() {
 #[test]
 fn render_targets_oom_child() {
     use glam::{Mat4, Vec3};
-    use mipflow::budget::Budget;
-    use mipflow::resolution::{TargetSet, hdr_format};
+    use mipflow::Budget;
+    use mipflow::TargetSet;
+    use mipflow::low_level::hdr_format;
     use mipflow::{Camera, FrameInput, Renderer, RendererConfig};
 
     let Some(ctx) = oom_child_gpu() else { return };
@@ -830,10 +831,10 @@ fn render_targets_oom_child() {
     cfg.stream = cfg.stream.with_deterministic(true);
     // Bilinear: no output-sized intermediate, so the targets' bytes follow the scale (with
     // EASU + RCAS and the packed HDR colour, 3/4 would cost more than full scale).
-    cfg.upscaler = mipflow::resolution::Upscaler::Bilinear;
+    cfg.upscaler = mipflow::Upscaler::Bilinear;
     let upscaler = cfg.upscaler;
     let mut r = Renderer::with_context(ctx, cfg).unwrap();
-    let (pv, pi) = mipflow::render::panel(1.0, 1.0);
+    let (pv, pi) = mipflow::panel(1.0, 1.0);
     let mesh = r.add_mesh(&pv, &pi).unwrap();
     let (_, mat) = common::procedural_material(&mut r, 5, 0, 128);
     r.add_instance(mesh, mat, Mat4::IDENTITY).unwrap();
@@ -1189,7 +1190,7 @@ fn evicted_textures_floors_are_the_files_levels() {
             let tex = h.m.streamer().resident_texture(*hd).unwrap();
             assert_eq!(tex.mip_level_count() as usize, want.len());
             for (l, want) in want.iter().enumerate() {
-                let got = mipflow::gpu::read_level(h.m.context(), tex, l as u32).unwrap();
+                let got = mipflow::low_level::read_level(h.m.context(), tex, l as u32).unwrap();
                 assert!(
                     got == *want,
                     "frame {frame}, {}: floor level {l} differs",

@@ -17,7 +17,7 @@ pub fn wxh_arg(s: &str) -> Result<(u32, u32), String> {
 
 /// The clap value parser of every byte-size flag (`--budget`): "256MiB", "1.5GiB", bytes.
 pub fn size_arg(s: &str) -> Result<u64, String> {
-    mipflow::budget::parse_size(s).map_err(|e| e.to_string())
+    mipflow::parse_size(s).map_err(|e| e.to_string())
 }
 
 /// Every file under `dir` (recursively, sorted by name within each folder) whose extension is

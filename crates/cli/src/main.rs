@@ -119,7 +119,7 @@ fn headless(args: &HeadlessArgs) -> ExitCode {
             return usage(e);
         }
     }
-    let ctx = match mipflow::gpu::GpuContext::headless(&Default::default()) {
+    let ctx = match mipflow::GpuContext::headless(&Default::default()) {
         Ok(c) => c,
         Err(e) => return usage(e.to_string()),
     };

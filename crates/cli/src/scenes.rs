@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use glam::{Mat4, Quat, Vec3};
-pub use mipflow::render::panel;
+pub use mipflow::panel;
 use mipflow::{MaterialDesc, Renderer, TextureHandle, TextureOptions, TextureSource};
 use mipflow_cook::Quality;
 pub use mipflow_cook::procedural::{
@@ -45,7 +45,7 @@ pub fn add_texture(
     // draws it with the same orientation and shape.
     if residency == Residency::FullBc7 {
         let info = source.info(&limits)?;
-        let tex = mipflow::stream::load_resident(r.context(), &source, &limits)?;
+        let tex = mipflow::low_level::load_resident(r.context(), &source, &limits)?;
         return Ok(r.add_resident_texture_from(tex, &label, &info));
     }
     // FullRgba8: every level decoded on the CPU, as a shader samples its format: RGBA8 for
@@ -94,7 +94,7 @@ pub fn add_texture(
         view_formats: &[],
     };
     let refs: Vec<&[u8]> = decoded.iter().map(Vec::as_slice).collect();
-    let tex = mipflow::gpu::upload::create_texture_with_levels(
+    let tex = mipflow::low_level::create_texture_with_levels(
         r.context(),
         &desc,
         &refs,
@@ -148,7 +148,7 @@ fn hall_panel_square(i: usize, size: u32) -> Mat4 {
     )
 }
 
-/// The transforms of the floor tiles (a [`mipflow::render::quad_xz`] each) of a hall of `length`.
+/// The transforms of the floor tiles (a [`mipflow::quad_xz`] each) of a hall of `length`.
 pub fn hall_floor_transforms(length: f32) -> impl Iterator<Item = Mat4> {
     let tiles = (length / 6.0).ceil().max(0.0) as i32;
     (0..tiles).map(|k| {
@@ -176,7 +176,7 @@ pub fn build_hall(r: &mut Renderer, textures: &[(TextureHandle, u32)]) -> Result
         )?;
     }
     if let Some(&(floor_tex, _)) = textures.first() {
-        let (fv, fi) = mipflow::render::quad_xz();
+        let (fv, fi) = mipflow::quad_xz();
         let floor_mesh = r.add_mesh(&fv, &fi)?;
         let mut md = MaterialDesc::new(floor_tex);
         md.uv_scale = 1.0;

@@ -175,7 +175,7 @@ pub fn draw_level(spec: &TextureSpec, level: u32) -> image::RgbaImage {
 /// Makes `spec` as a BC7 KTX2 file in memory: every level drawn on its own, encoded at `quality`.
 pub fn cook_procedural(spec: &TextureSpec, quality: Quality) -> Result<Vec<u8>, CookError> {
     let encoder = encoder_for(quality);
-    let count = mipflow::budget::size::full_mip_count(spec.size, spec.size);
+    let count = mipflow::low_level::full_mip_count(spec.size, spec.size);
     let mut levels = Vec::with_capacity(count as usize);
     for level in 0..count {
         let img = draw_level(spec, level);

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use mipflow::glam::{Mat4, Vec3};
 use mipflow::{
-    Budget, Camera, FrameInput, GpuContext, GpuOptions, MaterialDesc, Renderer, RendererConfig,
+    Budget, Camera, FrameInput, GpuConfig, GpuContext, MaterialDesc, Renderer, RendererConfig,
     TextureOptions, TextureSource,
 };
 
@@ -36,7 +36,7 @@ pub struct Shot {
 
 /// Renders the brick panel at `size` on a headless device and reads the frame back.
 pub fn render(size: (u32, u32)) -> mipflow::Result<Shot> {
-    let ctx = GpuContext::headless(&GpuOptions::default())?;
+    let ctx = GpuContext::headless(&GpuConfig::default())?;
     let mut config = RendererConfig::default();
     config.budget = Budget::bytes(16 << 20);
     let mut r = Renderer::with_context(ctx, config)?;
@@ -44,7 +44,7 @@ pub fn render(size: (u32, u32)) -> mipflow::Result<Shot> {
         .context()
         .create_offscreen_target("minimal game", size.0, size.1)?;
     let view = out.create_view();
-    let (vertices, indices) = mipflow::render::panel(2.0, 2.0);
+    let (vertices, indices) = mipflow::panel(2.0, 2.0);
     let mesh = r.add_mesh(&vertices, &indices)?;
     let texture = r.add_texture(TextureSource::bytes(BRICK), TextureOptions::default())?;
     let material = r.add_material(MaterialDesc::new(texture))?;
@@ -53,7 +53,7 @@ pub fn render(size: (u32, u32)) -> mipflow::Result<Shot> {
     // A loading screen: stream what the view wants before the first frame.
     r.prefetch(size, &camera, Duration::from_secs(20))?;
     let stats = *r.render(&view, &FrameInput::new(camera))?;
-    let px = mipflow::gpu::read_texture_rgba8(r.context(), out.texture())?;
+    let px = mipflow::read_texture_rgba8(r.context(), out.texture())?;
     let info = r
         .streamer()
         .texture_infos()

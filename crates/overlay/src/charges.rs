@@ -1,10 +1,10 @@
 //! What an egui renderer holds on the GPU, charged to the budget's ledger
-//! ([`mipflow::budget::Category::Overlay`]), for any egui-wgpu layer: the demo's, or a game's.
+//! ([`mipflow::Category::Overlay`]), for any egui-wgpu layer: the demo's, or a game's.
 
 use std::collections::HashMap;
 
 use egui::epaint::{ClippedPrimitive, ImageDelta, Primitive};
-use mipflow::budget::{Category, Charge, Ledger};
+use mipflow::{Category, Charge, Ledger};
 
 /// egui-wgpu's starting buffer capacities (`VERTEX_BUFFER_START_CAPACITY`,
 /// `INDEX_BUFFER_START_CAPACITY` in its renderer.rs, 0.37).

@@ -3,8 +3,8 @@
 
 use std::collections::VecDeque;
 
+use mipflow::Category;
 use mipflow::FrameStats;
-use mipflow::budget::Category;
 
 /// Seconds between samples. Why 0.1 s: 300 points cover 30 s, enough for a smooth plot and
 /// cheap to draw every frame.

@@ -5,7 +5,7 @@
 //! view beside the ledger's, budget and scale controls, and the last scale changes with reasons.
 //!
 //! The panels are functions over `&mut egui::Ui` and plain figures ([`PanelInput`]: a
-//! [`mipflow::FrameStats`], a [`History`], and the texture table and [`mipflow::gpu::DriverMemory`]
+//! [`mipflow::FrameStats`], a [`History`], and the texture table and [`mipflow::DriverMemory`]
 //! that [`MemoryPanels`] asks for a few times a second). No winit, no egui context, no wgpu: a game
 //! that runs egui shows them in its own windows; the `mipflow` demo's egui-wgpu/egui-winit layer
 //! is a thin shell over the same panels.
@@ -43,12 +43,12 @@ use std::time::Instant;
 
 use egui::{Color32, RichText, Stroke, Ui};
 use egui_plot::{Line, Plot, PlotPoints};
+use mipflow::Category;
+use mipflow::DriverMemory;
 use mipflow::FrameStats;
-use mipflow::budget::Category;
-use mipflow::events::{EventKind, EventLog};
-use mipflow::gpu::DriverMemory;
-use mipflow::resolution::ScaleChange;
-use mipflow::stream::TextureInfo;
+use mipflow::ScaleChange;
+use mipflow::TextureInfo;
+use mipflow::{EventKind, EventLog};
 
 /// Colour of each category, in [`Category::ALL`] order.
 pub const CATEGORY_COLOURS: [Color32; 6] = [
@@ -121,7 +121,7 @@ pub struct PanelInput<'a> {
     pub output: (u32, u32),
     /// A line of key hints under the title (the demo's keys); empty: none.
     pub hints: &'a str,
-    /// What the budget did ([`mipflow::events::EventLog`]): the events strip and the history's
+    /// What the budget did ([`mipflow::EventLog`]): the events strip and the history's
     /// marks. `None`: neither.
     pub events: Option<&'a EventLog>,
     /// Show the toggles of mipflow's debug views (surfaces coloured by the level sampled or

@@ -2,7 +2,7 @@
 //! the streaming figures, the scale changes, pixels per level as text.
 
 use egui::{Color32, RichText, Ui};
-use mipflow::events::{Event, EventKind, EventLog};
+use mipflow::{Event, EventKind, EventLog};
 
 use super::{COLLAPSED_WIDTH, PANEL_FILL, PanelInput, mib, swatch};
 

@@ -1,6 +1,6 @@
 //! The reference executor: the contract of the module docs, run on plain numbers.
 
-use super::{Plan, PlanInput, PlanTexture, ScaleBucket, Transition, TransitionKind};
+use super::{BucketCost, Plan, PlanInput, PlanTexture, Transition, TransitionKind};
 
 /// A step that breaks the executor contract (see the [planner module docs](super)).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -112,7 +112,7 @@ impl SimExecutor {
     pub fn apply(
         &mut self,
         plan: &Plan,
-        buckets: &[ScaleBucket],
+        buckets: &[BucketCost],
         textures: &mut [PlanTexture],
     ) -> Result<(), ContractViolation> {
         self.limit = plan.limit;
@@ -125,7 +125,7 @@ impl SimExecutor {
     fn step(
         &mut self,
         tr: Transition,
-        buckets: &[ScaleBucket],
+        buckets: &[BucketCost],
         textures: &mut [PlanTexture],
     ) -> Result<(), ContractViolation> {
         let unknown = ContractViolation::Unknown { transition: tr };

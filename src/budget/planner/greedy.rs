@@ -72,7 +72,7 @@ impl Planner {
         let Fill {
             base, mut margin, ..
         } = fill;
-        // Bucket sort by bin, best first; stable, so ties go by texture then coarse to fine.
+        // ScaleBucket sort by bin, best first; stable, so ties go by texture then coarse to fine.
         // Only the bins from the least to the greatest one used are gone through (the
         // counts outside them stay 0 from the previous sort).
         // Local slices, the counts as an array indexed by a masked bin (bins are below `BINS`

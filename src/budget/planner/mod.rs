@@ -101,8 +101,7 @@ mod types;
 pub use exec::{ContractViolation, SimExecutor};
 use state::*;
 pub use types::{
-    Plan, PlanInput, PlanStatus, PlanTexture, PlannerConfig, ScaleBucket, Transition,
-    TransitionKind,
+    BucketCost, Plan, PlanInput, PlanStatus, PlanTexture, PlannerConfig, Transition, TransitionKind,
 };
 
 /// The most mip levels a texture may have (a 32768² texture has 16).
@@ -136,7 +135,7 @@ pub struct Planner {
     evicts: Vec<(u32, u32)>,
     drop_seq: Vec<Drop>,
     forced: Vec<u32>,
-    buckets: Vec<ScaleBucket>,
+    buckets: Vec<BucketCost>,
     cache: Plan,
     cache_status: PlanStatus,
     valid: bool,
@@ -515,9 +514,9 @@ impl Planner {
     }
 
     /// Whether `buckets` are the ones of the previous plan (after the same sanitising).
-    fn same_buckets(&self, buckets: &[ScaleBucket]) -> bool {
+    fn same_buckets(&self, buckets: &[BucketCost]) -> bool {
         // By bits, so that a NaN scale compares equal to itself.
-        let same = |a: &ScaleBucket, b: &ScaleBucket| {
+        let same = |a: &BucketCost, b: &BucketCost| {
             a.scale.to_bits() == b.scale.to_bits() && a.bytes == b.bytes
         };
         if buckets.is_empty() {

@@ -296,7 +296,7 @@ pub(super) struct Drop {
 }
 
 /// The bucket used when the caller gives none.
-pub(super) const DEFAULT_BUCKET: ScaleBucket = ScaleBucket {
+pub(super) const DEFAULT_BUCKET: BucketCost = BucketCost {
     scale: 1.0,
     bytes: 0,
 };

@@ -223,7 +223,7 @@ impl PlanTexture {
 /// Render-target bytes at one scale, from the resolution module. Until that module exists, one
 /// bucket with the fixed cost of the targets.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ScaleBucket {
+pub struct BucketCost {
     /// Render scale per axis (1.0 = native). Not finite or `<= 0` counts as 1.
     pub scale: f32,
     /// Bytes of every render target at this scale.
@@ -246,7 +246,7 @@ pub struct PlanInput<'a> {
     pub output_pixels: u64,
     /// Render-target bytes per scale, ascending scale. Empty counts as one bucket of 0 bytes at
     /// scale 1; only the first 256 are used.
-    pub buckets: &'a [ScaleBucket],
+    pub buckets: &'a [BucketCost],
     /// Index in `buckets` of the render targets that exist now.
     pub current_bucket: usize,
     /// Every streamed texture, indexed by its id.

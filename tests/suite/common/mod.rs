@@ -3,13 +3,13 @@
 
 pub mod alloc;
 
-use mipflow::gpu::{GpuContext, GpuOptions};
+use mipflow::{GpuConfig, GpuContext};
 
 /// A headless context, or `None` when this machine has no adapter at all. That case is announced
 /// loudly; under CI (`CI=true`) or with `MIPFLOW_REQUIRE_GPU=1` it fails the test instead, since CI
 /// has lavapipe and must run every GPU test.
 pub fn gpu() -> Option<GpuContext> {
-    match GpuContext::headless(&GpuOptions::default()) {
+    match GpuContext::headless(&GpuConfig::default()) {
         Ok(ctx) => Some(ctx),
         Err(e) => {
             let required = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
@@ -95,8 +95,8 @@ pub fn texture_2d(
     format: wgpu::TextureFormat,
     usage: wgpu::TextureUsages,
     samples: u32,
-    category: mipflow::budget::Category,
-) -> mipflow::gpu::TrackedTexture {
+    category: mipflow::Category,
+) -> mipflow::TrackedTexture {
     ctx.create_texture(
         &wgpu::TextureDescriptor {
             label: Some(label),

@@ -33,7 +33,7 @@ pub fn planner_bench(n: usize, frames: u64) -> PlannerFigures {
     let moving_inc = moving(&mut scene);
     // The same scene through a full pass over every texture (the planner before incremental
     // planning), in the same run.
-    let mut config = mipflow::budget::planner::PlannerConfig::default();
+    let mut config = mipflow::PlannerConfig::default();
     config.incremental = false;
     let mut full = mipflow::testing::planner_fixture::BenchScene::with(n, 0.5, config);
     let (moving_full_us_mean, moving_full_us_p50) = match full.converge(20_000) {
@@ -71,12 +71,12 @@ pub fn upload_bench(ctx: &GpuContext, quick: bool) -> Result<UploadFigures> {
     } else {
         wgpu::TextureFormat::Rgba8UnormSrgb
     };
-    let count = mipflow::budget::size::full_mip_count(side, side);
+    let count = mipflow::low_level::full_mip_count(side, side);
     let mut rng = mipflow::testing::SplitMix64(7);
     let levels: Vec<Vec<u8>> = (0..count)
         .map(|l| {
             let s = (side >> l).max(1);
-            let bytes = mipflow::budget::size::level_bytes(format, s, s).unwrap_or(0) as usize;
+            let bytes = mipflow::low_level::level_bytes(format, s, s).unwrap_or(0) as usize;
             (0..bytes.div_ceil(8))
                 .flat_map(|_| rng.next().to_le_bytes())
                 .take(bytes)
@@ -103,7 +103,7 @@ pub fn upload_bench(ctx: &GpuContext, quick: bool) -> Result<UploadFigures> {
     )?;
     // The streamer's path: a persistently mapped staging chunk (rows padded to 256 bytes),
     // copy_buffer_to_texture, submit, wait, and the chunk mapped again for the next upload.
-    let mut ring = mipflow::gpu::staging::StagingRing::new(total * 2 + (1 << 20), 1, 1);
+    let mut ring = mipflow::low_level::StagingRing::new(total * 2 + (1 << 20), 1, 1);
     let mut upload_once = |rep: u64| -> Result<()> {
         for (l, data) in levels.iter().enumerate() {
             ring.write_level(ctx, tex.texture(), l as u32, data)?;
@@ -206,7 +206,7 @@ fn read_upload_bench(
     let rows: Vec<(u32, u32)> = (0..levels.len())
         .map(|l| {
             let (w, h) = info.level_dims(l);
-            mipflow::gpu::upload::level_rows_of(format, w, h)
+            mipflow::low_level::level_rows_of(format, w, h)
         })
         .collect();
     let padded: u64 = rows
@@ -214,7 +214,7 @@ fn read_upload_bench(
         .map(|&(r, n)| u64::from(r.div_ceil(256) * 256) * u64::from(n) + 256)
         .sum();
     let cancel = AtomicBool::new(false);
-    let mut ring = mipflow::gpu::staging::StagingRing::new(padded.max(total * 2), 2, 2);
+    let mut ring = mipflow::low_level::StagingRing::new(padded.max(total * 2), 2, 2);
     let mut bounce = vec![0u8; 128 << 10];
     let mut own = |rep: u64| -> Result<()> {
         let data = source
@@ -315,12 +315,12 @@ struct ReadFigures {
     bounce_read: f64,
 }
 
-/// A file read through the [`mipflow::stream::KtxReader`] interface (a game's archive would
+/// A file read through the [`mipflow::KtxReader`] interface (a game's archive would
 /// be one): the IO workers read it through their bounce buffer.
 #[derive(Debug)]
 struct FileReader(std::fs::File);
 
-impl mipflow::stream::KtxReader for FileReader {
+impl mipflow::KtxReader for FileReader {
     fn byte_len(&self) -> std::io::Result<u64> {
         Ok(self.0.metadata()?.len())
     }
@@ -353,15 +353,15 @@ fn streamed_upload(
     chunk_bytes: u64,
     reps: u32,
 ) -> std::result::Result<f64, String> {
-    use mipflow::gpu::staging::{StagedLevel, StagingLease};
+    use mipflow::low_level::{StagedLevel, StagingLease};
     use std::sync::atomic::AtomicBool;
     use std::sync::mpsc;
     let count = rows.len() as u8;
     // Three base chunks: one being read, one being copied, one for the bands.
-    let mut ring = mipflow::gpu::staging::StagingRing::new(chunk_bytes, 3, 3);
+    let mut ring = mipflow::low_level::StagingRing::new(chunk_bytes, 3, 3);
     let (to_io, requests) = mpsc::channel::<StagingLease>();
     let (to_render, results) =
-        mpsc::channel::<std::result::Result<Vec<StagedLevel>, mipflow::stream::ReadError>>();
+        mpsc::channel::<std::result::Result<Vec<StagedLevel>, mipflow::ReadError>>();
     let cancel = AtomicBool::new(false);
     std::thread::scope(|s| {
         let cancel = &cancel;
@@ -374,7 +374,7 @@ fn streamed_upload(
                 }
             }
         });
-        let lend = |ring: &mut mipflow::gpu::staging::StagingRing| {
+        let lend = |ring: &mut mipflow::low_level::StagingRing| {
             ring.lend(ctx, rows, u64::MAX)
                 .map_err(|e| e.to_string())?
                 .ok_or_else(|| "no staging chunk lent".to_string())

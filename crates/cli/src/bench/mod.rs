@@ -53,13 +53,13 @@ use crate::error::{Error, Result};
 use crate::headless::Scenario;
 use crate::scenes;
 use crate::scenes::Residency;
-use mipflow::budget::ledger::ByCategory;
-use mipflow::budget::{Budget, Category};
-use mipflow::gpu::{GpuContext, GpuOptions, TrackedTexture};
-use mipflow::render::scene::Camera;
-use mipflow::resolution::BucketRange;
-use mipflow::stream::StreamConfig;
+use mipflow::BucketRange;
+use mipflow::ByCategory;
+use mipflow::Camera;
+use mipflow::StreamConfig;
+use mipflow::{Budget, Category};
 use mipflow::{FrameInput, Renderer, RendererConfig, TextureSource};
+use mipflow::{GpuConfig, GpuContext, TrackedTexture};
 use mipflow_cook::{CookOptions, Quality};
 
 /// Default output size. Why this small: lavapipe rasterises on the CPU, and three modes render

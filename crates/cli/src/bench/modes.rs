@@ -88,9 +88,9 @@ pub(super) struct ModeRun {
 impl ModeRun {
     fn new(mode: Mode, opts: &BenchOptions, budget: u64, scene: &Prepared) -> Result<(Self, f32)> {
         let feedback = if mode == Mode::MipflowNoFeedback {
-            mipflow::feedback::FeedbackConfig::off()
+            mipflow::FeedbackConfig::off()
         } else {
-            mipflow::feedback::FeedbackConfig::default()
+            mipflow::FeedbackConfig::default()
         };
         Self::with_feedback(mode, opts, budget, scene, feedback)
     }
@@ -101,9 +101,9 @@ impl ModeRun {
         opts: &BenchOptions,
         budget: u64,
         scene: &Prepared,
-        feedback: mipflow::feedback::FeedbackConfig,
+        feedback: mipflow::FeedbackConfig,
     ) -> Result<(Self, f32)> {
-        let ctx = GpuContext::headless(&GpuOptions::default())?;
+        let ctx = GpuContext::headless(&GpuConfig::default())?;
         ctx.wait_idle()?;
         let alloc_base = ctx.allocator_report().map(|r| r.total_allocated_bytes);
         let sc = &opts.scenario;
@@ -262,7 +262,7 @@ impl ModeRun {
     }
 
     pub(super) fn read_back(&self) -> Result<Vec<u8>> {
-        let img = mipflow::gpu::read_texture_rgba8(self.r.context(), self.output.texture())?;
+        let img = mipflow::read_texture_rgba8(self.r.context(), self.output.texture())?;
         // The readback's staging buffer is gone now: start the peaks again from here, so that it
         // never counts as the mode's VRAM (the summary already holds the peaks so far).
         self.r.context().ledger().reset_peaks();
@@ -346,7 +346,7 @@ pub fn run(opts: &BenchOptions, progress: &dyn Fn(&str)) -> Result<BenchReport> 
         BudgetRule::Fixed(v) => {
             let v = *v;
             (
-                format!("--budget {}", mipflow::budget::source::format_bytes(v)),
+                format!("--budget {}", mipflow::format_bytes(v)),
                 Box::new(move |_| v),
             )
         }
@@ -502,7 +502,7 @@ pub fn run(opts: &BenchOptions, progress: &dyn Fn(&str)) -> Result<BenchReport> 
     progress(&format!("planner: {} textures", opts.planner_textures));
     let planner = planner_bench(opts.planner_textures, if opts.quick { 200 } else { 2000 });
     progress("upload against memcpy");
-    let upload = match GpuContext::headless(&GpuOptions::default()) {
+    let upload = match GpuContext::headless(&GpuConfig::default()) {
         Ok(ctx) => match upload_bench(&ctx, opts.quick) {
             Ok(u) => Some(u),
             Err(e) => {

@@ -7,7 +7,7 @@
 //! main run. Written into `bench.json` (`sweep`), `bench.md` and `sweep.png`.
 
 use super::*;
-use mipflow::feedback::FeedbackConfig;
+use mipflow::FeedbackConfig;
 
 /// The demand settings swept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -158,7 +158,7 @@ pub(super) fn run_sweep(
             progress(&format!(
                 "sweep: {}, 1/{n} of (a) = {}",
                 demand.title(),
-                mipflow::budget::source::format_bytes(budget)
+                mipflow::format_bytes(budget)
             ));
             let point = sweep_point(opts, scene, references, demand, n, budget, camera_at)?;
             if point.frames_under_40db == 0 && point.frames_over_budget == 0 {

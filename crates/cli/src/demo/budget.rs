@@ -43,7 +43,7 @@ impl Running {
             // Only a real change (a resize, the overlay shown): not every egui buffer growth.
             if auto.abs_diff(self.base_budget) >= 2 << 20 {
                 tracing::info!(
-                    budget = %mipflow::budget::source::format_bytes(auto),
+                    budget = %mipflow::format_bytes(auto),
                     "automatic budget: the window's fixed bytes + 14 MiB"
                 );
                 self.base_budget = auto;
@@ -65,7 +65,7 @@ impl Running {
             let first = self
                 .events
                 .pushed()
-                .saturating_sub(mipflow::events::EVENT_CAPACITY as u64);
+                .saturating_sub(mipflow::EventLog::CAPACITY as u64);
             self.events_printed = self.events_printed.max(first);
             // The last frame of a `--frames` run prints what is still open too.
             let last = self.is_last_frame();

@@ -6,7 +6,7 @@
 
 use glam::Vec3;
 
-use mipflow::render::scene::Camera;
+use mipflow::Camera;
 
 /// Keys and buttons the fly camera reads, as the event loop last saw them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::scenes::{self, TextureSpec};
-use mipflow::render::scene::MeshHandle;
+use mipflow::MeshHandle;
 use mipflow::{MaterialDesc, Renderer, TextureOptions, TextureSource};
 use mipflow_cook::{CookOptions, Quality};
 
@@ -160,7 +160,7 @@ impl Loader {
         }
         let (pv, pi) = scenes::panel(1.0, 1.0);
         let panel_mesh = r.add_mesh(&pv, &pi)?;
-        let (fv, fi) = mipflow::render::quad_xz();
+        let (fv, fi) = mipflow::quad_xz();
         let floor_mesh = r.add_mesh(&fv, &fi)?;
         let length = scenes::hall_length(jobs.len());
         let jobs = Arc::new(jobs);

@@ -38,12 +38,12 @@ use args::Options;
 pub use args::{AUTO_ROOM_BYTES, DemoArgs, PROVISIONAL_BUDGET_BYTES};
 use camera::{FlyCamera, FlyInput};
 use loader::{Loader, SceneChoice};
-use mipflow::budget::ledger::Charge;
-use mipflow::budget::{Budget, Category};
-use mipflow::gpu::{GpuContext, GpuOptions};
-use mipflow::render::scene::Camera;
-use mipflow::resolution::BucketRange;
+use mipflow::BucketRange;
+use mipflow::Camera;
+use mipflow::Charge;
+use mipflow::{Budget, Category};
 use mipflow::{FrameInput, FrameStats, Renderer, RendererConfig};
+use mipflow::{GpuConfig, GpuContext};
 #[cfg(feature = "overlay")]
 use mipflow_overlay::History;
 use pace::{Fps, OCCLUDED_RETRY, pace};
@@ -212,7 +212,7 @@ struct Running {
     window_bytes: u64,
     /// The tour's story, while it plays (`--tour`, slider not moved).
     story: Option<story::Story>,
-    events: mipflow::events::EventLog,
+    events: mipflow::EventLog,
     /// Next event to print under `--monitor` (printed once final).
     events_printed: u64,
     minimised: bool,
@@ -271,7 +271,7 @@ impl Running {
             el.create_window(attrs)
                 .map_err(|e| format!("cannot create a window: {e}"))?,
         );
-        let (ctx, surface) = GpuContext::with_surface(window.clone(), &GpuOptions::default())
+        let (ctx, surface) = GpuContext::with_surface(window.clone(), &GpuConfig::default())
             .map_err(|e| e.to_string())?;
         let adapter = ctx
             .adapter()
@@ -368,7 +368,7 @@ impl Running {
             } else {
                 None
             },
-            events: mipflow::events::EventLog::new(),
+            events: mipflow::EventLog::new(),
             events_printed: 0,
             minimised: false,
             occluded_until: None,
@@ -770,7 +770,7 @@ impl Running {
             format!(
                 "mipflow: {} textures, budget {} ({})",
                 self.loader.total() - self.loader.failed(),
-                mipflow::budget::source::format_bytes(self.stats.budget_bytes),
+                mipflow::format_bytes(self.stats.budget_bytes),
                 self.budget_origin
             )
         } else {

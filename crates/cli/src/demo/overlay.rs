@@ -11,7 +11,7 @@
 //! when it is hidden. The texture table and the allocator report are refreshed a few times a
 //! second, not every frame, since both walk every live object.
 
-use mipflow::budget::Ledger;
+use mipflow::Ledger;
 use mipflow::{Renderer, Result};
 pub use mipflow_overlay::OverlayActions;
 use mipflow_overlay::{EguiCharges, History, MemoryPanels, PanelInput};
@@ -32,7 +32,7 @@ pub struct OverlayInput<'a> {
     /// Where the budget figure was set (command line, default, slider).
     pub budget_origin: &'a str,
     /// What the budget did (the events strip, the history's marks).
-    pub events: &'a mipflow::events::EventLog,
+    pub events: &'a mipflow::EventLog,
     /// The tour's caption: the act's title and what the budget moved since it began.
     pub caption: Option<(&'a str, &'a str)>,
 }
@@ -47,7 +47,7 @@ pub struct Overlay {
     charges: EguiCharges,
     panels: MemoryPanels,
     /// The controller's scale changes, gathered each frame the overlay is drawn.
-    changes: Vec<mipflow::resolution::ScaleChange>,
+    changes: Vec<mipflow::ScaleChange>,
 }
 
 impl std::fmt::Debug for Overlay {

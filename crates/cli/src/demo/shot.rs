@@ -8,7 +8,7 @@ pub(super) fn save_png(
     texture: &wgpu::Texture,
     path: &std::path::Path,
 ) -> Result<(), String> {
-    let mut rgba = mipflow::gpu::read_texture_rgba8(ctx, texture).map_err(|e| e.to_string())?;
+    let mut rgba = mipflow::read_texture_rgba8(ctx, texture).map_err(|e| e.to_string())?;
     // The window is opaque; egui's blending may leave other alpha values in the texture.
     for px in rgba.chunks_exact_mut(4) {
         px[3] = 255;

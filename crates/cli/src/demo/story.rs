@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use mipflow::FrameStats;
-use mipflow::events::Tally;
+use mipflow::Tally;
 
 use crate::headless::Scenario;
 

@@ -8,7 +8,7 @@ use plotters::style::RGBColor;
 
 use super::report::Report;
 use crate::error::{Error, Result};
-use mipflow::budget::Category;
+use mipflow::Category;
 
 const MIB: f64 = 1024.0 * 1024.0;
 

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use mipflow::budget::ledger::ByCategory;
+use mipflow::ByCategory;
 
 /// One frame of a run.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -128,7 +128,7 @@ pub struct UnreadableTexture {
     pub frame: u64,
 }
 
-/// One event of the run ([`mipflow::events`]): a budget change, a scale change, a wave of
+/// One event of the run ([`mipflow::low_level`]): a budget change, a scale change, a wave of
 /// evictions or re-streaming, an out-of-memory error.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct EventRecord {

@@ -9,11 +9,11 @@ use super::report::{
 use super::scenario::Scenario;
 use crate::error::Result;
 use crate::scenes;
-use mipflow::budget::source::format_bytes;
-use mipflow::budget::{Budget, Category};
-use mipflow::gpu::GpuContext;
-use mipflow::render::scene::Camera;
-use mipflow::stream::StreamConfig;
+use mipflow::Camera;
+use mipflow::GpuContext;
+use mipflow::StreamConfig;
+use mipflow::format_bytes;
+use mipflow::{Budget, Category};
 use mipflow::{FrameInput, Renderer, RendererConfig};
 
 /// What to run: a scenario plus command-line overrides (flags win over the scenario).
@@ -41,12 +41,7 @@ pub struct RunOptions {
 }
 
 /// One line with the totals per category, like `nvidia-smi -l 1` (the `--monitor` output).
-pub fn monitor_line(
-    frame: u64,
-    budget: u64,
-    snap: &mipflow::budget::LedgerSnapshot,
-    scale: f32,
-) -> String {
+pub fn monitor_line(frame: u64, budget: u64, snap: &mipflow::LedgerSnapshot, scale: f32) -> String {
     let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
     let c = &snap.by_category;
     format!(
@@ -81,7 +76,7 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
         config.anisotropy = a;
     }
     if let Some(m) = sc.min_scale {
-        config.controller.range = mipflow::resolution::BucketRange::new(m, 1.0);
+        config.controller.range = mipflow::BucketRange::new(m, 1.0);
     }
     let mut r = Renderer::with_context(ctx, config)?;
     let (w, h) = (sc.size[0], sc.size[1]);
@@ -167,10 +162,10 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
     let mut budget_now = budget_at(0);
     let mut too_small_at: Option<u64> = None;
     let mut floor_bytes = 0;
-    let mut events = mipflow::events::EventLog::new();
+    let mut events = mipflow::EventLog::new();
     // Events `--monitor` has printed (or let go: the ring keeps the last ones).
     let mut printed = 0u64;
-    let mut tally = mipflow::events::Tally::default();
+    let mut tally = mipflow::Tally::default();
     let mut prev_stats: Option<mipflow::FrameStats> = None;
     let mut render_error = None;
     for frame in 0..sc.frames {
@@ -214,7 +209,7 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
             too_small_at = Some(frame);
             floor_bytes = stats.floor_bytes;
         }
-        let mut by = mipflow::budget::ledger::ByCategory::<u64>::default();
+        let mut by = mipflow::ByCategory::<u64>::default();
         for c in Category::ALL {
             *by.get_mut(c) = stats.ledger.by_category.get(c).bytes;
         }
@@ -284,7 +279,7 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
         let offset = stats.frame.saturating_sub(frame);
         let seen = events.pushed();
         events.observe(&stats);
-        for n in seen.saturating_sub(mipflow::events::EVENT_CAPACITY as u64)..events.pushed() {
+        for n in seen.saturating_sub(mipflow::EventLog::CAPACITY as u64)..events.pushed() {
             let Some(e) = events.get(n) else { continue };
             let rec = EventRecord {
                 frame: e.frame.saturating_sub(offset),
@@ -304,7 +299,7 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
         if opts.monitor {
             let first = events
                 .pushed()
-                .saturating_sub(mipflow::events::EVENT_CAPACITY as u64);
+                .saturating_sub(mipflow::EventLog::CAPACITY as u64);
             printed = printed.max(first);
             let last = frame + 1 == sc.frames;
             while printed < events.pushed() && (last || events.is_final(printed, stats.frame)) {
@@ -322,7 +317,7 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
         match sc.act_at(frame) {
             Some((i, act)) if i >= report.acts.len() => {
                 let start = prev_stats.as_ref().unwrap_or(&stats);
-                tally = mipflow::events::Tally::start(start);
+                tally = mipflow::Tally::start(start);
                 report.acts.push(ActRecord {
                     frame: act.frame.max(frame),
                     title: act.title.clone(),

@@ -7,7 +7,7 @@ use glam::Vec3;
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
-use mipflow::budget::parse_size;
+use mipflow::parse_size;
 
 /// A byte size in a scenario: a number or a string such as `"256MiB"`.
 #[derive(Clone, Debug, Deserialize, PartialEq)]

@@ -259,7 +259,7 @@ fn flags_select_format_and_supercompression() {
         let info = read_info(&path, &ReadLimits::default()).unwrap();
         let stamp = info.key_value_str("mipflow.cook").unwrap().to_owned();
         assert_eq!(stamp.contains("wrap=repeat"), wrap == "repeat", "{stamp}");
-        let levels = mipflow::stream::TextureSource::Path(std::sync::Arc::new(path))
+        let levels = mipflow::TextureSource::Path(std::sync::Arc::new(path))
             .read_levels(&info, 1..2, &std::sync::atomic::AtomicBool::new(false))
             .unwrap();
         level1.push(levels[0].clone());
@@ -291,7 +291,7 @@ fn flags_select_format_and_supercompression() {
         let info = read_info(&path, &ReadLimits::default()).unwrap();
         assert_eq!(info.format, wgpu::TextureFormat::Bc6hRgbUfloat, "{ext}");
         assert_eq!(info.levels.len(), 7);
-        let level0 = mipflow::stream::TextureSource::Path(std::sync::Arc::new(path))
+        let level0 = mipflow::TextureSource::Path(std::sync::Arc::new(path))
             .read_levels(&info, 0..1, &std::sync::atomic::AtomicBool::new(false))
             .unwrap()
             .remove(0);
@@ -702,7 +702,7 @@ fn inspect_text_and_json() {
 
 #[test]
 fn resize_stream_makes_every_level_to_the_floor_block_aligned() {
-    use mipflow::budget::planner::PlanTexture;
+    use mipflow::low_level::PlanTexture;
     let tmp = tempfile::tempdir().unwrap();
     let input = tmp.path().join("in");
     let out = tmp.path().join("out");

@@ -530,7 +530,7 @@ fn the_tour_story_squeezes_and_releases() {
 /// Writes a `size`² BC7 KTX2 file with a full chain of arbitrary blocks, zstd-supercompressed,
 /// and returns its bytes.
 fn zstd_texture(size: u32, seed: u32) -> Vec<u8> {
-    let levels = mipflow::budget::size::full_mip_count(size, size);
+    let levels = mipflow::low_level::full_mip_count(size, size);
     let tex = mipflow::ktx2::EncodedTexture {
         format: wgpu::TextureFormat::Bc7RgbaUnormSrgb,
         width: size,

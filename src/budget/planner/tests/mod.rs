@@ -428,11 +428,11 @@ fn hostile_inputs_do_not_panic() {
     huge.in_flight_level = 99;
     let textures = [weird, huge, PlanTexture::default()];
     let buckets = [
-        ScaleBucket {
+        BucketCost {
             scale: f32::NAN,
             bytes: u64::MAX,
         },
-        ScaleBucket {
+        BucketCost {
             scale: -1.0,
             bytes: 0,
         },

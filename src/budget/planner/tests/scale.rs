@@ -5,7 +5,7 @@ use super::*;
 #[test]
 fn fixed_and_render_targets_alone_too_big_unload_everything() {
     let textures = [tex(2, 0.0, 100.0)];
-    let buckets = [ScaleBucket {
+    let buckets = [BucketCost {
         scale: 1.0,
         bytes: 500,
     }];
@@ -30,11 +30,11 @@ fn render_scale_trades_with_mips() {
     // Output 1000 px, the texture covers all of it. At scale 0.5 the targets cost 100 bytes and
     // every pixel is 1 octave blurry; at 1.0 they cost 400.
     let buckets = [
-        ScaleBucket {
+        BucketCost {
             scale: 0.5,
             bytes: 100,
         },
-        ScaleBucket {
+        BucketCost {
             scale: 1.0,
             bytes: 400,
         },
@@ -74,19 +74,19 @@ fn a_bucket_dearer_than_a_higher_one_is_never_planned() {
     // more than 1.0 (400): it is blurrier and dearer, never worth planning, and the scale walk
     // must look past it. Output 1000 px, all of it the texture, which wants level 0 at 1.0.
     let buckets = [
-        ScaleBucket {
+        BucketCost {
             scale: 0.5,
             bytes: 100,
         },
-        ScaleBucket {
+        BucketCost {
             scale: 0.75,
             bytes: 200,
         },
-        ScaleBucket {
+        BucketCost {
             scale: 0.875,
             bytes: 450,
         },
-        ScaleBucket {
+        BucketCost {
             scale: 1.0,
             bytes: 400,
         },
@@ -116,11 +116,11 @@ fn a_bucket_dearer_than_a_higher_one_is_never_planned() {
 
     // When even the floors do not fit, the cheapest bucket is taken, here native scale.
     let buckets = [
-        ScaleBucket {
+        BucketCost {
             scale: 0.5,
             bytes: 300,
         },
-        ScaleBucket {
+        BucketCost {
             scale: 1.0,
             bytes: 100,
         },

@@ -1,5 +1,8 @@
-//! Demand from bounds: what a texture's view needs, computed from a world-space bounding volume,
-//! its UV density and the camera (demand form (c) of [`crate::BudgetManager`]).
+//! Demand: what a texture's view needs, computed from a world-space bounding volume, its UV
+//! density and the camera (demand form (c) of [`crate::BudgetManager`]). The view, frustum,
+//! level and prediction math lives here, below the manager; mipflow's own `Renderer` uses it
+//! as any game does. A game's own camera comes in as its view and projection matrices
+//! ([`DemandView::from_view_proj`]); [`Camera`] is a convenience that makes them.
 //!
 //! A [`DemandView`] is made once per frame from the camera and the output size; each object then
 //! asks [`DemandView::sphere`] (or [`DemandView::aabb`]) for its [`Demand`]. The view carries the
@@ -9,20 +12,26 @@
 //! its reads start before it comes into view.
 //!
 //! ```
-//! use mipflow::demand::DemandView;
-//! use mipflow::Camera;
+//! use mipflow::{Camera, DemandView};
 //! use glam::{vec3, Vec3};
 //!
 //! let camera = Camera::look_at(vec3(0.0, 0.0, 5.0), Vec3::ZERO);
 //! let view = DemandView::new(&camera, (1280, 720));
-//! // A 2 m wall, one texture repeat per metre, a 1024² texture: 1024 texels per metre.
-//! let d = view.sphere(Vec3::ZERO, 1.0, 1024.0).expect("in view");
+//! // A 2 m wall, one texture repeat per metre (1 UV unit per metre), a 1024² texture.
+//! let d = view.sphere(Vec3::ZERO, 1.0, 1.0, 1024.0).expect("in view");
 //! assert!(d.level > 0.0 && d.pixels > 0.0 && d.weight == 1.0);
 //! ```
 
 use glam::{Mat4, Vec3, Vec4};
 
-use crate::render::scene::{Camera, demand_at, extrapolate_view, level_at};
+mod camera;
+mod frustum;
+mod levels;
+
+pub(crate) use camera::extrapolate_view;
+pub use camera::{Camera, look_at, perspective};
+use frustum::Frustum;
+pub(crate) use levels::{demand_at, level_at};
 
 /// Frames the look-ahead extrapolates the camera's motion by (the Renderer's too).
 pub const LOOK_AHEAD_FRAMES: u32 = 12;
@@ -64,96 +73,17 @@ pub struct Demand {
     pub weight: f32,
 }
 
-/// A frustum's six planes, normalised once, stored by coordinate (planes 0-3 in the first
-/// lanes, 4-5 and two planes that reject nothing in the second), so that a sphere test is eight
-/// multiply-adds over four lanes and one comparison, without a branch per plane.
-#[derive(Clone, Copy, Debug)]
-struct Frustum {
-    x: [Vec4; 2],
-    y: [Vec4; 2],
-    z: [Vec4; 2],
-    w: [Vec4; 2],
-}
-
-impl Frustum {
-    /// Planes from the rows of `view_proj` (depth 0..1 clip space).
-    fn new(view_proj: &Mat4) -> Self {
-        let m = view_proj.transpose();
-        let (r0, r1, r2, r3) = (m.x_axis, m.y_axis, m.z_axis, m.w_axis);
-        // Six planes, and two set below that hold every sphere.
-        let mut planes = [
-            r3 + r0,
-            r3 - r0,
-            r3 + r1,
-            r3 - r1,
-            r2,
-            r3 - r2,
-            Vec4::ZERO,
-            Vec4::ZERO,
-        ];
-        for p in &mut planes {
-            let n = p.truncate().length();
-            // A degenerate plane rejects nothing.
-            *p = if n > 0.0 && n.is_finite() {
-                *p / n
-            } else {
-                Vec4::ZERO
-            };
-        }
-        // The two last planes hold every sphere whose centre is finite (`0 x + inf >= -r`,
-        // whatever `r`: as no plane at all, for `weight`'s radii below 0 too).
-        let all = Vec4::new(0.0, 0.0, 0.0, f32::INFINITY);
-        planes[6] = all;
-        planes[7] = all;
-        let lanes = |f: fn(&Vec4) -> f32, k: usize| {
-            Vec4::new(
-                f(&planes[k]),
-                f(&planes[k + 1]),
-                f(&planes[k + 2]),
-                f(&planes[k + 3]),
-            )
-        };
-        Self {
-            x: [lanes(|p| p.x, 0), lanes(|p| p.x, 4)],
-            y: [lanes(|p| p.y, 0), lanes(|p| p.y, 4)],
-            z: [lanes(|p| p.z, 0), lanes(|p| p.z, 4)],
-            w: [lanes(|p| p.w, 0), lanes(|p| p.w, 4)],
-        }
-    }
-
-    /// A frustum that rejects nothing.
-    const ALL: Self = Self {
-        x: [Vec4::ZERO; 2],
-        y: [Vec4::ZERO; 2],
-        z: [Vec4::ZERO; 2],
-        w: [Vec4::INFINITY; 2],
-    };
-
-    /// Holds nothing (`0 x - inf >= -r` for no finite radius).
-    const NONE: Self = Self {
-        x: [Vec4::ZERO; 2],
-        y: [Vec4::ZERO; 2],
-        z: [Vec4::ZERO; 2],
-        w: [Vec4::NEG_INFINITY; 2],
-    };
-
-    /// Whether a sphere is at least partly inside (its centre within `radius` of the inner side
-    /// of every plane).
-    #[inline]
-    fn touches(&self, center: Vec3, radius: f32) -> bool {
-        let (cx, cy, cz) = (
-            Vec4::splat(center.x),
-            Vec4::splat(center.y),
-            Vec4::splat(center.z),
-        );
-        let r = Vec4::splat(-radius);
-        let side = |k: usize| self.x[k] * cx + self.y[k] * cy + self.z[k] * cz + self.w[k];
-        (side(0).cmpge(r) & side(1).cmpge(r)).all()
-    }
-}
-
-/// One frame's camera, as demand sees it. Cheap to make (a few matrix products), no allocation;
-/// a sphere costs a few dozen flops.
+/// One frame's view, as demand sees it: a view matrix, a projection and the output size.
+/// Cheap to make (a few matrix products), no allocation; a sphere costs a few dozen flops.
+///
+/// # Convention
+/// The matrices are wgpu's (and glam's `rh`/`directx` ones): a right-handed view matrix
+/// (world to view, the camera looking down -Z), and a perspective projection into wgpu's clip
+/// space (x and y in -1..1, depth 0..1, Y up). A reversed depth (near at 1) and an infinite far
+/// plane are fine: the frustum is read off the product, and the near distance off the
+/// projection. Surface density is given in one unit everywhere: **UV units per world unit**
+/// (1 / the world size one repeat of the texture covers), times the texture's side in texels
+/// where the texture is not known to the call ([`DemandView::sphere`]).
 #[derive(Clone, Copy, Debug)]
 pub struct DemandView {
     view: Frustum,
@@ -167,6 +97,11 @@ pub struct DemandView {
     tan_half_fov: f32,
     near: f32,
     viewport_height: u32,
+    /// The view and projection it was made from, for the guard band and the prediction;
+    /// `sound` is false when they see nothing sensible (then nothing is in view).
+    view_matrix: Mat4,
+    projection: Mat4,
+    sound: bool,
 }
 
 impl DemandView {
@@ -177,35 +112,87 @@ impl DemandView {
         // view matrix that is not finite or flattens space, no near plane) sees nothing: its
         // frustum's planes came out degenerate, which reject nothing, and every texture asked
         // for level 0 over the whole screen.
-        let view = if camera_is_sound(camera) {
-            Frustum::new(&(camera.projection(aspect) * camera.view))
+        if camera_is_sound(camera) {
+            Self::from_view_proj(camera.view, camera.projection(aspect), output)
         } else {
-            Frustum::NONE
+            Self::nothing(output)
+        }
+    }
+
+    /// The view of a game's own camera: its `view` matrix (world to view) and `projection`
+    /// (see the convention above), at an `output` size in pixels, with no guard band or
+    /// look-ahead. A projection that is not a perspective one into depth 0..1 (not finite,
+    /// not invertible, no positive near distance, a field of view of a half turn or more, an
+    /// orthographic projection), or a view matrix that is not finite or flattens space, sees
+    /// nothing.
+    ///
+    /// ```
+    /// use mipflow::DemandView;
+    /// use mipflow::glam::{self, Vec3};
+    ///
+    /// use glam::camera::rh::{proj::directx, view};
+    ///
+    /// let view = view::look_at_mat4(Vec3::new(0.0, 0.0, 5.0), Vec3::ZERO, Vec3::Y);
+    /// // Reversed depth, infinite far plane: a common game projection (glam 0.34 keeps its
+    /// // projections under `glam::camera`; `directx` is depth 0..1, wgpu's).
+    /// let proj = directx::perspective_infinite_reverse(60f32.to_radians(), 16.0 / 9.0, 0.1);
+    /// let demand = DemandView::from_view_proj(view, proj, (1280, 720));
+    /// // A 2 m wall, one texture repeat per metre, a 1024² texture.
+    /// let d = demand.sphere(Vec3::ZERO, 1.0, 1.0, 1024.0).expect("in view");
+    /// assert!(d.level > 0.0 && d.pixels > 0.0 && d.weight == 1.0);
+    /// ```
+    pub fn from_view_proj(view: Mat4, projection: Mat4, output: (u32, u32)) -> Self {
+        let Some((tan_half_fov, near)) = perspective_of(&projection) else {
+            return Self::nothing(output);
         };
+        if !(view.is_finite() && view.determinant().abs() > 1e-12) {
+            return Self::nothing(output);
+        }
         Self {
-            view,
+            view: Frustum::new(&(projection * view)),
             guard: None,
             ahead: None,
             predicted: [(Frustum::ALL, Vec3::ZERO); MAX_PREDICTED_FRAMES as usize],
             predicted_count: 0,
-            eye: camera.position(),
-            tan_half_fov: (camera.fov_y * 0.5).tan().max(1e-4),
-            near: camera.near,
+            eye: view.inverse().w_axis.truncate(),
+            tan_half_fov,
+            near,
             viewport_height: output.1,
+            view_matrix: view,
+            projection,
+            sound: true,
+        }
+    }
+
+    /// A view that holds nothing.
+    fn nothing(output: (u32, u32)) -> Self {
+        Self {
+            view: Frustum::NONE,
+            guard: None,
+            ahead: None,
+            predicted: [(Frustum::ALL, Vec3::ZERO); MAX_PREDICTED_FRAMES as usize],
+            predicted_count: 0,
+            eye: Vec3::ZERO,
+            tan_half_fov: 1.0,
+            near: 0.1,
+            viewport_height: output.1,
+            view_matrix: Mat4::IDENTITY,
+            projection: Mat4::IDENTITY,
+            sound: false,
         }
     }
 
     /// Adds a guard band: objects outside the view but inside a frustum `factor` times wider
     /// (vertical field of view, at most 170 degrees) are wanted at [`GUARD_BAND_WEIGHT`] of
     /// their pixels. A factor of 1 or less (or not finite) means none.
-    pub fn with_guard_band(mut self, camera: &Camera, output: (u32, u32), factor: f32) -> Self {
-        self.guard = (factor.is_finite() && factor > 1.0 && camera_is_sound(camera)).then(|| {
-            let aspect = output.0.max(1) as f32 / output.1.max(1) as f32;
-            let fov = (camera.fov_y * factor).min(170f32.to_radians());
-            Frustum::new(
-                &(crate::render::perspective(fov, aspect.max(1e-3), camera.near, camera.far)
-                    * camera.view),
-            )
+    pub fn with_guard_band(mut self, factor: f32) -> Self {
+        self.guard = (factor.is_finite() && factor > 1.0 && self.sound).then(|| {
+            let fov = (2.0 * self.tan_half_fov.atan() * factor).min(170f32.to_radians());
+            // The same projection with x and y scaled down: the field of view widened in both
+            // directions by the same ratio of tangents (the aspect and any skew kept).
+            let k = self.tan_half_fov / (fov * 0.5).tan();
+            let widen = Mat4::from_scale(Vec3::new(k, k, 1.0));
+            Frustum::new(&(widen * self.projection * self.view_matrix))
         });
         self
     }
@@ -215,8 +202,8 @@ impl DemandView {
     /// one (a curve when it turns). A camera that stood still or jumped (a cut) predicts nothing.
     /// Wanted levels are predicted [`DEFAULT_PREDICTED_FRAMES`] ahead (see
     /// [`DemandView::with_prediction`]).
-    pub fn with_look_ahead(self, camera: &Camera, output: (u32, u32), previous_view: Mat4) -> Self {
-        self.with_prediction(camera, output, previous_view, DEFAULT_PREDICTED_FRAMES)
+    pub fn with_look_ahead(self, previous_view: Mat4) -> Self {
+        self.with_prediction(previous_view, DEFAULT_PREDICTED_FRAMES)
     }
 
     /// [`DemandView::with_look_ahead`], with wanted levels predicted `frames` frames ahead (at
@@ -228,28 +215,20 @@ impl DemandView {
     /// (a fly-by at 6.5 units a frame put half its frames under 40 dB). The weights (pixels)
     /// stay those of the current view, the look-ahead and the guard band, so a prediction never
     /// outbids what is on screen now.
-    pub fn with_prediction(
-        mut self,
-        camera: &Camera,
-        output: (u32, u32),
-        previous_view: Mat4,
-        frames: u32,
-    ) -> Self {
-        if !camera_is_sound(camera) {
-            self.ahead = None;
-            self.predicted_count = 0;
+    pub fn with_prediction(mut self, previous_view: Mat4, frames: u32) -> Self {
+        self.ahead = None;
+        self.predicted_count = 0;
+        if !self.sound {
             return self;
         }
-        let aspect = output.0.max(1) as f32 / output.1.max(1) as f32;
-        let projection = camera.projection(aspect);
-        self.ahead = extrapolate_view(previous_view, camera.view, LOOK_AHEAD_FRAMES)
+        let (projection, now) = (self.projection, self.view_matrix);
+        self.ahead = extrapolate_view(previous_view, now, LOOK_AHEAD_FRAMES)
             .map(|ahead| Frustum::new(&(projection * ahead)));
-        self.predicted_count = 0;
         if self.ahead.is_none() {
             return self;
         }
         for k in 1..=frames.min(MAX_PREDICTED_FRAMES) {
-            let Some(v) = extrapolate_view(previous_view, camera.view, k) else {
+            let Some(v) = extrapolate_view(previous_view, now, k) else {
                 break;
             };
             let eye = v.inverse().w_axis.truncate();
@@ -284,10 +263,19 @@ impl DemandView {
         }
     }
 
-    /// The demand of a world-space sphere whose surface holds `texels_per_unit` texels of the
-    /// texture's level 0 per world unit (UV units per world unit times the texture's width).
+    /// The demand of a world-space sphere whose surface holds `uv_per_unit` UV units per world
+    /// unit (1 / the world size one repeat of the texture covers) of a texture whose level 0
+    /// is `texture_side` texels on a side (`sqrt(width x height)`, the side of a square of as
+    /// many texels; [`crate::BudgetManager::texture_side`] gives it for a managed texture).
     /// `None` outside every frustum, or for a non-finite sphere.
-    pub fn sphere(&self, center: Vec3, radius: f32, texels_per_unit: f32) -> Option<Demand> {
+    pub fn sphere(
+        &self,
+        center: Vec3,
+        radius: f32,
+        uv_per_unit: f32,
+        texture_side: f32,
+    ) -> Option<Demand> {
+        let texels_per_unit = uv_per_unit * texture_side;
         if !(center.is_finite() && radius.is_finite() && texels_per_unit.is_finite()) {
             return None;
         }
@@ -349,9 +337,15 @@ impl DemandView {
     }
 
     /// [`DemandView::sphere`] for an axis-aligned world-space box (its bounding sphere).
-    pub fn aabb(&self, min: Vec3, max: Vec3, texels_per_unit: f32) -> Option<Demand> {
+    pub fn aabb(
+        &self,
+        min: Vec3,
+        max: Vec3,
+        uv_per_unit: f32,
+        texture_side: f32,
+    ) -> Option<Demand> {
         let (center, radius) = Self::box_sphere(min, max);
-        self.sphere(center, radius, texels_per_unit)
+        self.sphere(center, radius, uv_per_unit, texture_side)
     }
 
     /// The bounding sphere of a box.
@@ -368,6 +362,32 @@ fn camera_is_sound(camera: &Camera) -> bool {
     let near_ok = camera.near.is_finite() && camera.near > 0.0 && camera.far > camera.near;
     let view_ok = camera.view.is_finite() && camera.view.determinant().abs() > 1e-12;
     fov_ok && near_ok && view_ok
+}
+
+/// `tan(fov_y / 2)` and the near distance of a perspective `projection` into depth 0..1
+/// (standard or reversed, finite or infinite far plane); `None` when it is not one.
+fn perspective_of(projection: &Mat4) -> Option<(f32, f32)> {
+    let y = projection.y_axis.y;
+    // A field of view of a half turn or more has no positive focal length; a perspective
+    // projection divides by the distance along -Z (an orthographic one does not divide).
+    if !(projection.is_finite() && y > 1e-6 && projection.z_axis.w < 0.0) {
+        return None;
+    }
+    let inverse = projection.inverse();
+    if !inverse.is_finite() {
+        return None;
+    }
+    // The view-space distance of the depth-0 and depth-1 planes on the axis: the nearer one
+    // is the near plane (the other is the far plane, at infinity for an infinite projection).
+    let distance = |depth: f32| {
+        let p = inverse * Vec4::new(0.0, 0.0, depth, 1.0);
+        -p.z / p.w
+    };
+    let near = [distance(0.0), distance(1.0)]
+        .into_iter()
+        .filter(|d| d.is_finite() && *d > 0.0)
+        .fold(f32::INFINITY, f32::min);
+    (near.is_finite() && near > 0.0).then_some(((1.0 / y).max(1e-4), near))
 }
 
 #[cfg(test)]
@@ -400,17 +420,17 @@ mod tests {
             ..good
         });
         let good_view = DemandView::new(&good, (640, 360));
-        assert!(good_view.sphere(Vec3::ZERO, 1.0, 1024.0).is_some());
+        assert!(good_view.sphere(Vec3::ZERO, 1.0, 1.0, 1024.0).is_some());
         for cam in bad {
             let v = DemandView::new(&cam, (640, 360))
-                .with_guard_band(&cam, (640, 360), 2.0)
-                .with_prediction(&cam, (640, 360), good.view, 4);
+                .with_guard_band(2.0)
+                .with_prediction(good.view, 4);
             for c in [
                 Vec3::ZERO,
                 Vec3::new(0.0, 0.0, 4.0),
                 Vec3::new(50.0, 0.0, 0.0),
             ] {
-                assert!(v.sphere(c, 1.0, 1024.0).is_none(), "{cam:?} at {c}");
+                assert!(v.sphere(c, 1.0, 1.0, 1024.0).is_none(), "{cam:?} at {c}");
             }
         }
     }
@@ -436,8 +456,10 @@ mod tests {
     fn demand_follows_distance_and_frusta() {
         let cam = Camera::look_at(Vec3::new(0.0, 0.0, 5.0), Vec3::ZERO);
         let v = DemandView::new(&cam, (1024, 1024));
-        let near = v.sphere(Vec3::ZERO, 1.0, 1024.0).unwrap();
-        let far = v.sphere(Vec3::new(0.0, 0.0, -4.0), 1.0, 1024.0).unwrap();
+        let near = v.sphere(Vec3::ZERO, 1.0, 1.0, 1024.0).unwrap();
+        let far = v
+            .sphere(Vec3::new(0.0, 0.0, -4.0), 1.0, 1.0, 1024.0)
+            .unwrap();
         // Nearest points at 4 and 8 units: one level apart.
         assert!(
             (far.level - near.level - 1.0).abs() < 1e-3,
@@ -446,17 +468,20 @@ mod tests {
         assert!(near.pixels > far.pixels);
         // Beside the view (53 degrees off its axis): only in the guard band.
         let beside = Vec3::new(4.0, 0.0, 2.0);
-        assert!(v.sphere(beside, 0.5, 1024.0).is_none());
-        let g = v.with_guard_band(&cam, (1024, 1024), 2.5);
-        let d = g.sphere(beside, 0.5, 1024.0).unwrap();
+        assert!(v.sphere(beside, 0.5, 1.0, 1024.0).is_none());
+        let g = v.with_guard_band(2.5);
+        let d = g.sphere(beside, 0.5, 1.0, 1024.0).unwrap();
         assert_eq!(d.weight, GUARD_BAND_WEIGHT);
-        assert!(v.sphere(Vec3::NAN, 1.0, 1.0).is_none());
+        assert!(v.sphere(Vec3::NAN, 1.0, 1.0, 1.0).is_none());
         // Turning right: the look-ahead sees what is on the right first.
         let prev = Camera::look_at(Vec3::new(0.0, 0.0, 5.0), Vec3::new(-0.3, 0.0, 0.0));
-        let a = v.with_look_ahead(&cam, (1024, 1024), prev.view);
+        let a = v.with_look_ahead(prev.view);
         let right = Vec3::new(5.0, 0.0, 0.0);
-        assert!(v.sphere(right, 0.5, 1.0).is_none());
-        assert_eq!(a.sphere(right, 0.5, 1.0).unwrap().weight, LOOK_AHEAD_WEIGHT);
+        assert!(v.sphere(right, 0.5, 1.0, 1.0).is_none());
+        assert_eq!(
+            a.sphere(right, 0.5, 1.0, 1.0).unwrap().weight,
+            LOOK_AHEAD_WEIGHT
+        );
     }
 
     /// `sphere` against the plain reading of its contract: each frustum tested, every predicted
@@ -482,13 +507,13 @@ mod tests {
             let back = Vec3::new(unit() - 0.5, 0.0, unit() - 0.5) * 6.0;
             let prev = Camera::look_at(eye + back, at + back * (0.8 + unit() * 0.4));
             let v = DemandView::new(&now, out)
-                .with_guard_band(&now, out, 2.0)
-                .with_prediction(&now, out, prev.view, 1 + (unit() * 4.0) as u32);
+                .with_guard_band(2.0)
+                .with_prediction(prev.view, 1 + (unit() * 4.0) as u32);
             for _ in 0..50 {
                 let c = eye + Vec3::new(unit() - 0.5, unit() - 0.5, unit() - 0.5) * 60.0;
                 let r = unit() * 3.0;
                 let texels = 64.0 + unit() * 4096.0;
-                let got = v.sphere(c, r, texels);
+                let got = v.sphere(c, r, 1.0, texels);
                 // The reference.
                 let price =
                     |e: Vec3| demand_at(e, c, r, texels, v.tan_half_fov, v.near, v.viewport_height);
@@ -547,11 +572,11 @@ mod tests {
         let out = (640, 360);
         let panel = Vec3::new(0.0, 0.0, -40.0);
         let still = DemandView::new(&now, out)
-            .sphere(panel, 1.0, 512.0)
+            .sphere(panel, 1.0, 1.0, 512.0)
             .unwrap();
-        let v = DemandView::new(&now, out).with_prediction(&now, out, prev.view, 3);
+        let v = DemandView::new(&now, out).with_prediction(prev.view, 3);
         assert_eq!(v.predicted_frames(), 3);
-        let d = v.sphere(panel, 1.0, 512.0).unwrap();
+        let d = v.sphere(panel, 1.0, 1.0, 512.0).unwrap();
         // Three frames on the nearest point is 21 units away instead of 39: about 0.9 octave.
         let expected = (39.0f32 / 21.0).log2();
         assert!(
@@ -563,15 +588,78 @@ mod tests {
         assert!(!d.leaving);
         // A panel beside the camera, about to pass behind it: on screen now, in no later view.
         let beside = Vec3::new(-1.5, 0.0, -2.0);
-        let b = v.sphere(beside, 0.5, 512.0).unwrap();
+        let b = v.sphere(beside, 0.5, 1.0, 512.0).unwrap();
         assert_eq!(b.weight, 1.0);
         assert!(b.leaving && b.level == b.now_level, "{b:?}");
         // A still camera predicts nothing: nothing is leaving.
-        let s = DemandView::new(&now, out).with_prediction(&now, out, now.view, 3);
+        let s = DemandView::new(&now, out).with_prediction(now.view, 3);
         assert_eq!(s.predicted_frames(), 0);
-        assert!(!s.sphere(beside, 0.5, 512.0).unwrap().leaving);
+        assert!(!s.sphere(beside, 0.5, 1.0, 512.0).unwrap().leaving);
         // At most MAX_PREDICTED_FRAMES.
-        let far = DemandView::new(&now, out).with_prediction(&now, out, prev.view, 100);
+        let far = DemandView::new(&now, out).with_prediction(prev.view, 100);
         assert_eq!(far.predicted_frames(), MAX_PREDICTED_FRAMES);
+    }
+
+    #[test]
+    fn from_view_proj_matches_the_camera_and_takes_game_projections() {
+        let cam = Camera::look_at(Vec3::new(0.3, 0.2, 5.0), Vec3::ZERO);
+        let out = (1280, 720);
+        let aspect = 1280.0 / 720.0;
+        let a = DemandView::new(&cam, out);
+        let b = DemandView::from_view_proj(cam.view, cam.projection(aspect), out);
+        // Reversed depth with an infinite far plane, and an infinite far plane alone.
+        let rev = glam::camera::rh::proj::directx::perspective_infinite_reverse(
+            cam.fov_y, aspect, cam.near,
+        );
+        let c = DemandView::from_view_proj(cam.view, rev, out);
+        let inf =
+            glam::camera::rh::proj::directx::perspective_infinite(cam.fov_y, aspect, cam.near);
+        let d = DemandView::from_view_proj(cam.view, inf, out);
+        for centre in [
+            Vec3::ZERO,
+            Vec3::new(1.0, 0.5, -3.0),
+            Vec3::new(0.0, 0.0, 4.96),
+        ] {
+            let want = a.sphere(centre, 0.5, 2.0, 512.0).unwrap();
+            for (name, v) in [("same", b), ("reverse", c), ("infinite", d)] {
+                let got = v.sphere(centre, 0.5, 2.0, 512.0).unwrap();
+                assert!(
+                    (got.level - want.level).abs() < 1e-3,
+                    "{name} {centre}: {got:?} {want:?}"
+                );
+                assert!(
+                    (got.pixels - want.pixels).abs() <= want.pixels * 1e-3,
+                    "{name}"
+                );
+            }
+        }
+        // Behind the camera: outside with every projection.
+        for v in [b, c, d] {
+            assert!(
+                v.sphere(Vec3::new(0.0, 0.0, 9.0), 0.5, 1.0, 512.0)
+                    .is_none()
+            );
+        }
+        // The guard band and the prediction come from the matrices alone.
+        let beside = Vec3::new(6.0, 0.0, 0.0);
+        let g = DemandView::from_view_proj(cam.view, rev, out).with_guard_band(2.5);
+        assert!(c.sphere(beside, 0.5, 1.0, 512.0).is_none());
+        assert_eq!(
+            g.sphere(beside, 0.5, 1.0, 512.0).unwrap().weight,
+            GUARD_BAND_WEIGHT
+        );
+        let prev = Camera::look_at(Vec3::new(0.3, 0.2, 6.0), Vec3::new(0.0, 0.0, 1.0));
+        assert!(c.with_prediction(prev.view, 3).predicted_frames() > 0);
+        // Not a perspective projection, or a flat view: nothing is in view.
+        let ortho = glam::camera::rh::proj::directx::orthographic(-1.0, 1.0, -1.0, 1.0, 0.1, 10.0);
+        let flat = glam::Mat4::from_scale(Vec3::new(1.0, 0.0, 1.0));
+        for v in [
+            DemandView::from_view_proj(cam.view, glam::Mat4::ZERO, out),
+            DemandView::from_view_proj(cam.view, glam::Mat4::NAN, out),
+            DemandView::from_view_proj(flat, rev, out),
+            DemandView::from_view_proj(cam.view, ortho, out),
+        ] {
+            assert!(v.sphere(Vec3::ZERO, 1.0, 1.0, 512.0).is_none(), "{v:?}");
+        }
     }
 }

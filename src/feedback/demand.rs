@@ -20,10 +20,9 @@
 
 use glam::Mat4;
 
+use super::Feedback;
 use crate::BudgetManager;
 use crate::demand::{Demand, DemandView};
-use crate::feedback::Feedback;
-use crate::render::scene::Camera;
 use crate::stream::TextureHandle;
 
 /// Feedback-driven demand for one view (see the module documentation).
@@ -59,24 +58,26 @@ impl FeedbackDemand {
         Self::default()
     }
 
-    /// Starts the demand of the frame the manager plans next: the view of `camera` at an
-    /// `output` size with a guard band `guard_band` times the field of view (1 or less: none)
-    /// and the prediction at [`BudgetManager::demand_latency_frames`].
+    /// Starts the demand of the frame the manager plans next: the view of the camera's `view`
+    /// and `projection` matrices (see [`DemandView::from_view_proj`]) at an `output` size,
+    /// with a guard band `guard_band` times the field of view (1 or less: none) and the
+    /// prediction at [`BudgetManager::demand_latency_frames`].
     pub fn begin_frame(
         &mut self,
         manager: &BudgetManager,
         feedback: &Feedback,
-        camera: &Camera,
+        (view_matrix, projection): (Mat4, Mat4),
         output: (u32, u32),
         guard_band: f32,
     ) -> DemandView {
-        let mut view = DemandView::new(camera, output).with_guard_band(camera, output, guard_band);
+        let mut view =
+            DemandView::from_view_proj(view_matrix, projection, output).with_guard_band(guard_band);
         let frame = manager.frame_number() + 1;
         self.frame = frame;
         if let Some(prev) = self.last_view {
-            view = view.with_prediction(camera, output, prev, manager.demand_latency_frames());
+            view = view.with_prediction(prev, manager.demand_latency_frames());
             // A cut: feedback recorded before it describes another view.
-            let (_, rot, shift) = (camera.view * prev.inverse()).to_scale_rotation_translation();
+            let (_, rot, shift) = (view_matrix * prev.inverse()).to_scale_rotation_translation();
             let (angle, distance) = (rot.to_axis_angle().1, shift.length());
             if angle >= 0.5 || distance > 5.0 {
                 self.last_cut = frame;
@@ -85,7 +86,7 @@ impl FeedbackDemand {
                 self.last_moved = frame;
             }
         }
-        self.last_view = Some(camera.view);
+        self.last_view = Some(view_matrix);
         let latest = feedback.latest_frame();
         self.fresh = latest.is_some_and(|f| f > self.last_cut);
         // The feedback was recorded at a view the camera has left since: the histograms lag.

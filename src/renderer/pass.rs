@@ -1,7 +1,5 @@
-//! Render passes. Currently the material pass ([`TexturedPass`]): a textured, lit mesh with a mip
+//! The Renderer's material pass ([`TexturedPass`]): a textured, lit mesh with a mip
 //! bias and a colour-by-mip debug view.
-
-pub mod scene;
 
 use bytemuck::{Pod, Zeroable};
 use glam::{Mat4, Vec3, Vec4};
@@ -34,67 +32,6 @@ impl Vertex {
             step_mode: wgpu::VertexStepMode::Vertex,
             attributes: &Self::ATTRS,
         }
-    }
-}
-
-/// A right-handed perspective projection for wgpu's clip space (depth 0..1, Y up).
-pub fn perspective(fov_y: f32, aspect: f32, near: f32, far: f32) -> Mat4 {
-    glam::camera::rh::proj::directx::perspective(fov_y, aspect, near, far)
-}
-
-/// A right-handed view matrix looking from `eye` at `target`, `up` towards the top of the view.
-///
-/// Degenerate inputs still give a finite view (a scripted camera path may pass through them):
-/// a `target` at `eye` looks down -Z, and a look along `up` (straight down or up) puts -Z
-/// (looking down) or +Z (looking up) at the top instead, as a map view does.
-pub fn look_at(eye: Vec3, target: Vec3, up: Vec3) -> Mat4 {
-    let dir = target - eye;
-    let dir = if dir.length_squared() > 1e-12 && dir.is_finite() {
-        dir.normalize()
-    } else {
-        Vec3::NEG_Z
-    };
-    let up = up.normalize_or_zero();
-    let up = if up.cross(dir).length_squared() > 1e-8 {
-        up
-    } else if dir.y <= 0.0 {
-        Vec3::NEG_Z
-    } else {
-        Vec3::Z
-    };
-    glam::camera::rh::view::look_at_mat4(eye, eye + dir, up)
-}
-
-#[cfg(test)]
-mod look_at_tests {
-    use super::*;
-
-    #[test]
-    fn degenerate_looks_give_finite_views() {
-        let eye = Vec3::new(1.0, 2.0, 3.0);
-        for (target, forward) in [
-            (eye, Vec3::NEG_Z),
-            (eye - Vec3::Y * 5.0, Vec3::NEG_Y),
-            (eye + Vec3::Y * 5.0, Vec3::Y),
-            (eye + Vec3::X, Vec3::X),
-        ] {
-            let m = look_at(eye, target, Vec3::Y);
-            assert!(m.is_finite(), "{target}");
-            // The view looks along -Z in view space: the world's `forward` maps there.
-            let f = m.transform_vector3(forward);
-            assert!((f - Vec3::NEG_Z).length() < 1e-5, "{target}: {f}");
-            // The eye is the view's origin.
-            assert!(m.transform_point3(eye).length() < 1e-5);
-        }
-        // Looking straight down, world -Z is the top of the view (+Y in view space).
-        let m = look_at(eye, eye - Vec3::Y, Vec3::Y);
-        assert!((m.transform_vector3(Vec3::NEG_Z) - Vec3::Y).length() < 1e-5);
-        // An ordinary look is glam's.
-        let t = Vec3::new(-4.0, 0.5, -2.0);
-        assert!(
-            look_at(eye, t, Vec3::Y)
-                .abs_diff_eq(glam::camera::rh::view::look_at_mat4(eye, t, Vec3::Y), 1e-5)
-        );
     }
 }
 
