@@ -1,5 +1,5 @@
 //! Planner time per frame, incremental (the default) against a full pass over every texture
-//! (`PlannerConfig::incremental = false`, the planner before issue 18) in the same run.
+//! (`PlannerConfig::incremental = false`: every texture every plan) in the same run.
 //!
 //! The scene (`mipflow::testing::planner_fixture`, shared with `mipflow bench`) is random BC7
 //! textures of 16² to 8192², a share of them in view (half; or 5%, an open world that has
@@ -8,14 +8,14 @@
 //! at once) and past every hold. Then:
 //! - `steady`: the view does not change; each frame costs the change check of every texture.
 //! - `moving`: every visible texture's wanted level moves by 0.01 each frame (a slow dolly), so
-//!   every frame is planned again. Only the plan is timed (until session 9 the update of the
-//!   view, a pass over every texture, was timed with it).
+//!   every frame is planned again. Only the plan is timed (the update of the view, a pass over
+//!   every texture, is not).
 //!
 //! - `moving-told`: the same, the planner told which textures moved
 //!   (`Planner::plan_with_changes`, as the budget manager does): the change check reads those
 //!   only (a list half as long as the scene or longer is checked in full, as `moving`).
 //!
-//! Goals (issue 18): moving, at most 100 µs at 10k textures and 1 ms at 100k; steady, at most
+//! Goals: moving, at most 100 µs at 10k textures and 1 ms at 100k; steady, at most
 //! 20 µs at 10k. `cargo bench --bench planner`
 //! (`cargo bench --bench planner -- incremental/moving/10000` for one line).
 

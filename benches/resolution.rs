@@ -126,7 +126,7 @@ fn upscale(c: &mut Criterion) {
     for upscaler in UPSCALERS {
         for out in OUTPUTS {
             let tex = output(&ctx, out);
-            let view = tex.create_view();
+            let view = tex.create_view(&Default::default());
             let mut pool = RenderTargets::new(upscaler);
             for n in SCALES {
                 let bucket = ScaleBucket::from_sixteenths(n);

@@ -1,4 +1,4 @@
-//! Upload throughput against a plain memcpy of the same bytes (issue 4).
+//! Upload throughput against a plain memcpy of the same bytes.
 //!
 //! The bytes are a full BC7 chain of 2048² (5.6 MB). Criterion reports each function's
 //! throughput, so the lines compare directly:
@@ -14,7 +14,7 @@
 //!
 //! - `read_own`, `read_staged`, `staged_copy`: the whole path from a KTX2 file in memory to the
 //!   texture, read into buffers of their own then through the ring's bands, or straight into a
-//!   lent staging chunk (issue 18), and the staged path without its read (see the functions).
+//!   lent staging chunk, and the staged path without its read (see the functions).
 //!
 //! `cargo bench --bench upload`. Without a GPU adapter it says so and measures only `memcpy`.
 

@@ -37,7 +37,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The output image stands in for a window's surface texture.
     let (w, h) = (480, 270);
     let output = r.context().create_offscreen_target("output", w, h)?;
-    let view = output.create_view();
+    let view = output.create_view(&Default::default());
 
     // Eight textures of 512² on panels filling the view, cooked in memory.
     let (pv, pi) = mipflow::panel(1.0, 1.0);

@@ -104,7 +104,7 @@ fn texture_file(side: u32) -> std::io::Result<Vec<u8>> {
     let levels = (0..mipflow::low_level::full_mip_count(side, side))
         .map(|l| {
             let s = (side >> l).max(1);
-            (0..mipflow::ktx2::bc7_level_size(s, s))
+            (0..mipflow::ktx2::level_size(wgpu::TextureFormat::Bc7RgbaUnorm, s, s))
                 .map(|_| {
                     x ^= x << 13;
                     x ^= x >> 7;

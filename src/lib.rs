@@ -2,7 +2,7 @@
 //!
 //! A VRAM budget manager for [wgpu]: it streams block-compressed KTX2 mip chains and scales the
 //! render targets under **one budget**. Every byte placed on the GPU is charged to a
-//! [`budget::Ledger`] per [`budget::Category`]; one planner spends the budget on whatever buys
+//! [`Ledger`] per [`Category`]; one planner spends the budget on whatever buys
 //! the most image quality, texture mips or render-target resolution, and the total never passes
 //! the budget, not even for one frame.
 //!
@@ -19,7 +19,7 @@
 //! let mut config = RendererConfig::default();
 //! config.budget = Budget::bytes(256 << 20);
 //! let mut renderer = Renderer::new(device, queue, config)?;
-//! let (vertices, indices) = mipflow::render::panel(2.0, 2.0);
+//! let (vertices, indices) = mipflow::panel(2.0, 2.0);
 //! let mesh = renderer.add_mesh(&vertices, &indices)?;
 //! let texture = renderer.add_texture(TextureSource::path("wall.ktx2"), TextureOptions::default())?;
 //! let material = renderer.add_material(MaterialDesc::new(texture))?;
@@ -52,19 +52,34 @@
 //! # Ok(()) }
 //! ```
 //!
-//! ## Modules
-//! - [`budget`]: the ledger, exact size math, budget sources and the planner (pure CPU).
-//! - [`demand`]: demand from bounds (a bounding volume, its UV density and the camera), with
-//!   the guard band and look-ahead.
-//! - [`feedback`]: GPU feedback: what the sampler really used, per texture, as demand.
-//! - [`gpu`]: device set-up (headless, for a window, or adopted from the caller), tracked
-//!   creation, staging, readback.
-//! - [`ktx2`]: reading (hardened against hostile files, one level at a time) and writing.
-//! - [`stream`]: IO workers, residency transitions, the upload scheduler; hands out views.
-//! - [`resolution`]: scale buckets, the controller, render-target sets and the upscaler.
-//! - [`manager`]: the [`BudgetManager`], the one owner of the frame's budget loop.
-//! - [`render`]: the Renderer's scene types and its textured pass.
-//! - [`shaders`]: the WGSL registry.
+//! A whole frame under your own renderer (device, targets, demand, bind groups by version,
+//! draw, `end_frame`, stats) is the runnable example on [`BudgetManager`].
+//!
+//! ## The surface
+//! Everything a game names is at the crate root:
+//! - the [`Renderer`] and its scene ([`RendererConfig`], [`FrameInput`], [`MaterialDesc`],
+//!   handles, [`Vertex`], [`panel`], [`quad_xz`]);
+//! - the [`BudgetManager`] ([`ManagerConfig`], [`FramePlan`], [`FrameStats`], [`FrameTiming`]),
+//!   its textures ([`TextureSource`], [`TextureOptions`], [`TextureHandle`], [`KtxReader`]),
+//!   demand ([`DemandView`], [`Demand`], [`Camera`]), render targets ([`TargetSet`],
+//!   [`TargetSpec`], [`TargetKey`], [`Targets`]) and scale ([`ScaleBucket`], [`BucketRange`],
+//!   [`ControllerConfig`], [`Upscaler`]);
+//! - the device contract ([`REQUIRED_FEATURES`], [`OPTIONAL_FEATURES`],
+//!   [`device_descriptor`]), the GPU context and tracked resources ([`GpuContext`],
+//!   [`TrackedTexture`], [`TrackedBuffer`]: they deref to the wgpu types);
+//! - the budget and the ledger ([`Budget`], [`Ledger`], [`Category`], [`LedgerSnapshot`]);
+//! - GPU feedback ([`Feedback`], [`FeedbackDemand`]) and what the overlay and the reports show
+//!   ([`EventLog`], [`FeedbackStats`], [`StreamStats`]);
+//! - [`Error`] and [`Result`].
+//!
+//! [`ktx2`] reads and writes the container (for tools). [`low_level`] holds the pieces under
+//! the two ways in (planner, streamer, staging, simulation, the Renderer's pass): not the
+//! stable surface.
+//!
+//! Names: `*Config` is how a thing is made (`Default`, `#[non_exhaustive]`), `*Options` what
+//! one call takes ([`TextureOptions`]), `*Stats` what a frame reports. The public API takes
+//! wgpu 30 and glam 0.34 types, re-exported as [`wgpu`] and [`glam`]; glam 0.34 keeps its
+//! projections under `glam::camera` (`glam::camera::rh::proj::directx` is wgpu's depth 0..1).
 //!
 //! Cooking images into KTX2 is the `mipflow-cook` crate; egui memory panels are
 //! `mipflow-overlay`; the `mipflow` command (demo, cook, inspect, headless, bench) is

@@ -169,7 +169,7 @@ fn headless(args: &Args) -> Result<(), String> {
     let output = ctx
         .create_offscreen_target("own_renderer output", args.size.0, args.size.1)
         .map_err(|e| e.to_string())?;
-    let view = output.create_view();
+    let view = output.create_view(&Default::default());
     let n = args.frames.unwrap_or(300).max(1);
     let (mut peak, mut min_scale) = (0u64, 1.0f32);
     let mut over = 0u64;

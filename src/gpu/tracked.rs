@@ -5,6 +5,11 @@ use crate::budget::ledger::Charge;
 /// A wgpu texture charged to the ledger. Dropping it (or [`TrackedTexture::destroy`]) destroys the
 /// texture and returns its bytes, so GPU memory comes back at once rather than when the last
 /// reference (a bind group, say) happens to go.
+///
+/// It is used where a `wgpu::Texture` is: it derefs to one (`tracked.create_view(&desc)`,
+/// `tracked.size()`, `&*tracked`), and `&TrackedTexture` coerces to `&wgpu::Texture` in calls
+/// such as [`crate::read_texture_rgba8`]. Do not call `wgpu::Texture::destroy` through it: drop
+/// it instead, so that the ledger returns its bytes at the same time.
 #[derive(Debug)]
 pub struct TrackedTexture {
     texture: wgpu::Texture,
@@ -31,12 +36,6 @@ impl TrackedTexture {
         self.charge.category()
     }
 
-    /// A default view of the whole texture.
-    pub fn create_view(&self) -> wgpu::TextureView {
-        self.texture
-            .create_view(&wgpu::TextureViewDescriptor::default())
-    }
-
     /// Frees the texture now. wgpu keeps the memory until the GPU has finished with commands
     /// already submitted that use it, so this is safe right after a submit.
     pub fn destroy(self) {
@@ -53,7 +52,8 @@ impl Drop for TrackedTexture {
     }
 }
 
-/// A wgpu buffer charged to the ledger; see [`TrackedTexture`].
+/// A wgpu buffer charged to the ledger; see [`TrackedTexture`]. It derefs to the
+/// `wgpu::Buffer` (`tracked.slice(..)`, `tracked.as_entire_binding()`).
 #[derive(Debug)]
 pub struct TrackedBuffer {
     buffer: wgpu::Buffer,
@@ -86,5 +86,33 @@ impl Drop for TrackedBuffer {
     fn drop(&mut self) {
         self.buffer.destroy();
         self.charge.release();
+    }
+}
+
+impl std::ops::Deref for TrackedTexture {
+    type Target = wgpu::Texture;
+
+    fn deref(&self) -> &wgpu::Texture {
+        &self.texture
+    }
+}
+
+impl AsRef<wgpu::Texture> for TrackedTexture {
+    fn as_ref(&self) -> &wgpu::Texture {
+        &self.texture
+    }
+}
+
+impl std::ops::Deref for TrackedBuffer {
+    type Target = wgpu::Buffer;
+
+    fn deref(&self) -> &wgpu::Buffer {
+        &self.buffer
+    }
+}
+
+impl AsRef<wgpu::Buffer> for TrackedBuffer {
+    fn as_ref(&self) -> &wgpu::Buffer {
+        &self.buffer
     }
 }

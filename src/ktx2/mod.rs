@@ -24,7 +24,7 @@ mod reader;
 mod staged;
 mod writer;
 
-pub use format::{BlockFormat, FORMATS};
+pub use format::{BlockFormat, FORMATS, level_size};
 #[cfg(unix)]
 pub(crate) use reader::level_span;
 pub(crate) use reader::open_checked;
@@ -38,8 +38,6 @@ pub use writer::write_ktx2;
 pub const VK_FORMAT_BC7_UNORM: u32 = 145;
 /// `VK_FORMAT_BC7_SRGB_BLOCK`.
 pub const VK_FORMAT_BC7_SRGB: u32 = 146;
-/// Bytes in one BC7 block (4x4 texels).
-pub const BC7_BLOCK_BYTES: u64 = 16;
 /// Key of the key/value entry in which `mipflow cook` stores the hash of its input and settings.
 pub const COOK_STAMP_KEY: &str = "mipflow.cook";
 
@@ -570,12 +568,8 @@ pub fn full_level_count(width: u32, height: u32) -> u32 {
     32 - width.max(height).max(1).leading_zeros()
 }
 
-/// Size in bytes of one BC7 level of `width` x `height` texels (partial edge blocks count whole).
-pub fn bc7_level_size(width: u32, height: u32) -> u64 {
-    u64::from(width.div_ceil(4)) * u64::from(height.div_ceil(4)) * BC7_BLOCK_BYTES
-}
-
-/// A BC7 texture in memory: what the cooker produces and the writer stores.
+/// A block-compressed texture in memory (any BCn format): what the cooker produces and the
+/// writer stores.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EncodedTexture {
     /// The block format (BC1 to BC7, BC6H).

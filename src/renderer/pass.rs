@@ -349,7 +349,11 @@ impl TexturedPass {
             },
             Category::Other,
         )?;
-        let dummy_group = Self::depth_group_for(device, &depth_layout, &dummy.create_view());
+        let dummy_group = Self::depth_group_for(
+            device,
+            &depth_layout,
+            &dummy.create_view(&Default::default()),
+        );
         // Trilinear with anisotropy (8x by default): what a game would use.
         let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
             label: Some("material sampler"),

@@ -179,7 +179,7 @@ impl Default for ControllerInput {
 }
 
 /// `lerp(min, max, available / reference)`, clamped to the range and rounded down to a bucket:
-/// the seed idea of issue 5. A zero reference allows the full range.
+/// the controller's first, memory-only mode. A zero reference allows the full range.
 pub fn lerp_baseline(
     range: BucketRange,
     available_bytes: u64,

@@ -283,7 +283,7 @@ impl RenderTargets {
                 (None, Some(key)) => {
                     // On error `slots` drops with whatever it holds: everything is released.
                     let texture = ctx.create_texture(&key.desc(), Category::RenderTargets)?;
-                    let view = texture.create_view();
+                    let view = texture.create_view(&Default::default());
                     Some(Slot { key, texture, view })
                 }
             };

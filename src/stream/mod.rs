@@ -181,7 +181,7 @@ struct Resident {
 impl Resident {
     fn new(tex: TrackedTexture) -> Self {
         Self {
-            view: tex.create_view(),
+            view: tex.create_view(&Default::default()),
             version: NEXT_VIEW_VERSION.fetch_add(1, Ordering::Relaxed),
             tex,
         }

@@ -642,7 +642,7 @@ impl Streamer {
             &[&[128, 128, 128, 255]],
             Category::Textures,
         )?;
-        let view = tex.create_view();
+        let view = tex.create_view(&Default::default());
         self.fallback = Some((tex, view));
         Ok(())
     }

@@ -18,7 +18,7 @@ pub fn bc7_ktx2(side: u32, mut byte: impl FnMut() -> u8) -> Vec<u8> {
     let levels = (0..crate::budget::size::full_mip_count(side, side))
         .map(|l| {
             let s = (side >> l).max(1);
-            (0..crate::ktx2::bc7_level_size(s, s))
+            (0..crate::ktx2::level_size(wgpu::TextureFormat::Bc7RgbaUnorm, s, s))
                 .map(|_| byte())
                 .collect()
         })
@@ -131,7 +131,11 @@ pub fn render_textured_quad_oriented(
     let (verts, idx) = crate::renderer::quad_xz();
     let mesh = GpuMesh::new(ctx, "first render quad", &verts, &idx)?;
     let (ubuf, ubind) = pass.uniform_buffer(ctx, "first render uniforms", 1)?;
-    let material = pass.material_bind_group(ctx, "first render material", &texture.create_view());
+    let material = pass.material_bind_group(
+        ctx,
+        "first render material",
+        &texture.create_view(&Default::default()),
+    );
 
     let aspect = width as f32 / height as f32;
     let proj = crate::demand::perspective(55f32.to_radians(), aspect, 0.05, 100.0);
@@ -143,8 +147,8 @@ pub fn render_textured_quad_oriented(
     ctx.queue()
         .write_buffer(ubuf.buffer(), 0, bytemuck::bytes_of(&u));
 
-    let color_view = color.create_view();
-    let depth_view = depth.create_view();
+    let color_view = color.create_view(&Default::default());
+    let depth_view = depth.create_view(&Default::default());
     let mut enc = ctx
         .device()
         .create_command_encoder(&wgpu::CommandEncoderDescriptor {

@@ -205,7 +205,7 @@ fn feedback_levels_agree_with_the_levels_the_sampler_used() {
     };
     let (w, h) = (320u32, 180u32);
     let out = r.context().create_offscreen_target("fb", w, h).unwrap();
-    let view = out.create_view();
+    let view = out.create_view(&Default::default());
     let mesh = floor_mesh(&mut r);
     let tex = r
         .add_texture(
@@ -305,7 +305,7 @@ fn grazing_scene(mode: Grazing, budget: u64) -> Option<(Vec<u8>, u8, u8, u64)> {
         .context()
         .create_offscreen_target("grazing", w, h)
         .unwrap();
-    let view = out.create_view();
+    let view = out.create_view(&Default::default());
     let texture = |r: &mut Renderer, i: u32, size: u32| {
         let spec = mipflow_cook::procedural::TextureSpec {
             size,
@@ -436,7 +436,7 @@ fn debug_views_show_the_level_sampled_and_the_level_wanted() {
     };
     let (w, h) = (320u32, 180u32);
     let out = r.context().create_offscreen_target("dbg", w, h).unwrap();
-    let view = out.create_view();
+    let view = out.create_view(&Default::default());
     let mesh = floor_mesh(&mut r);
     // A grey texture: the debug colours alone carry the hue.
     let bytes = flat_levels(512, |_| [150, 150, 150]);
@@ -726,7 +726,7 @@ fn at(scale: f32, z: f32) -> Mat4 {
 fn wall_scene(feedback: bool) -> Option<WallScene> {
     let mut r = renderer(feedback, 1, 96 << 20)?;
     let out = r.context().create_offscreen_target("fb", 320, 180).unwrap();
-    let view = out.create_view();
+    let view = out.create_view(&Default::default());
     let (pv, pi) = mipflow::panel(1.0, 1.0);
     let mesh = r.add_mesh(&pv, &pi).unwrap();
     let (hidden, hm) = common::procedural_material(&mut r, 5, 0, 1024);
@@ -799,7 +799,7 @@ fn a_material_uv_scale_is_drawn_as_its_demand_prices_it() {
     };
     let (w, h) = (640u32, 360u32);
     let out = r.context().create_offscreen_target("uv", w, h).unwrap();
-    let view = out.create_view();
+    let view = out.create_view(&Default::default());
     let v = |x: f32, y: f32, u: f32, t: f32| Vertex {
         position: [x, y, 0.0],
         normal: [0.0, 0.0, 1.0],

@@ -1,4 +1,4 @@
-//! Every BCn format a game ships (issue 15): each streams through the budget on a real adapter
+//! Every BCn format a game ships: each streams through the budget on a real adapter
 //! (lavapipe in CI) with the levels the GPU holds equal to the file's blocks and the ledger's
 //! bytes equal to the format's sizes; the cook writes each format, read back by the `ktx2` crate
 //! (another reader than ours) with the right vkFormat and DFD colour model and decoding close to

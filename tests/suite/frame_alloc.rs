@@ -24,7 +24,7 @@ fn allocations_per_frame(instances: u32) -> Option<(u64, u64)> {
         .context()
         .create_offscreen_target("output", 320, 180)
         .unwrap();
-    let view = output.create_view();
+    let view = output.create_view(&Default::default());
     let (pv, pi) = mipflow::panel(1.0, 1.0);
     let mesh = r.add_mesh(&pv, &pi).unwrap();
     let mut materials = Vec::new();
@@ -65,7 +65,7 @@ fn steady_frames_allocate_nothing_per_instance() {
         return;
     };
     eprintln!("allocations per steady frame: 16 instances {small:?}, 1024 instances {large:?}");
-    // Measured on lavapipe: 213 and 243 (session 16; 16 of them the feedback gather's compute
+    // Measured on lavapipe: 213 and 243 (16 of them the feedback gather's compute
     // pass). All of them are wgpu's (encoder, passes, command buffers, submit, poll):
     // mipflow's own frame path reuses its buffers. 64 times the instances add 30: wgpu's
     // command lists growing by doubling (logarithmic), not one per instance, which would be

@@ -3,8 +3,8 @@
 use std::io::Cursor;
 
 use mipflow::ktx2::{
-    EncodedTexture, Ktx2Error, Ktx2Info, ReadLimits, Supercompression, bc7_level_size,
-    full_level_count, header_region_len, level_dims, read_info, read_level, validate, write_ktx2,
+    EncodedTexture, Ktx2Error, Ktx2Info, ReadLimits, Supercompression, full_level_count,
+    header_region_len, level_dims, level_size, read_info, read_level, validate, write_ktx2,
 };
 
 /// Deterministic pseudo-random bytes (xorshift), so level data is incompressible and distinct.
@@ -24,7 +24,10 @@ fn texture(width: u32, height: u32, srgb: bool) -> EncodedTexture {
     let levels = (0..full_level_count(width, height) as usize)
         .map(|i| {
             let (w, h) = level_dims(width, height, i);
-            noise(bc7_level_size(w, h) as usize, i as u64 + 1)
+            noise(
+                level_size(wgpu::TextureFormat::Bc7RgbaUnorm, w, h) as usize,
+                i as u64 + 1,
+            )
         })
         .collect();
     EncodedTexture {

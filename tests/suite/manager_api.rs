@@ -453,3 +453,109 @@ fn wanted_bytes_follow_the_textures_given_demand() {
     frames(&mut m, 2, |_| {});
     assert_eq!(check(&m, "no demand"), (0, 0));
 }
+
+/// The game-developer path with the wrappers used as wgpu types: a tracked texture's own
+/// `create_view` (wgpu's, through `Deref`) is drawn into, and `&TrackedTexture` goes to the
+/// readback helper as a `&wgpu::Texture`; a tracked buffer is bound as one.
+#[test]
+fn tracked_wrappers_are_used_where_wgpu_types_are() {
+    let Some(ctx) = common::gpu() else { return };
+    let texture: mipflow::TrackedTexture = ctx
+        .create_texture(
+            &wgpu::TextureDescriptor {
+                label: Some("game target"),
+                size: wgpu::Extent3d {
+                    width: 8,
+                    height: 4,
+                    depth_or_array_layers: 1,
+                },
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format: wgpu::TextureFormat::Rgba8Unorm,
+                usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+                view_formats: &[],
+            },
+            mipflow::Category::RenderTargets,
+        )
+        .unwrap();
+    // wgpu's own methods, on the wrapper.
+    assert_eq!((texture.width(), texture.height()), (8, 4));
+    let view = texture.create_view(&wgpu::TextureViewDescriptor::default());
+    let mut enc = ctx.device().create_command_encoder(&Default::default());
+    drop(enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+        label: None,
+        color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+            view: &view,
+            depth_slice: None,
+            resolve_target: None,
+            ops: wgpu::Operations {
+                load: wgpu::LoadOp::Clear(wgpu::Color {
+                    r: 1.0,
+                    g: 0.0,
+                    b: 0.0,
+                    a: 1.0,
+                }),
+                store: wgpu::StoreOp::Store,
+            },
+        })],
+        depth_stencil_attachment: None,
+        timestamp_writes: None,
+        occlusion_query_set: None,
+        multiview_mask: None,
+    }));
+    ctx.queue().submit([enc.finish()]);
+    let pixels = mipflow::read_texture_rgba8(&ctx, &texture).unwrap();
+    assert_eq!(pixels.len(), 8 * 4 * 4);
+    assert!(pixels.chunks_exact(4).all(|p| p == [255, 0, 0, 255]));
+    // AsRef too, for generic code.
+    fn size_of(t: &impl AsRef<wgpu::Texture>) -> u32 {
+        t.as_ref().width()
+    }
+    assert_eq!(size_of(&texture), 8);
+    let buffer: mipflow::TrackedBuffer = ctx
+        .create_buffer(
+            &wgpu::BufferDescriptor {
+                label: Some("game uniforms"),
+                size: 256,
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            },
+            mipflow::Category::Buffers,
+        )
+        .unwrap();
+    assert_eq!(buffer.size(), 256);
+    ctx.queue().write_buffer(&buffer, 0, &[7; 16]);
+    assert_eq!(
+        ctx.ledger().snapshot().total_bytes,
+        texture.bytes() + buffer.bytes()
+    );
+}
+
+/// A device made without BC: registering a BCn texture says what the device lacks and how to
+/// ask for it; `device_descriptor` asks for it.
+#[test]
+fn a_device_without_bc_says_what_it_lacks() {
+    let Some(ctx) = common::gpu() else { return };
+    let adapter = ctx.adapter().expect("a headless context has its adapter");
+    let desc = mipflow::device_descriptor(adapter);
+    if adapter.features().contains(mipflow::REQUIRED_FEATURES) {
+        assert!(desc.required_features.contains(mipflow::REQUIRED_FEATURES));
+    }
+    assert_eq!(desc.required_limits, adapter.limits());
+    let (device, queue) =
+        pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor::default())).unwrap();
+    let mut m = BudgetManager::new(device, queue, ManagerConfig::default()).unwrap();
+    let err = m
+        .add_texture(
+            TextureSource::Bytes(ktx(3, 64).into()),
+            TextureOptions::default(),
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("TEXTURE_COMPRESSION_BC"), "{err}");
+    assert!(err.contains("device_descriptor"), "{err}");
+    // The manager still runs (its targets budgeted) without streaming.
+    m.frame((64, 64), FrameTiming::default()).unwrap();
+    m.end_frame();
+}

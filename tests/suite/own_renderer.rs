@@ -46,7 +46,7 @@ fn a_game_renderer_streams_under_a_budget_that_falls_and_rises() {
     let out = ctx
         .create_offscreen_target("own renderer test", OUTPUT.0, OUTPUT.1)
         .unwrap();
-    let view = out.create_view();
+    let view = out.create_view(&Default::default());
     let handles: Vec<_> = r.material_textures().collect();
     let mut seen: Vec<Option<(u64, u64)>> = vec![None; handles.len()];
     let mut expected_builds = 0u64;

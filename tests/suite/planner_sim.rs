@@ -1,4 +1,4 @@
-//! CPU simulation of the budget planner (issue 4), no GPU.
+//! CPU simulation of the budget planner, no GPU.
 //!
 //! 1000 randomized runs: 10 to 5000 BC7 textures of 16² to 8192² (bytes per level
 //! `ceil(w/4) * ceil(h/4) * 16`), budgets from below the floor to above the demand, 300 frames

@@ -44,7 +44,7 @@ fn prefetch_brings_the_first_view_in_before_frame_one() {
     assert_eq!(p.resident_mip_bytes, p.wanted_mip_bytes, "{p:?}");
     assert!(p.uploaded_bytes > 0 && p.frames >= 2, "{p:?}");
     // The first frame drawn has every wanted level and streams nothing more.
-    let view = output.create_view();
+    let view = output.create_view(&Default::default());
     let stats = *r.render(&view, &FrameInput::new(camera)).unwrap();
     assert_eq!(
         stats.resident_mip_bytes, stats.wanted_mip_bytes,
@@ -141,7 +141,7 @@ fn a_turning_camera_asks_for_what_it_turns_towards() {
             .context()
             .create_offscreen_target("output", 320, 180)
             .unwrap();
-        let view = output.create_view();
+        let view = output.create_view(&Default::default());
         let (pv, pi) = mipflow::panel(1.0, 1.0);
         let mesh = r.add_mesh(&pv, &pi).unwrap();
         let (tex, mat) = common::procedural_material(&mut r, 13, 0, 256);

@@ -42,7 +42,7 @@ fn a_scripted_budget_drives_the_scale_and_the_budget_holds() {
             Category::Other,
         )
         .unwrap();
-    let view = out.create_view();
+    let view = out.create_view(&Default::default());
     // Everything but the render targets, fixed: the budget below is for the targets alone.
     let fixed = ctx.ledger().total_bytes();
 

@@ -76,7 +76,7 @@ fn gpu_timer_measures_frames_a_few_frames_late() {
     let mut pool = RenderTargets::new(Upscaler::EasuRcas);
     let mut up = UpscalePass::new(&ctx, wgpu::TextureFormat::Rgba8UnormSrgb).unwrap();
     let out = output(&ctx);
-    let view = out.create_view();
+    let view = out.create_view(&Default::default());
     let mut got = Vec::new();
     let mut slowest_poll = std::time::Duration::ZERO;
     for _ in 0..40 {
@@ -113,7 +113,7 @@ fn a_full_timer_skips_frames_instead_of_blocking() {
     let mut pool = RenderTargets::new(Upscaler::Bilinear);
     let mut up = UpscalePass::new(&ctx, wgpu::TextureFormat::Rgba8UnormSrgb).unwrap();
     let out = output(&ctx);
-    let view = out.create_view();
+    let view = out.create_view(&Default::default());
     let timed: Vec<bool> = (0..TIMER_SLOTS + 3)
         .map(|_| frame(&ctx, &mut timer, &mut pool, &mut up, &view))
         .collect();

@@ -79,12 +79,20 @@ impl Scene {
         .unwrap();
         let mesh = GpuMesh::new(ctx, "scene mesh", verts, idx).unwrap();
         let (uniforms, uniform_group) = pass.uniform_buffer(ctx, "scene uniforms", 1).unwrap();
-        let material = pass.material_bind_group(ctx, "scene material", &texture.create_view());
+        let material = pass.material_bind_group(
+            ctx,
+            "scene material",
+            &texture.create_view(&Default::default()),
+        );
         let direct_pass = TexturedPass::new(ctx, wgpu::TextureFormat::Rgba8UnormSrgb, 8).unwrap();
         let (du, dg) = direct_pass
             .uniform_buffer(ctx, "direct uniforms", 1)
             .unwrap();
-        let dm = direct_pass.material_bind_group(ctx, "direct material", &texture.create_view());
+        let dm = direct_pass.material_bind_group(
+            ctx,
+            "direct material",
+            &texture.create_view(&Default::default()),
+        );
         Self {
             pass,
             mesh,
@@ -203,7 +211,11 @@ impl Scene {
                 label: Some("direct"),
             });
         {
-            let mut rp = scene_pass(&mut enc, &output.create_view(), &depth.create_view());
+            let mut rp = scene_pass(
+                &mut enc,
+                &output.create_view(&Default::default()),
+                &depth.create_view(&Default::default()),
+            );
             pass.draw(&mut rp, ugroup, 0, material, &self.mesh);
         }
         ctx.queue().submit([enc.finish()]);
@@ -225,7 +237,7 @@ impl Scene {
         ctx.queue()
             .write_buffer(self.uniforms.buffer(), 0, bytemuck::bytes_of(&u));
         let output = output_texture(ctx, upscale.output_format());
-        let out_view = output.create_view();
+        let out_view = output.create_view(&Default::default());
         let mut enc = ctx
             .device()
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -508,7 +520,12 @@ fn a_wrong_output_size_is_an_error() {
             Category::Other,
         )
         .unwrap();
-    let r = record_once(&ctx, &mut up, targets, &wrong.create_view());
+    let r = record_once(
+        &ctx,
+        &mut up,
+        targets,
+        &wrong.create_view(&Default::default()),
+    );
     assert!(r.is_err());
     ctx.wait_idle().unwrap();
     assert!(ctx.take_uncaptured_errors().is_empty());
@@ -527,7 +544,7 @@ fn upscaling_an_empty_target_set_is_an_error() {
     assert!(targets.is_empty());
     assert_eq!(targets.bytes(), 0);
     let out = output_texture(&ctx, wgpu::TextureFormat::Rgba8UnormSrgb);
-    let view = out.create_view();
+    let view = out.create_view(&Default::default());
     let mut up = UpscalePass::new(&ctx, wgpu::TextureFormat::Rgba8UnormSrgb).unwrap();
     let e = record_once(&ctx, &mut up, targets, &view).unwrap_err();
     assert!(e.contains("no target 0"), "{e}");
@@ -541,7 +558,7 @@ fn an_unsampleable_source_or_unrenderable_output_is_an_error() {
     use mipflow::{TargetSet, TargetSpec};
     let Some(ctx) = common::gpu() else { return };
     let out = output_texture(&ctx, wgpu::TextureFormat::Rgba8UnormSrgb);
-    let view = out.create_view();
+    let view = out.create_view(&Default::default());
     let mut up = UpscalePass::new(&ctx, wgpu::TextureFormat::Rgba8UnormSrgb).unwrap();
     let record = |up: &mut UpscalePass, set: TargetSet, view: &wgpu::TextureView| {
         let mut pool = RenderTargets::with_set(set);
@@ -571,7 +588,12 @@ fn an_unsampleable_source_or_unrenderable_output_is_an_error() {
         "colour",
         wgpu::TextureFormat::Rgba16Float,
     ));
-    let e = record(&mut up, colour.clone(), &sampled_only.create_view()).unwrap_err();
+    let e = record(
+        &mut up,
+        colour.clone(),
+        &sampled_only.create_view(&Default::default()),
+    )
+    .unwrap_err();
     assert!(e.contains("RENDER_ATTACHMENT"), "{e}");
     // The same set into a proper output records.
     record(&mut up, colour, &view).unwrap();

@@ -1,4 +1,4 @@
-//! Reads straight into the upload staging ring (issue 18, "IO into staging"): a chunk lent to
+//! Reads straight into the upload staging ring ("IO into staging"): a chunk lent to
 //! a writer on another thread, the copies recorded from it with no CPU copy, and the chunk's way
 //! back into the ring.
 

@@ -847,7 +847,10 @@ fn render_targets_oom_child() {
         .context()
         .create_offscreen_target("large", 7680, 4320)
         .unwrap();
-    let (small, large) = (small.create_view(), large.create_view());
+    let (small, large) = (
+        small.create_view(&Default::default()),
+        large.create_view(&Default::default()),
+    );
     // Warm up at a small size: pipelines built, shaders compiled, the texture streamed.
     for _ in 0..10 {
         r.render(&small, &input).unwrap();
@@ -908,7 +911,7 @@ fn rss_bytes() -> Option<u64> {
     Some(kib * 1024)
 }
 
-/// Issue 16: textures that cannot stream (one level: the floor is the whole texture) are refused
+/// Textures that cannot stream (one level: the floor is the whole texture) are refused
 /// at registration when their floor cannot fit a budget, with a typed error that says what they
 /// need, before their data is read. One-level 16384² files of a few KiB each (zstd of 256 MiB of
 /// zeros) under a 64 MiB budget: each refused (VRAM), and this process's memory does not grow by
@@ -1052,7 +1055,7 @@ fn a_cancelled_grows_levels_are_reused_without_reading_again() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Issue 16: the level data read and not yet built is limited on the CPU side too
+/// The level data read and not yet built is limited on the CPU side too
 /// (`StreamConfig::cpu_io_limit`). Six 256² textures all wanted whole at once, with a limit of
 /// one texture's levels above its floor: at most one read is held at a time (the others wait,
 /// counted in `io_deferred`), the bytes held never pass the limit, and every texture still ends
@@ -1110,7 +1113,7 @@ fn the_level_data_held_on_the_cpu_stays_within_its_limit() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Issue 18 (IO into staging): reads made straight into a lent staging chunk, then a budget
+/// IO into staging: reads made straight into a lent staging chunk, then a budget
 /// drop far below that chunk. The grows holding it are cancelled and the chunk freed in that
 /// frame (the frame ends within the new budget, nothing lent any more); with the budget back,
 /// every texture streams again and ends whole and intact.

@@ -1,4 +1,4 @@
-//! BC7 encoding: one trait, [`Bc7Encoder`], with intel_tex_2 (Intel's ISPC Texture Compressor)
+//! Block encoding: one trait, [`BlockEncoder`], with intel_tex_2 (Intel's ISPC Texture Compressor)
 //! behind it, and [`encode_level`], which pads edge blocks and encodes bands of block rows in
 //! parallel.
 //!
@@ -6,14 +6,14 @@
 //! quality per second of the encoders tried (shared/FIELD-NOTES.md): on 60 game textures its `fast`
 //! profile reached 50.9 dB mean RGB PSNR at 2.2 MP/s per core, against 51.1 dB at 0.9 MP/s for a
 //! reference BC7 encoder; `ultra_fast` is 8x faster but its worst image fell to 32.8 dB. Swapping the
-//! encoder means implementing [`Bc7Encoder`] and changing [`encoder_for`].
+//! encoder means implementing [`BlockEncoder`] and changing [`encoder_for`].
 
 use rayon::prelude::*;
 
 use super::{BlockKind, CookError, Quality};
 
-/// A BC7 block encoder.
-pub trait Bc7Encoder: Send + Sync {
+/// A block encoder (BC7, and through [`IntelBlock`] BC1, BC3 to BC5 and BC6H).
+pub trait BlockEncoder: Send + Sync {
     /// A short name recorded in the output (part of the incremental-cook stamp).
     fn name(&self) -> String;
 
@@ -70,7 +70,7 @@ impl IntelBc7 {
     }
 }
 
-impl Bc7Encoder for IntelBc7 {
+impl BlockEncoder for IntelBc7 {
     fn name(&self) -> String {
         let profile = match self.quality {
             Quality::Fast => "very_fast",
@@ -133,13 +133,13 @@ fn check_surface(
 }
 
 /// The encoder used for `quality`: the one place that picks the BC7 encoder.
-pub fn encoder_for(quality: Quality) -> Box<dyn Bc7Encoder> {
+pub fn encoder_for(quality: Quality) -> Box<dyn BlockEncoder> {
     Box::new(IntelBc7 { quality })
 }
 
 /// The encoder for a cook's options: BC7 by [`encoder_for`], the other formats by
 /// [`IntelBlock`].
-pub fn encoder_for_options(opts: &crate::CookOptions) -> Box<dyn Bc7Encoder> {
+pub fn encoder_for_options(opts: &crate::CookOptions) -> Box<dyn BlockEncoder> {
     match opts.block_kind() {
         BlockKind::Bc7 => encoder_for(opts.quality),
         kind => Box::new(IntelBlock {
@@ -163,7 +163,7 @@ pub struct IntelBlock {
     pub srgb_to_linear: bool,
 }
 
-impl Bc7Encoder for IntelBlock {
+impl BlockEncoder for IntelBlock {
     fn name(&self) -> String {
         let kind = match self.kind {
             BlockKind::Bc7 => "bc7",
@@ -291,7 +291,7 @@ const TEXELS_PER_TASK: usize = 64 * 1024;
 /// row**, so the padding has the colours of the edge and does not spend endpoint precision on texels
 /// nobody sees. Bands of block rows are encoded in parallel with rayon.
 pub fn encode_level(
-    encoder: &dyn Bc7Encoder,
+    encoder: &dyn BlockEncoder,
     rgba: &[u8],
     width: u32,
     height: u32,

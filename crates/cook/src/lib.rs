@@ -34,7 +34,7 @@ use std::path::PathBuf;
 pub use color::{linear_to_srgb, linear_to_srgb8, srgb_to_linear, unorm8};
 pub use compare::psnr_rgb;
 pub use encoder::{
-    Bc7Encoder, IntelBc7, IntelBlock, encode_level, encoder_for, encoder_for_options,
+    BlockEncoder, IntelBc7, IntelBlock, encode_level, encoder_for, encoder_for_options,
 };
 pub use hdr::cook_hdr;
 pub use metrics::{decode_bc6h, decode_bc7, decode_blocks};
@@ -431,7 +431,7 @@ pub(crate) fn cook_dims(
 pub fn cook_rgba8(
     mut img: image::RgbaImage,
     opts: &CookOptions,
-    encoder: &dyn Bc7Encoder,
+    encoder: &dyn BlockEncoder,
 ) -> Result<EncodedTexture, CookError> {
     use rayon::prelude::*;
     let (source_w, source_h) = img.dimensions();

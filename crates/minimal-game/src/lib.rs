@@ -43,7 +43,7 @@ pub fn render(size: (u32, u32)) -> mipflow::Result<Shot> {
     let out = r
         .context()
         .create_offscreen_target("minimal game", size.0, size.1)?;
-    let view = out.create_view();
+    let view = out.create_view(&Default::default());
     let (vertices, indices) = mipflow::panel(2.0, 2.0);
     let mesh = r.add_mesh(&vertices, &indices)?;
     let texture = r.add_texture(TextureSource::bytes(BRICK), TextureOptions::default())?;

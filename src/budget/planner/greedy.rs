@@ -146,9 +146,11 @@ impl Planner {
     }
 
     /// The planner's objective at a bucket, with the current targets: the scale's blur on every
-    /// output pixel plus each texture's missing octaves times its pixels and priority.
+    /// output pixel (times [`PlannerConfig::scale_blur_weight`]) plus each texture's missing
+    /// octaves times its pixels and priority.
     pub(super) fn cost(&self, tex: &[PlanTexture], bucket: usize) -> f64 {
-        self.output_pixels as f64 * self.scale_blur(bucket) + self.texture_blur(tex, bucket)
+        self.output_pixels as f64 * self.scale_blur(bucket) * self.scale_weight()
+            + self.texture_blur(tex, bucket)
     }
 
     /// Texture blur (priority-weighted) of the current targets at a bucket's mip bias.

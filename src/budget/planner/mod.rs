@@ -23,7 +23,8 @@
 //!    for something worth barely more. Items are taken best first while they fit, each texture's
 //!    steps coarse to fine; a resident step that is not taken is a drop.
 //! 3. The neighbouring scale buckets are planned the same way, and one is taken when its whole
-//!    plan (scale blur plus mip blur, within the same limit) is clearly better: by
+//!    plan (scale blur, times [`PlannerConfig::scale_blur_weight`], plus mip blur, within the
+//!    same limit) is clearly better: by
 //!    [`PlannerConfig::rescale_margin`] of the blur the scale step itself moves. Comparing whole
 //!    plans matters: a higher scale only pays once the mips follow it.
 //! 4. Transitions are ordered drops first (cancels, a lower scale, evictions and shrinks), then a
@@ -554,6 +555,16 @@ impl Planner {
             -s.log2()
         } else {
             0.0
+        }
+    }
+
+    /// [`PlannerConfig::scale_blur_weight`], 1 where it is not finite or negative.
+    fn scale_weight(&self) -> f64 {
+        let w = self.config.scale_blur_weight;
+        if w.is_finite() && w >= 0.0 {
+            f64::from(w)
+        } else {
+            1.0
         }
     }
 

@@ -249,7 +249,8 @@ impl Planner {
                         planned = next;
                         let next_cost = self.cost(tex, next);
                         let at_stake = self.output_pixels as f64
-                            * (self.scale_blur(bucket) - self.scale_blur(next)).abs();
+                            * (self.scale_blur(bucket) - self.scale_blur(next)).abs()
+                            * self.scale_weight();
                         if !(next_cost < cost && cost - next_cost >= margin * at_stake) {
                             break;
                         }

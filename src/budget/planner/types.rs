@@ -280,6 +280,15 @@ pub struct PlannerConfig {
     /// mip blur it moves), so it must be clearly positive; and the opposite step, whose gain is
     /// then negative, cannot be taken right after, so the scale does not see-saw.
     pub rescale_margin: f32,
+    /// How much one octave of blur from the render scale counts against one octave of texture
+    /// blur, per output pixel, when the planner weighs a scale step (default 1: on screen they
+    /// are the same blur, and the default measured the better picture; see BENCHMARKS.md,
+    /// "scale against textures"). Above 1 the scale is kept and textures give way first (4:
+    /// "resolution first"); below 1 the scale gives way first and textures stay sharp (0.25:
+    /// "textures first"). 0 makes the scale free: it falls to the range's minimum whenever a
+    /// texture gains by it. Not finite or negative counts as 1. It weighs decisions only: the
+    /// reported blur ([`crate::FrameStats::quality_cost`]) stays unweighted.
+    pub scale_blur_weight: f32,
     /// The scale is evaluated (and changed) at most once per this many frames (default 60); a new
     /// budget lifts it, and floors that no longer fit lower the scale at once. Why: a rescale
     /// reallocates every render target and moves every texture's wanted level, the most
@@ -309,6 +318,7 @@ impl Default for PlannerConfig {
             wanted_tolerance: 0.25,
             pixels_tolerance: 0.25,
             rescale_margin: 0.25,
+            scale_blur_weight: 1.0,
             min_frames_between_rescales: 60,
             budget_tolerance: 1.0 / 64.0,
             incremental: true,

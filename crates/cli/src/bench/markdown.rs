@@ -55,7 +55,7 @@ pub fn markdown(r: &BenchReport) -> String {
     for m in &r.modes {
         let _ = write!(s, " {} |", m.title);
     }
-    let _ = writeln!(s, " goal (issue 8) |");
+    let _ = writeln!(s, " goal |");
     let _ = writeln!(s, "|---|{}---|", "---:|".repeat(r.modes.len()));
     let ratio = |x: f64| format!(" (x{x:.3})");
     let mut row = |name: &str, cells: Vec<String>, goal: &str| {

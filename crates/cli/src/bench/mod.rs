@@ -21,7 +21,7 @@
 //! frame at 10k textures, upload MB/s against memcpy MB/s, and cook megapixels/s and PSNR per
 //! quality. Writes `bench.json`, `bench.md` and `bench.png`.
 //!
-//! The default budget of (c) is a quarter of (b)'s texture footprint, the setting issue 8's goals
+//! The default budget of (c) is a quarter of (b)'s texture footprint, the setting the bench's goals
 //! are stated for.
 
 use std::fmt::Write as _;
@@ -63,7 +63,7 @@ use mipflow::{GpuConfig, GpuContext, TrackedTexture};
 use mipflow_cook::{CookOptions, Quality};
 
 /// Default output size. Why this small: lavapipe rasterises on the CPU, and three modes render
-/// every frame; at 640x360 the default run stays well under the 10 minutes issue 8 allows on a
+/// every frame; at 640x360 the default run stays well under the 10 minutes allowed on a
 /// 2-core machine, while the render targets stay small next to the textures, so that the texture
 /// strategy, not the targets, decides each mode's VRAM.
 pub const DEFAULT_SIZE: (u32, u32) = (640, 360);
@@ -334,7 +334,7 @@ pub struct ModeSummary {
     pub ssim_mean: Option<f64>,
     /// Frames compared.
     pub frames_compared: u64,
-    /// Compared frames under 40 dB (issue 8's goal for (c) is none).
+    /// Compared frames under 40 dB (the goal for (c) is none).
     pub frames_under_40db: u64,
     /// Frames whose in-frame peak passed the budget (mode (c)).
     pub frames_over_budget: u64,
@@ -525,7 +525,7 @@ pub struct CookFigures {
     pub psnr_min_db: f64,
 }
 
-/// One goal of issue 8, measured (never asserted).
+/// One of the bench's goals, measured (never asserted).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Goal {
     /// What.
@@ -557,7 +557,7 @@ pub struct BenchReport {
     pub cook: Vec<CookFigures>,
     /// The budget sweep and pop-in after a cut (`--sweep`).
     pub sweep: Option<sweep::Sweep>,
-    /// Issue 8's goals against the figures.
+    /// The bench's goals against the figures.
     pub goals: Vec<Goal>,
     /// Wall time of the whole bench, s.
     pub total_seconds: f64,

@@ -125,7 +125,7 @@ impl ModeRun {
         // The output stands in for a swapchain image: charged to `Other` (as in the headless
         // runner), the same in every mode, and counted by (c)'s planner as fixed bytes.
         let output = r.context().create_offscreen_target("bench output", w, h)?;
-        let view = output.create_view();
+        let view = output.create_view(&Default::default());
         let length = scene.build(&mut r, mode.residency())?;
         r.context().wait_idle()?;
         let setup_ms = t0.elapsed().as_secs_f64() * 1e3;

@@ -15,7 +15,7 @@ pub enum BudgetRule {
 
 /// The default tour's mean speed, world units a frame: the default scene's (64 textures, 120
 /// frames) tour as it was when its length followed the texture count, so its figures compare
-/// with earlier sessions'.
+/// with the figures recorded before it.
 pub const DEFAULT_TOUR_SPEED: f32 = 1.2;
 
 /// A resolved bench configuration (what [`BenchArgs`] become once checked).

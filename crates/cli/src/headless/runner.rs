@@ -84,7 +84,7 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
     let output = r
         .context()
         .create_offscreen_target("headless output", w, h)?;
-    let view = output.create_view();
+    let view = output.create_view(&Default::default());
 
     // The scene is registered with no budget limit and the run's budget applied before its first
     // frame: a budget below one texture's floor (`--budget 0`) is then a run that degrades and

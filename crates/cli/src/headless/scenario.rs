@@ -527,7 +527,7 @@ all_wanted_resident = true
             "[[budget]]\nframe = 0\nbytes = \"12 parsecs\"",
             "unknown_key = 1",
             "frames = \"many\"",
-            // Issue 16: absurd or silently coerced values.
+            // Absurd or silently coerced values.
             "frames = 9223372036854775807",
             "frames = 1000000000",
             "[scene]\ncount = 4000000000",

@@ -219,7 +219,7 @@ fn bad_flags_exit_2() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Issue 18's fly-by (`assets/flyby.toml`): 200 demo textures, 24 MiB, the camera moving 6.5
+/// The fly-by (`assets/flyby.toml`): 200 demo textures, 24 MiB, the camera moving 6.5
 /// units a frame straight down the hall. Demand where the camera will be when a read lands, and
 /// no read started for a panel that will have left by then: every frame >= 40 dB against the
 /// all-resident render (18 of 36 under 40 dB before, min 34.4 dB), and almost no data read only

@@ -378,7 +378,7 @@ fn failures_are_reported_and_the_rest_cooks() {
     );
 }
 
-/// Issue 16: one file named twice is cooked once (compared by the file, not the path text);
+/// One file named twice is cooked once (compared by the file, not the path text);
 /// same-named inputs from two folders are refused, each naming the other; outputs get the
 /// umask's permissions; two cooks into one folder at once both succeed with valid files.
 #[test]
@@ -766,7 +766,7 @@ fn small_and_big(tmp: &Path) -> (PathBuf, PathBuf) {
     (input, tmp.join("out"))
 }
 
-/// Issue 16: an allocation that fails deep in the cook (the process's address space limited
+/// An allocation that fails deep in the cook (the process's address space limited
 /// below what a 4096² image needs, while `--max-memory` allows it) is that input's typed error;
 /// the other input is cooked and the exit code is 1. Before, the allocation failure aborted the
 /// whole process (signal 6) and nothing after it was cooked.
@@ -795,7 +795,7 @@ fn an_allocation_failure_deep_in_the_cook_is_that_inputs_error() {
     assert_eq!(files_under(&out), ["small.ktx2"]);
 }
 
-/// Issue 16: an image too large to cook in the memory allowed is that input's error, found from
+/// An image too large to cook in the memory allowed is that input's error, found from
 /// its header before it is decoded; the others cook.
 #[test]
 fn an_image_too_large_for_the_memory_allowed_is_its_own_error() {

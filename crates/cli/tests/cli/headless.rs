@@ -140,7 +140,7 @@ fn steady_passes_and_is_deterministic() {
     assert!(ra.frames.iter().all(|f| f.render_scale == 1.0));
     assert!(ra.frames[60..].iter().all(|f| f.uploaded_bytes == 0));
     assert!(image::open(&a.plot).is_ok(), "the plot is a PNG");
-    // Reads straight into upload staging (issue 18), counted among the reads.
+    // Reads straight into upload staging, counted among the reads.
     assert!(ra.frames.iter().all(|f| f.staged_reads <= f.io_requests));
     let staged: u32 = ra.frames.iter().map(|f| f.staged_reads).sum();
     assert!(staged > 0, "no read went straight into staging");
@@ -363,7 +363,7 @@ fn flags_override_the_scenario_and_bad_input_exits_2() {
         vec!["--size", "wide"],
         vec!["--budget", "lots"],
         vec!["--textures", "/nonexistent-dir", "--frames", "2"],
-        // Issue 16: refused, not coerced or left to abort on a huge reservation.
+        // Refused, not coerced or left to abort on a huge reservation.
         vec!["--frames", "0"],
         vec!["--frames", "1000000000000"],
     ] {
@@ -551,7 +551,7 @@ fn zstd_texture(size: u32, seed: u32) -> Vec<u8> {
     out
 }
 
-/// Issue 16: what went wrong with textures is in the report and the verdict, not only in log
+/// What went wrong with textures is in the report and the verdict, not only in log
 /// lines. A gallery with a good file, a file that is not a KTX2 (skipped at registration) and
 /// a file whose level 2 cannot be decompressed (unreadable while streaming): exit 1, both named
 /// with their reasons, and `all_wanted_resident` fails while the view wants the level that
@@ -619,7 +619,7 @@ fn skipped_and_unreadable_textures_are_in_the_report_and_fail_the_verdict() {
     assert!(run.stderr.contains("verdict: FAIL"), "{}", run.stderr);
 }
 
-/// Issue 16's soak (ignored: minutes, not for CI's default run; `cargo test --release -p
+/// The soak (ignored: minutes, not for CI's default run; `cargo test --release -p
 /// mipflow-cli --test cli -- --ignored soak --nocapture`): 50,000 frames of the demo's tour (a
 /// moving camera, one lap per 2,000 frames) with the budget changing every 500 frames, the
 /// process's RSS and the ledger sampled. Prints both curves' start, max and end; asserts no
