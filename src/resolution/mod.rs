@@ -1,9 +1,9 @@
 //! Dynamic resolution driven by the budget: bucketed render targets, a controller, GPU timing and
 //! the upscale pass.
 //!
-//! - [`buckets`]: the scale steps (1/16 per axis, from a minimum such as 0.5 to 1.0) and the exact
-//!   bytes of the render targets at each, for the planner.
-//! - [`target_set`]: the upscaler choice and every target's descriptor at a scale (pure CPU).
+//! - [`buckets`]: the scale steps (1/16 per axis, from a minimum such as 0.5 to 1.0).
+//! - [`target_set`]: the upscaler choice, every target's descriptor at a scale and the exact
+//!   bytes of the targets at each step, for the planner (pure CPU).
 //! - [`targets`]: the render-target pool ([`RenderTargets`]): HDR colour, depth and the upscaler's
 //!   intermediate, charged to [`crate::budget::Category::RenderTargets`] and really freed when
 //!   the scale changes.
@@ -26,17 +26,15 @@ pub mod targets;
 pub mod timer;
 pub mod upscale;
 
-pub use buckets::{
-    BucketRange, DEFAULT_MIN_SCALE, ScaleBucket, fill_scale_buckets, largest_fitting,
-    scale_buckets, scaled_size, target_bytes,
-};
+pub use buckets::{BucketRange, DEFAULT_MIN_SCALE, ScaleBucket, scaled_size};
 pub use controller::{
     ChangeReason, ControllerConfig, ControllerInput, ControllerMode, ResolutionController,
     ScaleChange, TimeSource, lerp_baseline,
 };
 pub use target_set::{
     DEPTH_FORMAT, HDR_FORMAT, HDR_PACKED_FORMAT, INTERMEDIATE_FORMAT, TargetKey, TargetSet,
-    TargetSize, TargetSpec, Upscaler, hdr_format,
+    TargetSize, TargetSpec, Upscaler, fill_scale_buckets, hdr_format, largest_fitting,
+    scale_buckets, target_bytes,
 };
 pub use targets::{RenderTargets, Targets};
 pub use timer::{GpuTimer, SLOTS as TIMER_SLOTS};

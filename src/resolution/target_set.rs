@@ -1,6 +1,10 @@
 //! What the render targets are, as pure CPU data: the upscaler choice, the formats, and the
-//! descriptor of every target at a scale. The pool ([`super::targets`]) allocates from these and
-//! the buckets ([`super::buckets`]) price them, so both agree by construction.
+//! descriptor of every target at a scale, and the bytes of the scale buckets priced from them.
+//! The pool ([`super::targets`]) allocates from the same descriptors, so the two agree by
+//! construction.
+
+use super::buckets::{BucketRange, ScaleBucket, scaled_size};
+use crate::budget::planner::BucketCost;
 
 /// How the scaled image is brought to the output size.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -256,7 +260,7 @@ impl TargetSet {
         if output.0 == 0 || output.1 == 0 {
             return true;
         }
-        let scaled = super::buckets::scaled_size(output, scale);
+        let scaled = scaled_size(output, scale);
         self.specs
             .iter()
             .filter_map(|s| s.at(output, scaled))
@@ -269,7 +273,7 @@ impl TargetSet {
         if output.0 == 0 || output.1 == 0 {
             return 0;
         }
-        let scaled = super::buckets::scaled_size(output, scale);
+        let scaled = scaled_size(output, scale);
         self.specs
             .iter()
             .filter_map(|s| s.at(output, scaled))
@@ -359,5 +363,112 @@ impl TargetDesc {
             usage: self.usage,
             view_formats: &[],
         }
+    }
+}
+/// Exact bytes of every render target of [`TargetSet::renderer`] at `scale` for an
+/// `output` size, as the ledger will charge them: the HDR colour ([`super::HDR_FORMAT`],
+/// Rgba16Float) and depth (Depth32Float) at the scaled size, plus the upscaler's intermediate at
+/// the output size when `upscaler` needs one ([`Upscaler::EasuRcas`] below native scale: an
+/// Rgba8Unorm image between its two passes). These are the descriptors
+/// [`super::RenderTargets::new`] allocates, so the two cannot drift apart. The
+/// [`crate::Renderer`] renders its HDR colour in [`super::hdr_format`] of its device (packed, 4
+/// bytes a pixel, where renderable): its own figures are [`crate::BudgetManager::scale_buckets`],
+/// priced from the set it declared. With an intermediate, native scale costs less than the
+/// buckets just below it.
+///
+/// An empty output (a minimised window) costs 0: no targets are made for it (the pool keeps the
+/// previous ones; see [`super::RenderTargets::ensure`]).
+pub fn target_bytes(output: (u32, u32), scale: f32, upscaler: Upscaler) -> u64 {
+    // The set's own pricing (one source of truth): the descriptors `RenderTargets` allocates.
+    TargetSet::renderer(upscaler).bytes(output, scale)
+}
+
+/// [`BucketCost`]s (scale and render-target bytes) of every bucket in `range`, ascending, for the
+/// planner. Allocates the vector; call it when the output size, the range or the upscaler changes,
+/// not every frame (or reuse one with [`fill_scale_buckets`]).
+pub fn scale_buckets(
+    output: (u32, u32),
+    range: BucketRange,
+    upscaler: Upscaler,
+) -> Vec<BucketCost> {
+    let mut v = Vec::with_capacity(range.len());
+    fill_scale_buckets(output, range, upscaler, &mut v);
+    v
+}
+
+/// [`scale_buckets`] into a vector the caller keeps (cleared first; no allocation once it has
+/// grown to `range.len()`).
+pub fn fill_scale_buckets(
+    output: (u32, u32),
+    range: BucketRange,
+    upscaler: Upscaler,
+    out: &mut Vec<BucketCost>,
+) {
+    out.clear();
+    out.extend(range.iter().map(|b| BucketCost {
+        scale: b.scale(),
+        bytes: target_bytes(output, b.scale(), upscaler),
+    }));
+}
+
+/// The largest bucket of `range` whose targets fit in `bytes` (render-target bytes the budget
+/// leaves), or `range.min()` when none fits: the controller's memory input when no planner is
+/// present (tests, the lerp baseline's cross-check). The minimum is returned rather than nothing
+/// because rendering must go on; the planner is what guarantees the floor fits.
+pub fn largest_fitting(
+    output: (u32, u32),
+    range: BucketRange,
+    upscaler: Upscaler,
+    bytes: u64,
+) -> ScaleBucket {
+    range
+        .iter()
+        .rev()
+        .find(|b| target_bytes(output, b.scale(), upscaler) <= bytes)
+        .unwrap_or(range.min())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_follow_the_pixel_count() {
+        let out = (320, 240);
+        // Rgba16Float (8 B) + Depth32Float (4 B) per scaled pixel.
+        assert_eq!(target_bytes(out, 1.0, Upscaler::Bilinear), 320 * 240 * 12);
+        assert_eq!(target_bytes(out, 0.5, Upscaler::Bilinear), 160 * 120 * 12);
+        // EASU + RCAS adds one Rgba8Unorm image at the output size.
+        assert_eq!(
+            target_bytes(out, 0.5, Upscaler::EasuRcas),
+            160 * 120 * 12 + 320 * 240 * 4
+        );
+        // ... only below native scale: at 1.0 the sharpening reads the scene colour directly,
+        // so native scale costs less than 15/16 and 14/16.
+        assert_eq!(target_bytes(out, 1.0, Upscaler::EasuRcas), 320 * 240 * 12);
+        assert_eq!(
+            target_bytes(out, 0.9375, Upscaler::EasuRcas),
+            300 * 225 * 12 + 320 * 240 * 4
+        );
+        let easu = scale_buckets(out, BucketRange::default(), Upscaler::EasuRcas);
+        let dearer: Vec<f32> = easu
+            .iter()
+            .filter(|b| b.bytes > easu[8].bytes)
+            .map(|b| b.scale)
+            .collect();
+        assert_eq!(dearer, [0.875, 0.9375]);
+        assert_eq!(target_bytes((0, 240), 1.0, Upscaler::EasuRcas), 0);
+        let b = scale_buckets(out, BucketRange::default(), Upscaler::Bilinear);
+        assert_eq!(b.len(), 9);
+        assert!(b.windows(2).all(|w| w[0].bytes < w[1].bytes));
+        let budget = target_bytes(out, 0.75, Upscaler::Bilinear);
+        assert_eq!(
+            largest_fitting(out, BucketRange::default(), Upscaler::Bilinear, budget),
+            ScaleBucket::from_sixteenths(12)
+        );
+        assert_eq!(
+            largest_fitting(out, BucketRange::default(), Upscaler::Bilinear, 0),
+            ScaleBucket::from_sixteenths(8)
+        );
     }
 }
