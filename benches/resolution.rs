@@ -51,7 +51,9 @@ fn clear_hdr(ctx: &GpuContext, targets: &Targets) {
     enc.begin_render_pass(&wgpu::RenderPassDescriptor {
         label: Some("bench clear"),
         color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-            view: targets.hdr_view(),
+            view: targets
+                .view(mipflow::TargetSet::RENDERER_COLOR)
+                .expect("made"),
             depth_slice: None,
             resolve_target: None,
             ops: wgpu::Operations {

@@ -17,8 +17,8 @@
 
 use glam::{Mat4, Vec3};
 use mipflow::{
-    Budget, Camera, Category, FrameInput, GpuConfig, GpuContext, MaterialDesc, Renderer, RendererConfig,
-    TextureOptions, TextureSource, format_bytes, read_texture_rgba8,
+    Budget, Camera, Category, FrameInput, GpuConfig, GpuContext, MaterialDesc, Renderer,
+    RendererConfig, TextureOptions, TextureSource, format_bytes, read_texture_rgba8,
 };
 use mipflow_cook::Quality;
 use mipflow_cook::compare::psnr_rgb;
@@ -106,7 +106,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             if s.frame_peak_bytes > squeezed {
                 eprintln!(
                     "frame {f}: peak {} over {} (total {}, oom cap {:?}, too small {})",
-                    s.frame_peak_bytes, squeezed, s.ledger.total_bytes, s.oom_cap_bytes,
+                    s.frame_peak_bytes,
+                    squeezed,
+                    s.ledger.total_bytes,
+                    s.oom_cap_bytes,
                     s.budget_too_small
                 );
             }

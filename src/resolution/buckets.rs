@@ -6,7 +6,6 @@
 //! 1/16 a change is worth its reallocation (at 0.5..1.0 one step is 6..12 % of the pixels), and the
 //! planner has a short list (9 entries by default) of sizes to trade against texture mips.
 
-
 /// Number of steps between 0 and 1: a bucket is `n / STEPS` for `n` in `1..=STEPS`.
 pub const STEPS: u32 = 16;
 
@@ -236,5 +235,4 @@ mod tests {
         assert_eq!(scaled_size((3, 3), f32::NAN), (3, 3));
         assert_eq!(scaled_size((u32::MAX, 7), 2.0), (u32::MAX, 7));
     }
-
 }
