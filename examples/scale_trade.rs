@@ -3,14 +3,16 @@
 //!
 //! A 1280x720 view of a receding wall of 48 textures (1024² and smaller, BC7) is rendered with
 //! every texture resident (the reference); then, for each weight, a fresh renderer starts with
-//! the same generous budget, the budget falls to twice the full-resolution render targets (plus
+//! the same generous budget, the budget falls to twice (`--targets-times`) the full-resolution
+//! render targets (plus
 //! the output image, which stands in for a window's surface texture and is charged here, and
 //! its readback for the comparison), and
 //! the frames after the fall are compared with the reference (PSNR, RGB). Deterministic
 //! streaming: every run prints the same figures.
 //!
 //! ```text
-//! cargo run --release --example scale_trade [-- --frames 90 --weights 0.25,1,4]
+//! cargo run --release --example scale_trade [-- --frames 90 --weights 0.25,1,4 \
+//!     --camera 0,1.6,1.8,0,1.5,-12 --targets-times 2]
 //! ```
 //!
 //! `SCALE_TRADE_PNG=path.png` writes the reference image.
@@ -29,6 +31,8 @@ const GENEROUS: u64 = 1 << 30;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut frames = 90u64;
     let mut weights = vec![0.25f32, 1.0, 4.0];
+    let mut look = [0.0f32, 1.6, 1.8, 0.0, 1.5, -12.0];
+    let mut targets_times = 2.0f64;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -41,11 +45,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .map(str::parse)
                     .collect::<Result<_, _>>()?
             }
+            "--targets-times" => targets_times = args.next().ok_or("--targets-times K")?.parse()?,
+            "--camera" => {
+                let v: Vec<f32> = args
+                    .next()
+                    .ok_or("--camera EYE_X,EYE_Y,EYE_Z,AT_X,AT_Y,AT_Z")?
+                    .split(',')
+                    .map(str::parse)
+                    .collect::<Result<_, _>>()?;
+                look = v.try_into().map_err(|_| "--camera takes six numbers")?;
+            }
             other => return Err(format!("unknown argument {other}").into()),
         }
     }
     let textures = cook_textures()?;
-    let camera = Camera::look_at(Vec3::new(0.0, 1.6, 1.8), Vec3::new(0.0, 1.5, -12.0));
+    let camera = Camera::look_at(
+        Vec3::new(look[0], look[1], look[2]),
+        Vec3::new(look[3], look[4], look[5]),
+    );
 
     // The reference: everything resident, at scale 1.
     let (reference, full_targets, output_bytes) = {
@@ -70,7 +87,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     // The output image and its readback for the comparison are allocations of this program's
     // own (a window's surface texture is not charged): the budget leaves room for both.
-    let squeezed = 2 * full_targets + 2 * output_bytes;
+    let squeezed = (targets_times * full_targets as f64) as u64 + 2 * output_bytes;
     println!(
         "{}x{}, 48 textures (2048² to 512²); full-resolution targets {}, output image {} (and its readback); budget {} -> {}",
         OUTPUT.0,

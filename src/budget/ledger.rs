@@ -277,7 +277,7 @@ impl Ledger {
     }
 
     /// The highest total seen in the current window, without starting a new one.
-    pub fn window_peak(&self) -> u64 {
+    pub(crate) fn window_peak(&self) -> u64 {
         self.inner
             .window_peak
             .load(Ordering::Acquire)
@@ -289,7 +289,7 @@ impl Ledger {
     /// usage from before the budget changed must not count against the new budget, since nothing
     /// can free memory faster than at the start of the next frame. Allocations after this are
     /// measured as usual.
-    pub fn restart_window(&self) {
+    pub(crate) fn restart_window(&self) {
         self.inner
             .window_peak
             .store(self.total_bytes(), Ordering::Release);

@@ -256,7 +256,7 @@ impl TargetSet {
 
     /// Whether every target for an `output` size at `scale` is at most `max` texels on a side
     /// (the device's `max_texture_dimension_2d`): a bucket that fails it cannot be made.
-    pub fn fits(&self, output: (u32, u32), scale: f32, max: u32) -> bool {
+    pub(crate) fn fits(&self, output: (u32, u32), scale: f32, max: u32) -> bool {
         if output.0 == 0 || output.1 == 0 {
             return true;
         }
@@ -287,7 +287,7 @@ impl TargetSet {
     /// has no defined size (a multi-planar video format), is not renderable, or does not take
     /// its sample count (one of 1, 2, 4, 8, 16 that the format allows). The manager refuses
     /// such a set with this reason at every frame rather than price it or fail its creation.
-    pub fn problem(&self, device: &wgpu::Device) -> Option<String> {
+    pub(crate) fn problem(&self, device: &wgpu::Device) -> Option<String> {
         let adapter_specific = device
             .features()
             .contains(wgpu::Features::TEXTURE_ADAPTER_SPECIFIC_FORMAT_FEATURES);

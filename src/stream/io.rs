@@ -71,7 +71,7 @@ impl ReadError {
     /// The crate's error for a read of texture `label`: a level's [`Ktx2Error`] as
     /// [`crate::Error::Ktx2`], an open's as [`crate::Error::Io`] (both with the source's name
     /// as their path).
-    pub fn into_error(self, label: &str) -> crate::Error {
+    pub(crate) fn into_error(self, label: &str) -> crate::Error {
         match self {
             ReadError::Level { name, source, .. } => crate::Error::Ktx2 {
                 path: name.into(),

@@ -281,13 +281,17 @@ pub struct PlannerConfig {
     /// then negative, cannot be taken right after, so the scale does not see-saw.
     pub rescale_margin: f32,
     /// How much one octave of blur from the render scale counts against one octave of texture
-    /// blur, per output pixel, when the planner weighs a scale step (default 1: on screen they
-    /// are the same blur, and the default measured the better picture; see BENCHMARKS.md,
-    /// "scale against textures"). Above 1 the scale is kept and textures give way first (4:
-    /// "resolution first"); below 1 the scale gives way first and textures stay sharp (0.25:
-    /// "textures first"). 0 makes the scale free: it falls to the range's minimum whenever a
-    /// texture gains by it. Not finite or negative counts as 1. It weighs decisions only: the
-    /// reported blur ([`crate::FrameStats::quality_cost`]) stays unweighted.
+    /// blur, per output pixel, when the planner weighs a scale step (default 4). Why 4 and not
+    /// 1 (the same blur in the pixel-octave currency): a lower scale blurs every pixel, edges
+    /// and texels already resident included, while a coarser level blurs only its texture's
+    /// detail, which a grazing or distant surface barely shows. Measured against the
+    /// all-resident picture at 1280x720 (`examples/scale_trade.rs`, BENCHMARKS.md "Scale
+    /// against textures"), 4 gave the best PSNR at every squeeze tried: +14 dB over 1 at a
+    /// budget of twice the full-resolution targets, +3.3 dB at 1.5x; and +4.5 dB over 8 or more
+    /// at 1.2x, where keeping the scale leaves textures at their floors. Higher keeps the scale
+    /// longer (textures give way first); lower lets the scale give way first (textures stay
+    /// sharp); 0 makes the scale free. Not finite or negative counts as 1. It weighs decisions
+    /// only: the reported blur ([`crate::FrameStats::quality_cost`]) stays unweighted.
     pub scale_blur_weight: f32,
     /// The scale is evaluated (and changed) at most once per this many frames (default 60); a new
     /// budget lifts it, and floors that no longer fit lower the scale at once. Why: a rescale
@@ -318,7 +322,7 @@ impl Default for PlannerConfig {
             wanted_tolerance: 0.25,
             pixels_tolerance: 0.25,
             rescale_margin: 0.25,
-            scale_blur_weight: 1.0,
+            scale_blur_weight: 4.0,
             min_frames_between_rescales: 60,
             budget_tolerance: 1.0 / 64.0,
             incremental: true,

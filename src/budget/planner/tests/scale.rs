@@ -40,16 +40,23 @@ fn render_scale_trades_with_mips() {
         },
     ];
     let textures = [tex(2, 0.0, 1000.0)];
-    let plan_at = |budget| {
+    let plan_from = |budget, weight, current_bucket| {
         let inp = PlanInput {
             buckets: &buckets,
-            current_bucket: 0,
+            current_bucket,
             ..input(0, budget, &textures)
         };
         let mut plan = Plan::default();
-        let _ = Planner::default().plan(&inp, &mut plan);
+        let _ = Planner::new(PlannerConfig {
+            scale_blur_weight: weight,
+            ..PlannerConfig::default()
+        })
+        .plan(&inp, &mut plan);
         plan
     };
+    let plan_weighted = |budget, weight| plan_from(budget, weight, 0);
+    // The currency unweighted: a scale octave and a texture octave count the same.
+    let plan_at = |budget| plan_weighted(budget, 1.0);
     // Plenty: full scale and level 0 (400 + 340 + old floor 20 during the build).
     let plan = plan_at(760);
     assert_eq!((plan.bucket, plan.target_level[0]), (1, 0));
@@ -66,6 +73,19 @@ fn render_scale_trades_with_mips() {
     let plan = plan_at(500);
     assert_eq!((plan.bucket, plan.target_level[0]), (0, 1));
     assert_eq!(plan.quality_cost, 1000.0);
+    // Weighed 4 to 1 (the default), the scale's octave costs 4000 against the texture's 2000:
+    // the scale stays at 1 and the texture takes level 2 (the reported blur stays unweighted).
+    let plan = plan_weighted(500, 4.0);
+    assert_eq!((plan.bucket, plan.target_level[0]), (1, 2));
+    assert_eq!(plan.quality_cost, 2000.0);
+    assert_eq!(PlannerConfig::default().scale_blur_weight, 4.0);
+    // From scale 1 at 600: level 1 fits there (1000 texture px-octaves), and scale 0.5 holds
+    // all the texture wants there (level 1, with the bias; 1000 px-octaves of scale blur):
+    // unweighted a tie, so the scale stays; weighed 1 to 4 the scale's blur costs 250 and the
+    // scale gives way.
+    assert_eq!(plan_from(600, 1.0, 1).bucket, 1);
+    let plan = plan_from(600, 0.25, 1);
+    assert_eq!((plan.bucket, plan.target_level[0]), (0, 1));
 }
 
 #[test]
@@ -99,7 +119,11 @@ fn a_bucket_dearer_than_a_higher_one_is_never_planned() {
         ..input(0, 480, &before)
     };
     let mut plan = Plan::default();
-    let _ = Planner::default().plan(&inp, &mut plan);
+    let unweighted = PlannerConfig {
+        scale_blur_weight: 1.0,
+        ..PlannerConfig::default()
+    };
+    let _ = Planner::new(unweighted.clone()).plan(&inp, &mut plan);
     // At 1.0 only the floor fits (400 + 84 + 20 > 480): 2000 pixel-octaves; at 0.875 no better
     // (450 + 20, floor only: 193 + 1807); at 0.75 level 1 fits (200 + 84 + 20), which the
     // texture wants at 0.415 there: 415 + 585 = 1000. A walk that stopped at 0.875 stayed at 1.0.
