@@ -13,7 +13,7 @@
 //!
 //! ```text
 //! cargo run --release --example open_world -- [--frames N] [--tile-textures N]
-//!     [--tiles-ahead N] [--side PIXELS] [--budget MIB]
+//!     [--tiles-ahead N] [--side PIXELS] [--budget MIB] [--deterministic]
 //! ```
 
 use std::collections::VecDeque;
@@ -43,6 +43,9 @@ struct Options {
     tiles_ahead: i64,
     side: u32,
     budget_mib: u64,
+    /// `--deterministic`: every read lands in frame order, whatever the machine's load (the
+    /// figures then do not depend on how fast the IO threads run; tests use it).
+    deterministic: bool,
 }
 
 fn parse() -> Result<Options, String> {
@@ -52,6 +55,7 @@ fn parse() -> Result<Options, String> {
         tiles_ahead: 6,
         side: 256,
         budget_mib: 48,
+        deterministic: false,
     };
     let mut args = std::env::args_os()
         .skip(1)
@@ -60,11 +64,15 @@ fn parse() -> Result<Options, String> {
         if flag == "-h" || flag == "--help" {
             println!(
                 "open_world [--frames N] [--tile-textures N] [--tiles-ahead N] [--side PIXELS] \
-                 [--budget MIB]\n\nStreams a world in tiles under one budget; exits 1 if a frame \
+                 [--budget MIB] [--deterministic]\n\nStreams a world in tiles under one budget; exits 1 if a frame \
                  went over it or the world left bytes on the GPU (defaults: 600 frames, tiles of \
                  1000 textures of 256², 6 tiles ahead, 48 MiB)."
             );
             std::process::exit(0);
+        }
+        if flag == "--deterministic" {
+            o.deterministic = true;
+            continue;
         }
         let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
         // A number within `range`, or a message that says which.
@@ -185,6 +193,7 @@ fn run(o: &Options) -> Result<bool, Box<dyn std::error::Error>> {
     let budget = o.budget_mib << 20; // at most 1 TiB: no overflow
     let mut config = ManagerConfig::default();
     config.budget = Budget::bytes(budget);
+    config.stream = config.stream.with_deterministic(o.deterministic);
     let mut m = BudgetManager::with_context(ctx, config);
     let source = TextureSource::bytes(texture_file(o.side)?);
 

@@ -1,7 +1,12 @@
 //! The Data Format Descriptor and the key/value data of a KTX2 file, parsed and checked.
 
-use super::reader::*;
+use super::bytes::{le_u32, slice};
 use super::*;
+
+/// `KHR_DF_TRANSFER_LINEAR`.
+const DF_TRANSFER_LINEAR: u8 = 1;
+/// `KHR_DF_TRANSFER_SRGB`.
+const DF_TRANSFER_SRGB: u8 = 2;
 
 /// Parses the DFD section (starting at its `dfdTotalSize` field) and checks it describes `format`
 /// (its colour model, 4x4 blocks of its size, the transfer function its sRGB-ness implies).

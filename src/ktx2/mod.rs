@@ -18,6 +18,7 @@
 //! Everything else (cube maps, arrays, 3D, Basis Universal) is a typed [`Ktx2Error`] that says
 //! so, never a panic.
 
+mod bytes;
 mod format;
 mod metadata;
 mod reader;

@@ -7,6 +7,7 @@
 //! level index directly and are capped by [`ReadLimits`], the header region a reader has to load is
 //! small (at most 80 + 24 x 32 bytes of index plus the two caps), whatever the file claims.
 
+use super::bytes::{le_u32, le_u64, slice};
 use super::metadata::{parse_dfd, parse_kvd};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -27,10 +28,6 @@ pub const HEADER_LEN: u64 = 80;
 pub(crate) const LEVEL_ENTRY_LEN: u64 = 24;
 /// Most levels any 2D texture with 32-bit dimensions can have.
 const MAX_LEVELS: u32 = 32;
-/// `KHR_DF_TRANSFER_LINEAR`.
-pub(crate) const DF_TRANSFER_LINEAR: u8 = 1;
-/// `KHR_DF_TRANSFER_SRGB`.
-pub(crate) const DF_TRANSFER_SRGB: u8 = 2;
 /// Size of a Basic DFD section with one sample: dfdTotalSize + block header + basic fields + one
 /// sample (the smallest a BCn DFD can be).
 const BC7_DFD_LEN: u64 = 4 + 24 + 16;
@@ -83,24 +80,6 @@ pub struct Validation {
     pub info: Option<Ktx2Info>,
     /// Every problem found, in file order. Empty means the file is valid.
     pub problems: Vec<Ktx2Error>,
-}
-
-pub(super) fn le_u32(b: &[u8], off: u64) -> Option<u32> {
-    let off = usize::try_from(off).ok()?;
-    let s = b.get(off..off.checked_add(4)?)?;
-    Some(u32::from_le_bytes(s.try_into().ok()?))
-}
-
-pub(super) fn le_u64(b: &[u8], off: u64) -> Option<u64> {
-    let off = usize::try_from(off).ok()?;
-    let s = b.get(off..off.checked_add(8)?)?;
-    Some(u64::from_le_bytes(s.try_into().ok()?))
-}
-
-pub(super) fn slice(b: &[u8], offset: u64, len: u64) -> Option<&[u8]> {
-    let start = usize::try_from(offset).ok()?;
-    let end = usize::try_from(offset.checked_add(len)?).ok()?;
-    b.get(start..end)
 }
 
 /// Zstandard's worst-case compressed size for `n` bytes (`ZSTD_COMPRESSBOUND`).

@@ -19,11 +19,11 @@ impl Planner {
         for (k, &i) in list.iter().enumerate() {
             // As in `observe`: the lines of a texture a dozen ahead are asked for now (its
             // level sizes, and its work).
-            if let Some(&ahead) = list.get(k + super::incremental::PREFETCH_AHEAD) {
+            if let Some(&ahead) = list.get(k + super::PREFETCH_AHEAD) {
                 let j = ahead as usize;
-                super::incremental::prefetch(tex.get(j).map(|t| &t.level_bytes[0]));
-                super::incremental::prefetch(tex.get(j).map(|t| &t.level_bytes[7]));
-                super::incremental::prefetch(work.get(j));
+                super::prefetch(tex.get(j).map(|t| &t.level_bytes[0]));
+                super::prefetch(tex.get(j).map(|t| &t.level_bytes[7]));
+                super::prefetch(work.get(j));
             }
             fill.add(
                 i,

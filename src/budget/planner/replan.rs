@@ -144,9 +144,9 @@ impl Planner {
             for k in 0..self.list.len() {
                 // As in `observe`: ask for the lines of a texture a dozen ahead now (at 100k
                 // textures they have left the caches since).
-                if let Some(&ahead) = self.list.get(k + super::incremental::PREFETCH_AHEAD) {
-                    super::incremental::prefetch(self.work.get(ahead as usize));
-                    super::incremental::prefetch(self.history.get(ahead as usize));
+                if let Some(&ahead) = self.list.get(k + super::PREFETCH_AHEAD) {
+                    super::prefetch(self.work.get(ahead as usize));
+                    super::prefetch(self.history.get(ahead as usize));
                 }
                 let i = self.list[k] as usize;
                 modes.decide(&tex[i], &mut self.work[i], &self.history[i]);
