@@ -131,14 +131,14 @@ mod tests {
     #[test]
     fn the_story_is_stretched_and_scaled() {
         let s = Story::new(1800).unwrap();
-        // The file's lap is 600 frames, its budgets 18, 11, 4.5, 18 MiB from frames 0, 150, 300
+        // The file's lap is 600 frames, its budgets 18, 11, 3, 18 MiB from frames 0, 150, 300
         // and 450: at 1800 demo frames per lap, from 0, 450, 900, 1350.
         let base = 40 << 20;
         let at = |r: f64| (base as f64 * r).round() as u64;
         assert_eq!(s.budget(0, base, 0), base);
         assert_eq!(s.budget(449, base, 0), base);
         assert_eq!(s.budget(450, base, 0), at(11.0 / 18.0));
-        assert_eq!(s.budget(900, base, 0), at(4.5 / 18.0));
+        assert_eq!(s.budget(900, base, 0), at(3.0 / 18.0));
         assert_eq!(s.budget(1350, base, 0), base);
         assert_eq!(s.budget(1800 + 450, base, 0), at(11.0 / 18.0), "it loops");
         // The window's own bytes stay; the rest is scaled.

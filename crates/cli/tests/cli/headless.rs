@@ -518,7 +518,7 @@ fn the_tour_story_squeezes_and_releases() {
     assert!(
         r.acts[2]
             .caption
-            .starts_with("budget 11.0 -> 4.5 MiB: scale"),
+            .starts_with("budget 11.0 -> 3.0 MiB: scale"),
         "{:?}",
         r.acts[2]
     );
