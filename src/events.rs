@@ -228,7 +228,7 @@ impl EventLog {
     }
 
     /// Whether event `n` can still grow at frames after `frame`: a scale change or a wave that
-    /// is still open and within [`MERGE_FRAMES`] of its last frame. Budget changes and
+    /// is still open and within 30 frames of its last frame. Budget changes and
     /// out-of-memory errors are final at once. (Print an event once it is final.)
     pub fn is_final(&self, n: u64, frame: u64) -> bool {
         let at = (n % EVENT_CAPACITY as u64) as usize;

@@ -24,7 +24,7 @@ pub const TEXTURED: &str = concat!(
 /// GPU feedback's parameters (one struct), in front of the record and of the gather.
 pub const FEEDBACK_PARAMS: &str = include_str!("../shaders/feedback_params.wgsl");
 
-/// The GPU feedback record (see [`crate::feedback`]), its parameters in front: to prepend to a
+/// The GPU feedback record (see [`crate::Feedback`]), its parameters in front: to prepend to a
 /// fragment shader.
 pub const FEEDBACK: &str = concat!(
     include_str!("../shaders/feedback_params.wgsl"),
@@ -32,7 +32,7 @@ pub const FEEDBACK: &str = concat!(
 );
 
 /// The GPU feedback gather: the slots drawn this frame copied out for the readback, their bins
-/// zeroed (see [`crate::feedback`]), its parameters in front.
+/// zeroed (see [`crate::Feedback`]), its parameters in front.
 pub const FEEDBACK_GATHER: &str = concat!(
     include_str!("../shaders/feedback_params.wgsl"),
     include_str!("../shaders/feedback_gather.wgsl")

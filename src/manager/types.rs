@@ -120,12 +120,12 @@ pub struct FrameStats {
     pub skipped: bool,
     /// GPU feedback: its latency (frames) and the pixels it covers (`Renderer` only).
     pub feedback: FeedbackStats,
-    /// Why the render scale changed this frame, if it did (see [`crate::events`]).
+    /// Why the render scale changed this frame, if it did (see [`crate::EventLog`]).
     pub scale_reason: Option<ChangeReason>,
     /// Texture blur on screen (`Renderer` only; 0 where a game gives its own demand): over the
     /// instances in view, their pixels times the octaves their resident level is coarser than
     /// what the current view wants, after this frame's uploads (the planner's quality
-    /// currency, see [`crate::budget::planner`]).
+    /// currency, see [`crate::PlannerConfig::scale_blur_weight`]).
     pub blur_pixel_octaves: f32,
 }
 

@@ -61,7 +61,7 @@ pub struct RendererConfig {
     pub guard_band: f32,
     /// GPU feedback (on by default): the levels the sampler really used decide the in-view
     /// demand once they are read back (1-3 frames later); the CPU estimate covers the frames
-    /// before that, a camera cut, the guard band and the look-ahead. See [`crate::feedback`].
+    /// before that, a camera cut, the guard band and the look-ahead. See [`crate::Feedback`].
     pub feedback: FeedbackConfig,
 }
 

@@ -307,7 +307,7 @@ impl ResolutionController {
         self.changes
     }
 
-    /// The last (up to [`HISTORY`]) changes, oldest first. No allocation.
+    /// The last (up to 16) changes, oldest first. No allocation.
     pub fn history(&self) -> impl Iterator<Item = &ScaleChange> + '_ {
         let (newer, older) = self.ring.split_at(self.ring_next);
         older.iter().chain(newer).flatten()

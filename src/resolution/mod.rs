@@ -16,7 +16,8 @@
 //! A frame, as the renderer drives it:
 //! 1. `bucket = controller.update(&ControllerInput { memory_max_scale, frame_time_ms, .. })`;
 //! 2. `targets.ensure(ctx, window_size, bucket)` (skip the frame on `Ok(None)`: minimised);
-//! 3. render the scene into `hdr_view()` / `depth_view()` with a mip bias of `bucket.mip_bias()`;
+//! 3. render the scene into the targets' views (`Targets::view(key)`) with a mip bias of
+//!    `bucket.mip_bias()`;
 //! 4. `upscale.record(..)` into the output view; then the overlay, at native resolution.
 
 pub mod buckets;

@@ -2,7 +2,7 @@
 
 use super::{BucketCost, Plan, PlanInput, PlanTexture, Transition, TransitionKind};
 
-/// A step that breaks the executor contract (see the [planner module docs](super)).
+/// A step that breaks the executor contract (see [`Planner`](super::Planner)'s contract).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ContractViolation {
