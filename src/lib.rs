@@ -86,6 +86,8 @@
 //! `mipflow-cli`. None of them is compiled by a game that depends on `mipflow` alone.
 //!
 //! ## Cargo features
+//! - `harness`: [`harness`], budget tests for a game's own renderer in its own CI (the report
+//!   and verdict of `mipflow headless`).
 //! - `testing`: helpers for the workspace's tests and tools (the `testing` module); not a
 //!   stable API.
 #![warn(missing_docs)]
@@ -99,6 +101,8 @@ mod error;
 mod events;
 mod feedback;
 mod gpu;
+#[cfg(feature = "harness")]
+pub mod harness;
 pub mod ktx2;
 mod manager;
 mod renderer;
@@ -128,8 +132,9 @@ pub use demand::{
     LOOK_AHEAD_WEIGHT, MAX_PREDICTED_FRAMES, look_at, perspective,
 };
 pub use gpu::{
-    DriverMemory, GpuConfig, GpuContext, OPTIONAL_FEATURES, REQUIRED_FEATURES, TrackedBuffer,
-    TrackedTexture, device_descriptor, read_texture_rgba8,
+    DriverMemory, GpuConfig, GpuContext, OPTIONAL_FEATURES, REQUIRED_FEATURES, Reservation,
+    TrackedBuffer, TrackedTexture, device_descriptor, read_texture_rgba8,
+    read_texture_rgba8_reserved, readback_bytes,
 };
 pub use manager::{
     BudgetManager, FeedbackStats, FramePlan, FrameStats, FrameTiming, ManagerConfig,

@@ -30,7 +30,9 @@ pub struct DriverMemory {
     pub buffer_memory: i64,
 }
 
-pub use readback::{read_level, read_texture_rgba8};
+pub use readback::{
+    Reservation, read_level, read_texture_rgba8, read_texture_rgba8_reserved, readback_bytes,
+};
 pub use tracked::{TrackedBuffer, TrackedTexture};
 
 use std::sync::Arc;

@@ -1,8 +1,78 @@
 //! Reading a render target back to the CPU (tests, screenshots, the bench's image metrics).
 
 use super::GpuContext;
-use crate::budget::Category;
+use crate::budget::{Category, Charge, Ledger};
 use crate::{Error, Result};
+
+/// Room held on the ledger for a game's own short-lived allocations (a screenshot's readback
+/// staging, a loading screen's buffer): charged like any allocation, so the manager plans it as
+/// fixed bytes from its next frame, and [`Reservation::lend`] gives it back for the moment the
+/// allocation lives, so that the allocation takes its place instead of passing the budget. Made
+/// by [`crate::BudgetManager::reserve`] (or [`Reservation::new`] on any ledger); dropped, the
+/// room is given back for good.
+#[derive(Debug)]
+pub struct Reservation {
+    ledger: Ledger,
+    charge: Option<Charge>,
+    category: Category,
+    bytes: u64,
+    label: String,
+}
+
+impl Reservation {
+    /// `bytes` of room in `category`, held on `ledger` under `label`.
+    pub fn new(ledger: &Ledger, category: Category, bytes: u64, label: &str) -> Self {
+        Self {
+            charge: Some(ledger.charge(category, bytes, label)),
+            ledger: ledger.clone(),
+            category,
+            bytes,
+            label: label.to_owned(),
+        }
+    }
+
+    /// The bytes it holds.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Runs `f` with the room given back (its bytes off the ledger), then holds it again: what
+    /// `f` allocates, up to [`Reservation::bytes`], takes the room's place.
+    pub fn lend<T>(&mut self, f: impl FnOnce() -> T) -> T {
+        drop(self.charge.take());
+        let out = f();
+        self.charge = Some(self.ledger.charge(self.category, self.bytes, &self.label));
+        out
+    }
+}
+
+/// Bytes of the staging buffer [`read_texture_rgba8`] makes for `texture`: what a
+/// [`Reservation`] for its screenshots holds. 0 for a texture it cannot read.
+pub fn readback_bytes(texture: &wgpu::Texture) -> u64 {
+    let format = texture.format();
+    let Some(block) = crate::budget::size::copy_block_bytes(format) else {
+        return 0;
+    };
+    let (bw, bh) = format.block_dimensions();
+    let physical = texture
+        .size()
+        .mip_level_size(0, texture.dimension())
+        .physical_size(format);
+    let unpadded = physical.width / bw * block;
+    let padded =
+        unpadded.div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
+    u64::from(padded) * u64::from(physical.height / bh)
+}
+
+/// [`read_texture_rgba8`] in the room of `room`: a screenshot in a budget test that the
+/// manager planned for (reserve [`readback_bytes`]), not a frame over the budget.
+pub fn read_texture_rgba8_reserved(
+    ctx: &GpuContext,
+    texture: &wgpu::Texture,
+    room: &mut Reservation,
+) -> Result<Vec<u8>> {
+    room.lend(|| read_texture_rgba8(ctx, texture))
+}
 
 /// Copies mip 0 of a 4-byte-per-texel colour texture (`Rgba8Unorm[Srgb]` or `Bgra8Unorm[Srgb]`) into
 /// tightly packed RGBA8 rows (BGRA is swizzled to RGBA). The staging buffer is charged to

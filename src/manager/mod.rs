@@ -364,6 +364,14 @@ impl BudgetManager {
         self.streamer.note_out_of_memory_at(total);
     }
 
+    /// Holds `bytes` of room in `category` for the game's own short-lived allocations (a
+    /// screenshot's readback: [`crate::readback_bytes`]), planned as fixed bytes from the next
+    /// frame on; [`crate::Reservation::lend`] (or [`crate::read_texture_rgba8_reserved`]) gives
+    /// it to the allocation while it lives. Dropping the reservation gives the room back.
+    pub fn reserve(&self, category: Category, bytes: u64, label: &str) -> crate::Reservation {
+        crate::Reservation::new(self.ctx.ledger(), category, bytes, label)
+    }
+
     /// The scale range.
     pub fn scale_range(&self) -> BucketRange {
         self.range

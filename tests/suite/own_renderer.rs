@@ -168,3 +168,190 @@ fn a_game_renderer_streams_under_a_budget_that_falls_and_rises() {
     // Not trivially equal: the streamed run rendered something.
     assert!(streamed.chunks_exact(4).any(|p| p[0] > 40));
 }
+
+/// The game's own CI test, written with the harness's public API alone
+/// (`mipflow::harness`): the game makes its device, runs its own loop, hands each frame's
+/// stats to the budget test, takes a screenshot mid-squeeze in reserved room, and gets the
+/// report and verdict `mipflow headless` writes. 300 frames at 256 -> 16 -> 256 MiB.
+#[test]
+fn the_games_budget_test_on_the_harness_passes_with_a_screenshot_in_the_squeeze() {
+    use mipflow::harness::{BudgetTest, Expect, Schedule, adapter_or_skip};
+    let instance =
+        wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+    let Some(adapter) = adapter_or_skip(&instance, "own renderer budget test") else {
+        return;
+    };
+    let (device, queue) =
+        pollster::block_on(adapter.request_device(&mipflow::device_descriptor(&adapter))).unwrap();
+    let schedule = Schedule::new(FRAMES)
+        .budget_from(0, 256 << 20)
+        .budget_from(100, 16 << 20)
+        .budget_from(200, 256 << 20)
+        .act(100, "the squeeze")
+        .expect(Expect {
+            frame: 199,
+            max_render_scale: Some(0.9375),
+            ..Expect::default()
+        })
+        .expect(Expect {
+            frame: FRAMES - 1,
+            min_render_scale: Some(1.0),
+            ..Expect::default()
+        });
+    schedule.validate().unwrap();
+    let mut test = BudgetTest::new(schedule);
+    let materials = scene::materials(MATERIALS, TEXTURE_SIZE).expect("cook the materials");
+    let mut r = GameRenderer::new(
+        device.clone(),
+        queue,
+        FORMAT,
+        Budget::bytes(256 << 20),
+        &materials,
+        scene::corridor(MATERIALS),
+        Residency::Streamed,
+    )
+    .unwrap();
+    // The game's output (a swapchain stands here: not on the ledger), and room for the
+    // screenshot's readback, held on the ledger so that the manager plans for it.
+    let out = device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("game output"),
+        size: wgpu::Extent3d {
+            width: OUTPUT.0,
+            height: OUTPUT.1,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: FORMAT,
+        usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+        view_formats: &[],
+    });
+    let view = out.create_view(&Default::default());
+    let mut room = r.manager().reserve(
+        mipflow::Category::Staging,
+        mipflow::readback_bytes(&out),
+        "screenshot room",
+    );
+    let ledger = r.manager().context().ledger().clone();
+    let mut screenshot = Vec::new();
+    for frame in 0..test.frames() {
+        if let Some(b) = test.budget_change(frame) {
+            r.manager_mut().set_budget(b);
+        }
+        let t0 = std::time::Instant::now();
+        let stats = r.frame(&camera(frame), &view, OUTPUT).unwrap();
+        test.record(frame, &stats, t0.elapsed().as_secs_f64() * 1e3);
+        if frame == 150 {
+            screenshot =
+                mipflow::read_texture_rgba8_reserved(r.manager().context(), &out, &mut room)
+                    .unwrap();
+        }
+    }
+    drop(room);
+    drop(r);
+    test.check_leaks(&ledger.live_allocations());
+    let report = test.finish();
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("own-renderer-budget.json");
+    report.write_json(&path).unwrap();
+    eprintln!("{}", report.verdict_line());
+    assert!(report.passed(), "{}", report.verdict_line());
+    assert_eq!(report.violations, 0);
+    assert_eq!(report.frames.len(), FRAMES as usize);
+    assert!(
+        report
+            .verdict_line()
+            .starts_with("verdict: PASS: 300 frames")
+    );
+    // The screenshot was taken in the squeeze, within the budget, and shows the scene.
+    assert!(report.frames[150].budget_bytes == 16 << 20 && !report.frames[151].over_budget);
+    assert_eq!(screenshot.len(), (OUTPUT.0 * OUTPUT.1 * 4) as usize);
+    assert!(screenshot.chunks_exact(4).any(|p| p[0] > 40));
+    // The report on disk is the one `mipflow headless` writes (its fields, read back).
+    let back: mipflow::harness::Report =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(back.frames.len(), report.frames.len());
+    assert_eq!((back.violations, &back.verdict), (0, &report.verdict));
+    assert_eq!(back.events, report.events);
+    assert_eq!(back.acts.len(), 1);
+    assert!(back.acts[0].render_scale_min < 1.0, "{:?}", back.acts[0]);
+}
+
+/// The same budget test fails, with a verdict a person reads, when the budget falls below what
+/// the game's floors and smallest targets need; and a screenshot without reserved room in a
+/// full budget is a frame over it.
+#[test]
+fn the_games_budget_test_fails_below_the_floors_and_for_an_unplanned_screenshot() {
+    use mipflow::harness::{BudgetTest, Schedule};
+    let Some(ctx) = common::gpu() else { return };
+    let materials = scene::materials(MATERIALS, 256).expect("cook the materials");
+    let mut r = GameRenderer::new(
+        ctx.device().clone(),
+        ctx.queue().clone(),
+        FORMAT,
+        Budget::bytes(256 << 20),
+        &materials,
+        scene::corridor(MATERIALS),
+        Residency::Streamed,
+    )
+    .unwrap();
+    let out = ctx
+        .create_offscreen_target("own renderer floors", OUTPUT.0, OUTPUT.1)
+        .unwrap();
+    let view = out.create_view(&Default::default());
+    let mut test = BudgetTest::new(Schedule::new(30).budget_from(10, 1 << 20));
+    for frame in 0..test.frames() {
+        if let Some(b) = test.budget_change(frame) {
+            r.manager_mut().set_budget(b);
+        }
+        let stats = r.frame(&camera(frame), &view, OUTPUT).unwrap();
+        test.record(frame, &stats, 1.0);
+    }
+    let report = test.finish();
+    let line = report.verdict_line();
+    assert!(!report.passed(), "{line}");
+    assert!(report.budget_too_small, "{line}");
+    assert!(
+        line.starts_with("verdict: FAIL: ") && line.contains("below the floor"),
+        "{line}"
+    );
+
+    // A full budget with a screenshot that was not planned for: its readback passes it.
+    drop(r);
+    let mut r = GameRenderer::new(
+        ctx.device().clone(),
+        ctx.queue().clone(),
+        FORMAT,
+        Budget::bytes(256 << 20),
+        &materials,
+        scene::corridor(MATERIALS),
+        Residency::Streamed,
+    )
+    .unwrap();
+    // A large capture (2048² RGBA8: 16 MiB of readback staging), far past any headroom.
+    let capture = ctx
+        .create_offscreen_target("unplanned capture", 2048, 2048)
+        .unwrap();
+    for _ in 0..6 {
+        r.frame(&camera(0), &view, OUTPUT).unwrap();
+    }
+    // What the manager's ledger holds now, and 1 MiB: no room for 16 MiB more.
+    let tight = r.manager().context().ledger().total_bytes() + (1 << 20);
+    let mut test = BudgetTest::new(Schedule::new(6).budget_from(0, tight));
+    for frame in 0..test.frames() {
+        if let Some(b) = test.budget_change(frame) {
+            r.manager_mut().set_budget(b);
+        }
+        let stats = r.frame(&camera(0), &view, OUTPUT).unwrap();
+        test.record(frame, &stats, 1.0);
+        if frame == 3 {
+            let _ = mipflow::read_texture_rgba8(r.manager().context(), &capture).unwrap();
+        }
+    }
+    let report = test.finish();
+    assert!(
+        !report.passed() && report.violations > 0,
+        "{}",
+        report.verdict_line()
+    );
+}

@@ -7,27 +7,9 @@ use glam::Vec3;
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
-use mipflow::parse_size;
-
-/// A byte size in a scenario: a number or a string such as `"256MiB"`.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(untagged)]
-pub enum SizeValue {
-    /// Plain bytes.
-    Bytes(u64),
-    /// Text with a unit.
-    Text(String),
-}
-
-impl SizeValue {
-    /// The bytes.
-    pub fn bytes(&self) -> Result<u64> {
-        match self {
-            SizeValue::Bytes(b) => Ok(*b),
-            SizeValue::Text(t) => Ok(parse_size(t)?),
-        }
-    }
-}
+/// The schedule vocabulary (`[[budget]]`, `[[expect]]`, `[[act]]`) is the library's budget
+/// test's ([`mipflow::harness`]): one definition for a game's tests and for scenarios.
+pub use mipflow::harness::{Act, BudgetKey, Expect, SizeValue};
 
 /// What to render.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -82,47 +64,6 @@ pub struct CameraKey {
     /// Jump to this key at its frame instead of moving towards it.
     #[serde(default)]
     pub cut: bool,
-}
-
-/// A budget from `frame` on.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct BudgetKey {
-    /// First frame of this budget.
-    pub frame: u64,
-    /// The budget.
-    pub bytes: SizeValue,
-}
-
-/// Assertions checked at `frame` (or, for the `max_*` ones, over the whole run).
-#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct Expect {
-    /// Frame the point assertions are checked at.
-    pub frame: u64,
-    /// The render scale must be at least this.
-    pub min_render_scale: Option<f64>,
-    /// The render scale must be at most this.
-    pub max_render_scale: Option<f64>,
-    /// Every visible texture has its wanted level resident.
-    pub all_wanted_resident: Option<bool>,
-    /// The ledger total is at most this at `frame`.
-    pub max_total_bytes: Option<SizeValue>,
-    /// At most this many frames over budget in the whole run (the verdict already requires 0
-    /// unless this says otherwise, e.g. for a scenario that expects a too-small budget).
-    pub max_violations: Option<u64>,
-    /// The planner must (true) or must not (false) have reported the budget too small by `frame`.
-    pub budget_too_small: Option<bool>,
-}
-
-/// An act of a story: a title from `frame` on.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct Act {
-    /// First frame of the act.
-    pub frame: u64,
-    /// What it shows ("the squeeze: half the budget").
-    pub title: String,
 }
 
 /// A whole scenario.
