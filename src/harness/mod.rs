@@ -167,7 +167,7 @@ impl BudgetTest {
             blur_pixel_octaves: f64::from(stats.blur_pixel_octaves),
             scale_reason: stats.scale_reason.map(|r| r.name().to_owned()),
             unreadable_wanted: 0,
-            rss_bytes: (frame % RSS_EVERY == 0 || frame + 1 == self.schedule.frames)
+            rss_bytes: (frame.is_multiple_of(RSS_EVERY) || frame + 1 == self.schedule.frames)
                 .then(rss_bytes)
                 .flatten(),
         });
