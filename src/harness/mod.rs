@@ -4,7 +4,9 @@
 //! over budget, the render scale within bounds, every wanted level resident by a frame, the
 //! budget above the floors, no leak at the end), and writes the same JSON [`Report`] and verdict
 //! line as `mipflow headless`, which is itself a user of this module. No window, UI or C++
-//! dependency: serde and serde_json, which mipflow uses anyway.
+//! dependency: serde and serde_json, which mipflow uses anyway. The plot of `mipflow headless
+//! --plot` ([`write_plot`]) is behind the feature `harness-plot`, which brings plotters and
+//! image's PNG encoder.
 //!
 //! ```no_run
 //! use mipflow::harness::{BudgetTest, Expect, Schedule};
@@ -34,10 +36,14 @@
 //! ```
 
 mod gpu;
+#[cfg(feature = "harness-plot")]
+mod plot;
 mod report;
 mod schedule;
 
 pub use gpu::{adapter_or_skip, gpu_required};
+#[cfg(feature = "harness-plot")]
+pub use plot::{plot_rgb, write_plot};
 pub use report::{
     ActRecord, EventRecord, FrameRecord, RSS_EVERY, Report, SkippedTexture, UnreadableTexture,
     rss_bytes,
@@ -71,6 +77,7 @@ impl BudgetTest {
     pub fn new(schedule: Schedule) -> Self {
         let report = Report {
             budget_bytes_max: schedule.budget_max(),
+            scenario: "budget test".into(),
             ..Report::default()
         };
         Self {
@@ -170,6 +177,7 @@ impl BudgetTest {
             rss_bytes: (frame.is_multiple_of(RSS_EVERY) || frame + 1 == self.schedule.frames)
                 .then(rss_bytes)
                 .flatten(),
+            psnr_db: None,
         });
         // Events: the ring's events, copied as they start and as they grow, numbered as the
         // report's frames (the manager counts from 1).
@@ -217,6 +225,23 @@ impl BudgetTest {
         }
         self.prev = Some(*stats);
         self.report.frames.last_mut().expect("just pushed")
+    }
+
+    /// Notes the PSNR (dB) of frame `frame` against the game's reference render of the same
+    /// view with everything resident (the game renders and compares: `mipflow-cook`'s
+    /// `compare::psnr_rgb` does it for RGBA8 readbacks), and fails the verdict when it is under
+    /// `min_db` (or not a number: an image of the wrong size). False for a frame not recorded.
+    pub fn check_psnr(&mut self, frame: u64, db: f64, min_db: f64) -> bool {
+        let Some(rec) = self.report.frames.iter_mut().find(|f| f.frame == frame) else {
+            return false;
+        };
+        rec.psnr_db = Some(db);
+        if !(db >= min_db) {
+            self.late.push(format!(
+                "frame {frame}: {db:.2} dB against the all-resident reference, under {min_db} dB"
+            ));
+        }
+        true
     }
 
     /// Fails the verdict with `message` (first among the failures): a frame that could not be

@@ -94,6 +94,36 @@ pub struct FrameRecord {
     /// on the last; absent on other frames and systems.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rss_bytes: Option<u64>,
+    /// PSNR (dB, RGB) of the frame against the game's reference render with everything
+    /// resident, when the test compared it ([`crate::harness::BudgetTest::check_psnr`]);
+    /// absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub psnr_db: Option<f64>,
+}
+
+/// Writes `bytes` to `path` whole or not at all: into a temporary file beside it, synced, then
+/// renamed over it.
+pub(crate) fn write_whole(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("output");
+    let tmp = dir.join(format!(".{name}.{}.part", std::process::id()));
+    let written = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 /// Frames between two samples of [`FrameRecord::rss_bytes`].
@@ -220,30 +250,12 @@ impl Report {
     /// Writes the report as JSON (pretty, as `mipflow headless --report` does) to `path`,
     /// whole or not at all: into a temporary file beside it, renamed over it once complete.
     pub fn write_json(&self, path: &std::path::Path) -> crate::Result<()> {
-        use std::io::Write;
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => std::path::Path::new("."),
-        };
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("report.json");
-        let tmp = dir.join(format!(".{name}.{}.part", std::process::id()));
-        let written = (|| -> std::io::Result<()> {
-            let mut w = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-            serde_json::to_writer_pretty(&mut w, self).map_err(std::io::Error::other)?;
-            w.flush()?;
-            w.get_ref().sync_all()?;
-            std::fs::rename(&tmp, path)
-        })();
-        if written.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        written.map_err(|e| crate::Error::Io {
-            path: path.to_path_buf(),
-            source: e,
-        })
+        let json = serde_json::to_vec_pretty(self).map_err(std::io::Error::other);
+        json.and_then(|bytes| write_whole(path, &bytes))
+            .map_err(|e| crate::Error::Io {
+                path: path.to_path_buf(),
+                source: e,
+            })
     }
 
     /// Recomputes `peak_bytes`, `violations` and `mean_frame_ms` from the frames.

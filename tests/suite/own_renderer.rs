@@ -203,7 +203,7 @@ fn the_games_budget_test_on_the_harness_passes_with_a_screenshot_in_the_squeeze(
     let materials = scene::materials(MATERIALS, TEXTURE_SIZE).expect("cook the materials");
     let mut r = GameRenderer::new(
         device.clone(),
-        queue,
+        queue.clone(),
         FORMAT,
         Budget::bytes(256 << 20),
         &materials,
@@ -234,7 +234,7 @@ fn the_games_budget_test_on_the_harness_passes_with_a_screenshot_in_the_squeeze(
         "screenshot room",
     );
     let ledger = r.manager().context().ledger().clone();
-    let mut screenshot = Vec::new();
+    let mut screenshot: Vec<Vec<u8>> = Vec::new();
     for frame in 0..test.frames() {
         if let Some(b) = test.budget_change(frame) {
             r.manager_mut().set_budget(b);
@@ -242,18 +242,39 @@ fn the_games_budget_test_on_the_harness_passes_with_a_screenshot_in_the_squeeze(
         let t0 = std::time::Instant::now();
         let stats = r.frame(&camera(frame), &view, OUTPUT).unwrap();
         test.record(frame, &stats, t0.elapsed().as_secs_f64() * 1e3);
-        if frame == 150 {
-            screenshot =
+        if frame == 150 || frame == FRAMES - 1 {
+            let image =
                 mipflow::read_texture_rgba8_reserved(r.manager().context(), &out, &mut room)
                     .unwrap();
+            screenshot.push(image);
         }
     }
     drop(room);
     drop(r);
     test.check_leaks(&ledger.live_allocations());
+    // The last frame against the same view with every level of every texture resident.
+    let mut full = GameRenderer::new(
+        device.clone(),
+        queue.clone(),
+        FORMAT,
+        Budget::bytes(512 << 20),
+        &materials,
+        scene::corridor(MATERIALS),
+        Residency::Full,
+    )
+    .unwrap();
+    full.frame(&camera(FRAMES - 1), &view, OUTPUT).unwrap();
+    let reference = mipflow::read_texture_rgba8(full.manager().context(), &out).unwrap();
+    let db = mipflow_cook::psnr_rgb(&screenshot[1], &reference);
+    assert!(test.check_psnr(FRAMES - 1, db, 40.0));
     let report = test.finish();
-    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("own-renderer-budget.json");
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let path = dir.join("own-renderer-budget.json");
     report.write_json(&path).unwrap();
+    let plot = dir.join("own-renderer-budget.png");
+    mipflow::harness::write_plot(&report, &plot, 1280, 720).unwrap();
+    assert!(std::fs::metadata(&plot).unwrap().len() > 10_000);
+    assert_eq!(report.frames[FRAMES as usize - 1].psnr_db, Some(db));
     eprintln!("{}", report.verdict_line());
     assert!(report.passed(), "{}", report.verdict_line());
     assert_eq!(report.violations, 0);
@@ -265,8 +286,8 @@ fn the_games_budget_test_on_the_harness_passes_with_a_screenshot_in_the_squeeze(
     );
     // The screenshot was taken in the squeeze, within the budget, and shows the scene.
     assert!(report.frames[150].budget_bytes == 16 << 20 && !report.frames[151].over_budget);
-    assert_eq!(screenshot.len(), (OUTPUT.0 * OUTPUT.1 * 4) as usize);
-    assert!(screenshot.chunks_exact(4).any(|p| p[0] > 40));
+    assert_eq!(screenshot[0].len(), (OUTPUT.0 * OUTPUT.1 * 4) as usize);
+    assert!(screenshot[0].chunks_exact(4).any(|p| p[0] > 40));
     // The report on disk is the one `mipflow headless` writes (its fields, read back).
     let back: mipflow::harness::Report =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
