@@ -42,6 +42,25 @@ pub struct BudgetKey {
     pub bytes: SizeValue,
 }
 
+impl BudgetKey {
+    /// The budget in force at `frame` under `keys` (256 MiB before the first).
+    pub fn at(keys: &[BudgetKey], frame: u64) -> u64 {
+        keys.iter()
+            .filter(|k| k.frame <= frame)
+            .max_by_key(|k| k.frame)
+            .and_then(|k| k.bytes.bytes().ok())
+            .unwrap_or(256 << 20)
+    }
+
+    /// The highest budget of `keys` (256 MiB without any).
+    pub fn max(keys: &[BudgetKey]) -> u64 {
+        keys.iter()
+            .filter_map(|k| k.bytes.bytes().ok())
+            .max()
+            .unwrap_or(256 << 20)
+    }
+}
+
 /// Assertions checked at `frame` (or, for `max_violations`, over the whole run).
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -71,6 +90,16 @@ pub struct Act {
     pub frame: u64,
     /// What it shows ("the squeeze: half the budget").
     pub title: String,
+}
+
+impl Act {
+    /// The act of `acts` in force at `frame` and its index, if any.
+    pub fn at(acts: &[Act], frame: u64) -> Option<(usize, &Act)> {
+        acts.iter()
+            .enumerate()
+            .rev()
+            .find(|(_, a)| a.frame <= frame)
+    }
 }
 
 /// A budget test's schedule: how many frames, the budget from each key's frame on (256 MiB
@@ -180,29 +209,16 @@ impl Schedule {
 
     /// The act in force at `frame` and its index, if any.
     pub fn act_at(&self, frame: u64) -> Option<(usize, &Act)> {
-        self.act
-            .iter()
-            .enumerate()
-            .rev()
-            .find(|(_, a)| a.frame <= frame)
+        Act::at(&self.act, frame)
     }
 
     /// The budget in force at `frame` (256 MiB before the first key).
     pub fn budget_at(&self, frame: u64) -> u64 {
-        self.budget
-            .iter()
-            .filter(|k| k.frame <= frame)
-            .max_by_key(|k| k.frame)
-            .and_then(|k| k.bytes.bytes().ok())
-            .unwrap_or(256 << 20)
+        BudgetKey::at(&self.budget, frame)
     }
 
     /// The highest budget of the schedule.
     pub fn budget_max(&self) -> u64 {
-        self.budget
-            .iter()
-            .filter_map(|k| k.bytes.bytes().ok())
-            .max()
-            .unwrap_or(256 << 20)
+        BudgetKey::max(&self.budget)
     }
 }

@@ -26,6 +26,26 @@ const FRAMES: u64 = 300;
 const SETTLE: std::time::Duration = std::time::Duration::from_secs(60);
 const FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8UnormSrgb;
 
+/// The example's corridor of `MATERIALS` materials, its renderer on `device` at `budget`.
+fn corridor_renderer(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    materials: &[game::MaterialSources],
+    budget: u64,
+    residency: Residency,
+) -> GameRenderer {
+    GameRenderer::new(
+        device.clone(),
+        queue.clone(),
+        FORMAT,
+        Budget::bytes(budget),
+        materials,
+        scene::corridor(MATERIALS),
+        residency,
+    )
+    .unwrap()
+}
+
 fn camera(f: u64) -> mipflow::Camera {
     scene::tour_camera(MATERIALS, f as f32 / FRAMES as f32)
 }
@@ -34,16 +54,13 @@ fn camera(f: u64) -> mipflow::Camera {
 fn a_game_renderer_streams_under_a_budget_that_falls_and_rises() {
     let Some(ctx) = common::gpu() else { return };
     let materials = scene::materials(MATERIALS, TEXTURE_SIZE).expect("cook the materials");
-    let mut r = GameRenderer::new(
-        ctx.device().clone(),
-        ctx.queue().clone(),
-        FORMAT,
-        Budget::bytes(256 << 20),
+    let mut r = corridor_renderer(
+        ctx.device(),
+        ctx.queue(),
         &materials,
-        scene::corridor(MATERIALS),
+        256 << 20,
         Residency::Streamed,
-    )
-    .unwrap();
+    );
     let out = ctx
         .create_offscreen_target("own renderer test", OUTPUT.0, OUTPUT.1)
         .unwrap();
@@ -148,16 +165,13 @@ fn a_game_renderer_streams_under_a_budget_that_falls_and_rises() {
     ctx.wait_idle().unwrap();
     let streamed = mipflow::read_texture_rgba8(&ctx, out.texture()).unwrap();
     drop(r);
-    let mut full = GameRenderer::new(
-        ctx.device().clone(),
-        ctx.queue().clone(),
-        FORMAT,
-        Budget::bytes(512 << 20),
+    let mut full = corridor_renderer(
+        ctx.device(),
+        ctx.queue(),
         &materials,
-        scene::corridor(MATERIALS),
+        512 << 20,
         Residency::Full,
-    )
-    .unwrap();
+    );
     let stats = full.frame(&camera(FRAMES - 1), &view, OUTPUT).unwrap();
     assert_eq!(stats.render_scale, 1.0);
     ctx.wait_idle().unwrap();
@@ -201,16 +215,7 @@ fn the_games_budget_test_on_the_harness_passes_with_a_screenshot_in_the_squeeze(
     schedule.validate().unwrap();
     let mut test = BudgetTest::new(schedule);
     let materials = scene::materials(MATERIALS, TEXTURE_SIZE).expect("cook the materials");
-    let mut r = GameRenderer::new(
-        device.clone(),
-        queue.clone(),
-        FORMAT,
-        Budget::bytes(256 << 20),
-        &materials,
-        scene::corridor(MATERIALS),
-        Residency::Streamed,
-    )
-    .unwrap();
+    let mut r = corridor_renderer(&device, &queue, &materials, 256 << 20, Residency::Streamed);
     // The game's output (a swapchain stands here: not on the ledger), and room for the
     // screenshot's readback, held on the ledger so that the manager plans for it.
     let out = device.create_texture(&wgpu::TextureDescriptor {
@@ -253,16 +258,7 @@ fn the_games_budget_test_on_the_harness_passes_with_a_screenshot_in_the_squeeze(
     drop(r);
     test.check_leaks(&ledger.live_allocations());
     // The last frame against the same view with every level of every texture resident.
-    let mut full = GameRenderer::new(
-        device.clone(),
-        queue.clone(),
-        FORMAT,
-        Budget::bytes(512 << 20),
-        &materials,
-        scene::corridor(MATERIALS),
-        Residency::Full,
-    )
-    .unwrap();
+    let mut full = corridor_renderer(&device, &queue, &materials, 512 << 20, Residency::Full);
     full.frame(&camera(FRAMES - 1), &view, OUTPUT).unwrap();
     let reference = mipflow::read_texture_rgba8(full.manager().context(), &out).unwrap();
     let db = mipflow_cook::psnr_rgb(&screenshot[1], &reference);
@@ -306,16 +302,13 @@ fn the_games_budget_test_fails_below_the_floors_and_for_an_unplanned_screenshot(
     use mipflow::harness::{BudgetTest, Schedule};
     let Some(ctx) = common::gpu() else { return };
     let materials = scene::materials(MATERIALS, 256).expect("cook the materials");
-    let mut r = GameRenderer::new(
-        ctx.device().clone(),
-        ctx.queue().clone(),
-        FORMAT,
-        Budget::bytes(256 << 20),
+    let mut r = corridor_renderer(
+        ctx.device(),
+        ctx.queue(),
         &materials,
-        scene::corridor(MATERIALS),
+        256 << 20,
         Residency::Streamed,
-    )
-    .unwrap();
+    );
     let out = ctx
         .create_offscreen_target("own renderer floors", OUTPUT.0, OUTPUT.1)
         .unwrap();
@@ -339,16 +332,13 @@ fn the_games_budget_test_fails_below_the_floors_and_for_an_unplanned_screenshot(
 
     // A full budget with a screenshot that was not planned for: its readback passes it.
     drop(r);
-    let mut r = GameRenderer::new(
-        ctx.device().clone(),
-        ctx.queue().clone(),
-        FORMAT,
-        Budget::bytes(256 << 20),
+    let mut r = corridor_renderer(
+        ctx.device(),
+        ctx.queue(),
         &materials,
-        scene::corridor(MATERIALS),
+        256 << 20,
         Residency::Streamed,
-    )
-    .unwrap();
+    );
     // A large capture (2048² RGBA8: 16 MiB of readback staging), far past any headroom.
     let capture = ctx
         .create_offscreen_target("unplanned capture", 2048, 2048)

@@ -331,30 +331,17 @@ impl Scenario {
 
     /// The act in force at `frame` and its index, if any.
     pub fn act_at(&self, frame: u64) -> Option<(usize, &Act)> {
-        self.act
-            .iter()
-            .enumerate()
-            .rev()
-            .find(|(_, a)| a.frame <= frame)
+        Act::at(&self.act, frame)
     }
 
     /// The budget in force at `frame` (256 MiB before the first key).
     pub fn budget_at(&self, frame: u64) -> u64 {
-        self.budget
-            .iter()
-            .filter(|k| k.frame <= frame)
-            .max_by_key(|k| k.frame)
-            .and_then(|k| k.bytes.bytes().ok())
-            .unwrap_or(256 << 20)
+        BudgetKey::at(&self.budget, frame)
     }
 
     /// The highest budget of the schedule.
     pub fn budget_max(&self) -> u64 {
-        self.budget
-            .iter()
-            .filter_map(|k| k.bytes.bytes().ok())
-            .max()
-            .unwrap_or(256 << 20)
+        BudgetKey::max(&self.budget)
     }
 
     /// Eye and target at `frame`: linear between keyframes, holding before the first and after
