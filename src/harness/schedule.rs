@@ -222,3 +222,61 @@ impl Schedule {
         BudgetKey::max(&self.budget)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_schedule_reads_the_scenario_keys_and_checks_them() {
+        let json = r#"{
+            "frames": 300,
+            "budget": [{"frame": 0, "bytes": "256MiB"}, {"frame": 100, "bytes": 16777216}],
+            "expect": [{"frame": 299, "min_render_scale": 1.0}],
+            "act": [{"frame": 100, "title": "the squeeze"}]
+        }"#;
+        let s: Schedule = serde_json::from_str(json).unwrap();
+        s.validate().unwrap();
+        let mut want = Schedule::new(300)
+            .budget_from(0, 256 << 20)
+            .budget_from(100, 16 << 20)
+            .expect(Expect {
+                frame: 299,
+                min_render_scale: Some(1.0),
+                ..Expect::default()
+            })
+            .act(100, "the squeeze");
+        want.budget[0].bytes = SizeValue::Text("256MiB".into());
+        assert_eq!(s, want);
+        assert_eq!(
+            (s.budget_at(99), s.budget_at(100), s.budget_max()),
+            (256 << 20, 16 << 20, 256 << 20)
+        );
+        assert_eq!(s.act_at(99), None);
+        assert_eq!(
+            s.act_at(250).map(|(i, a)| (i, a.title.as_str())),
+            Some((0, "the squeeze"))
+        );
+        // Unknown keys and impossible assertions are refused.
+        assert!(serde_json::from_str::<Schedule>(r#"{"frames": 3, "budgets": []}"#).is_err());
+        let late = Schedule::new(10).expect(Expect {
+            frame: 10,
+            ..Expect::default()
+        });
+        assert!(
+            late.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("past the last frame")
+        );
+        let crossed = Schedule::new(10).expect(Expect {
+            frame: 5,
+            min_render_scale: Some(0.9),
+            max_render_scale: Some(0.5),
+            ..Expect::default()
+        });
+        assert!(crossed.validate().is_err());
+        assert!(Schedule::new(0).validate().is_err());
+        assert!(Schedule::new(5).budget_from(1, 0).validate().is_err());
+    }
+}
