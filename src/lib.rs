@@ -86,7 +86,7 @@
 //! `mipflow-cli`. None of them is compiled by a game that depends on `mipflow` alone.
 //!
 //! ## Cargo features
-//! - `harness`: [`harness`], budget tests for a game's own renderer in its own CI (the report
+//! - `harness`: the `harness` module, budget tests for a game's own renderer in its own CI (the report
 //!   and verdict of `mipflow headless`).
 //! - `testing`: helpers for the workspace's tests and tools (the `testing` module); not a
 //!   stable API.
