@@ -163,6 +163,85 @@ pub(crate) fn write_image(
     })
 }
 
+/// Where an output would land, for comparing paths: its folder made canonical (symbolic links,
+/// `..` and `.` resolved) and its file name; `None` when the folder does not exist.
+fn output_key(path: &std::path::Path) -> Option<std::path::PathBuf> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    Some(std::fs::canonicalize(dir).ok()?.join(path.file_name()?))
+}
+
+/// Refuses, before a run, output targets that writing would break or that would destroy what
+/// the run reads or writes: `outputs` are `(flag, path)` pairs, `inputs` `(what, path)` pairs
+/// (files or folders). Refused: a name ending in `/` (a folder); a target that exists and is
+/// not a regular file (a folder, a device such as `/dev/null`, a pipe, a socket, or a symbolic
+/// link: the write replaces the target by renaming a complete file over it, which would turn a
+/// device node into a file); a target that is an input file or lies in an input folder; two
+/// outputs naming one file.
+pub fn check_outputs(
+    outputs: &[(&str, &std::path::Path)],
+    inputs: &[(&str, &std::path::Path)],
+) -> Result<(), String> {
+    for (i, &(flag, path)) in outputs.iter().enumerate() {
+        let text = path.as_os_str().to_string_lossy();
+        if text.ends_with('/') || text.ends_with(std::path::MAIN_SEPARATOR) {
+            return Err(format!(
+                "{flag} {}: ends in '/', which names a folder; a file name is needed",
+                path.display()
+            ));
+        }
+        if let Ok(meta) = std::fs::symlink_metadata(path) {
+            let kind = meta.file_type();
+            if kind.is_symlink() {
+                return Err(format!(
+                    "{flag} {}: is a symbolic link; the output would replace the link with a \
+                     file (name the file it points to)",
+                    path.display()
+                ));
+            }
+            if !kind.is_file() {
+                return Err(format!(
+                    "{flag} {}: exists and is not a regular file (a folder, a device, a pipe or a \
+                     socket); the output is written by replacing the file",
+                    path.display()
+                ));
+            }
+        }
+        let Some(key) = output_key(path) else {
+            continue; // No such folder: check_writable says so.
+        };
+        for &(what, input) in inputs {
+            let Ok(input_key) = std::fs::canonicalize(input) else {
+                continue;
+            };
+            if input_key == key {
+                return Err(format!(
+                    "{flag} {}: is this run's {what}; writing it would replace the input",
+                    path.display()
+                ));
+            }
+            if input_key.is_dir() && key.starts_with(&input_key) {
+                return Err(format!(
+                    "{flag} {}: lies in this run's {what} ({}); write outputs elsewhere",
+                    path.display(),
+                    input.display()
+                ));
+            }
+        }
+        for &(other_flag, other) in &outputs[i + 1..] {
+            if output_key(other).is_some_and(|k| k == key) {
+                return Err(format!(
+                    "{flag} and {other_flag} name the same file ({}): one would replace the other",
+                    path.display()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Whether a file can be written at `path`, found out before a long run rather than after it:
 /// its folder exists and a probe file can be made there (and is removed).
 pub fn check_writable(path: &std::path::Path) -> Result<(), String> {

@@ -108,7 +108,22 @@ fn headless(args: &HeadlessArgs) -> ExitCode {
     };
     let (budget, size) = (args.budget, args.size);
     // Output paths are checked before the run: a run's verdict must not be lost to a path
-    // that could never be written.
+    // that could never be written, nor an input or another output replaced by it.
+    let mut outputs = Vec::new();
+    outputs.extend(args.report.as_deref().map(|p| ("--report", p)));
+    outputs.extend(args.plot.as_deref().map(|p| ("--plot", p)));
+    let gallery = (scenario.scene.kind == "gallery").then(|| {
+        scenario
+            .base_dir
+            .join(scenario.scene.textures.clone().unwrap_or_default())
+    });
+    let mut inputs = Vec::new();
+    inputs.extend(args.scenario.as_deref().map(|p| ("scenario", p)));
+    inputs.extend(args.textures.as_deref().map(|p| ("--textures folder", p)));
+    inputs.extend(gallery.as_deref().map(|p| ("gallery folder", p)));
+    if let Err(e) = mipflow_cli::check_outputs(&outputs, &inputs) {
+        return usage(e);
+    }
     for p in args.report.iter() {
         if let Err(e) = mipflow_cli::check_writable(p) {
             return usage(e);

@@ -767,3 +767,127 @@ fn monitor_events_are_printed_final() {
     );
     assert_eq!(printed, reported, "{}", run.stderr);
 }
+
+/// Output targets refused before the run (exit 2), each left as it was: a device node's stand-ins
+/// (a FIFO, and a symbolic link to `/dev/null`, both in a temporary folder: the real `/dev` is
+/// never a target here), a folder, a name ending in '/', the run's own scenario, a file in the
+/// run's texture folder, and the report and the plot naming one file.
+#[test]
+fn outputs_that_would_clobber_devices_inputs_or_each_other_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let scenario = d.join("s.toml");
+    std::fs::write(&scenario, "frames = 2\nsize = [64, 64]\n").unwrap();
+    let gallery = d.join("gal");
+    std::fs::create_dir(&gallery).unwrap();
+    std::fs::write(gallery.join("t0.ktx2"), b"not really a texture").unwrap();
+    let fifo = d.join("pipe.json");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    let link = d.join("null.json");
+    std::os::unix::fs::symlink("/dev/null", &link).unwrap();
+    let headless = |args: &[&std::ffi::OsStr]| {
+        Command::new(env!("CARGO_BIN_EXE_mipflow"))
+            .arg("headless")
+            .args(args)
+            .output()
+            .expect("run mipflow")
+    };
+    let s = scenario.as_os_str();
+    let mut cases: Vec<(Vec<&std::ffi::OsStr>, &str)> = vec![
+        (
+            vec![
+                "--scenario".as_ref(),
+                s,
+                "--report".as_ref(),
+                link.as_os_str(),
+            ],
+            "symbolic link",
+        ),
+        (
+            vec!["--scenario".as_ref(), s, "--report".as_ref(), d.as_os_str()],
+            "not a regular file",
+        ),
+        (
+            vec![
+                "--scenario".as_ref(),
+                s,
+                "--report".as_ref(),
+                "nodir/".as_ref(),
+            ],
+            "ends in '/'",
+        ),
+        (
+            vec![
+                "--scenario".as_ref(),
+                s,
+                "--plot".as_ref(),
+                "out.png/".as_ref(),
+            ],
+            "ends in '/'",
+        ),
+        (
+            vec!["--scenario".as_ref(), s, "--report".as_ref(), s],
+            "this run's scenario",
+        ),
+    ];
+    let t0 = gallery.join("t0.ktx2");
+    let same = d.join("x.png");
+    cases.push((
+        vec![
+            "--textures".as_ref(),
+            gallery.as_os_str(),
+            "--report".as_ref(),
+            t0.as_os_str(),
+        ],
+        "--textures folder",
+    ));
+    cases.push((
+        vec![
+            "--scenario".as_ref(),
+            s,
+            "--report".as_ref(),
+            same.as_os_str(),
+            "--plot".as_ref(),
+            same.as_os_str(),
+        ],
+        "name the same file",
+    ));
+    if made.is_ok_and(|s| s.success()) {
+        cases.push((
+            vec![
+                "--scenario".as_ref(),
+                s,
+                "--report".as_ref(),
+                fifo.as_os_str(),
+            ],
+            "not a regular file",
+        ));
+    }
+    let scenario_before = std::fs::read(&scenario).unwrap();
+    for (args, says) in &cases {
+        let out = headless(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert!(stderr.contains("verdict: ERROR"), "{stderr}");
+    }
+    // Nothing was replaced.
+    assert_eq!(std::fs::read(&scenario).unwrap(), scenario_before);
+    assert_eq!(std::fs::read(&t0).unwrap(), b"not really a texture");
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(!same.exists());
+    if fifo.exists() {
+        use std::os::unix::fs::FileTypeExt;
+        assert!(
+            std::fs::symlink_metadata(&fifo)
+                .unwrap()
+                .file_type()
+                .is_fifo()
+        );
+    }
+}
