@@ -245,6 +245,15 @@ impl Scenario {
                     ));
                 }
             }
+            if let (Some(lo), Some(hi)) = (e.min_render_scale, e.max_render_scale)
+                && lo > hi
+            {
+                return bad(format!(
+                    "expect at frame {}: min_render_scale = {lo} > max_render_scale = {hi}: no \
+                     scale meets both",
+                    e.frame
+                ));
+            }
         }
         if self.size[0] == 0 || self.size[1] == 0 || self.size[0] > 16384 || self.size[1] > 16384 {
             return bad(format!(
@@ -261,6 +270,24 @@ impl Scenario {
                     "two budgets at frame {}: one key a frame (the last one would win silently)",
                     b.frame
                 ));
+            }
+        }
+        // A budget or an act past the last frame would never apply: refused as an expectation
+        // there is (unless `--frames` shortened the run, as scripts do).
+        let past = |what: &str, frame: u64| {
+            bad(format!(
+                "{what} at frame {frame}: the scenario has {} frames (0..={}): it would never \
+                 apply",
+                self.frames,
+                self.frames.saturating_sub(1)
+            ))
+        };
+        if expects_in_run {
+            if let Some(b) = self.budget.iter().find(|b| b.frame >= self.frames) {
+                return past("budget", b.frame);
+            }
+            if let Some(a) = self.act.iter().find(|a| a.frame >= self.frames) {
+                return past("act", a.frame);
             }
         }
         if let Some(e) = self
@@ -481,8 +508,12 @@ all_wanted_resident = true
             // Two keys at one frame: the camera cut without `cut`, the last budget won.
             "[[camera]]\nframe = 10\nposition = [0.0, 0.0, 0.0]\nlook_at = [0.0, 0.0, -1.0]\n[[camera]]\nframe = 10\nposition = [1.0, 0.0, 0.0]\nlook_at = [0.0, 0.0, -1.0]",
             "[[budget]]\nframe = 0\nbytes = \"64MiB\"\n[[budget]]\nframe = 0\nbytes = \"32MiB\"",
-            // An expectation the run never reaches.
+            // An expectation the run never reaches; a budget or an act that never applies.
             "frames = 10\n[[expect]]\nframe = 10\nmax_violations = 0",
+            "frames = 10\n[[budget]]\nframe = 10\nbytes = \"8MiB\"",
+            "frames = 10\n[[act]]\nframe = 12\ntitle = \"too late\"",
+            // No scale meets both bounds: refused up front (exit 2), not failed at the end.
+            "[[expect]]\nframe = 1\nmin_render_scale = 0.9\nmax_render_scale = 0.5",
         ] {
             assert!(
                 Scenario::parse(bad, Path::new(".")).is_err(),
