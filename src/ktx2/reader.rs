@@ -661,6 +661,9 @@ pub(super) fn level_buffer(level: usize, bytes: u64) -> Result<Vec<u8>, Ktx2Erro
 
 fn decompress_level(data: &[u8], level: usize, expected: u64) -> Result<Vec<u8>, Ktx2Error> {
     let fail = |reason: String| Ktx2Error::Decompress { level, reason };
+    // The decoders skip skippable frames themselves; the size check needs the first real one.
+    let data = super::bytes::past_skippable_frames(data)
+        .ok_or_else(|| fail("a skippable frame runs past the level's end".into()))?;
     // The frame header states the decompressed size: check it before allocating for it.
     match zstd::zstd_safe::get_frame_content_size(data) {
         Ok(Some(n)) if n != expected => Err(Ktx2Error::DecompressedSize {
@@ -709,6 +712,29 @@ fn decompress_level(data: &[u8], level: usize, expected: u64) -> Result<Vec<u8>,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A level stored as a skippable frame and then the real frame (valid per RFC 8878) decodes
+    /// to its bytes, by both decoders; a skippable frame cut short is an error, not a panic.
+    #[test]
+    fn a_skippable_frame_before_the_level_is_skipped() {
+        let level: Vec<u8> = (0..4096u32).map(|i| (i * 7 % 251) as u8).collect();
+        let frame = zstd::bulk::compress(&level, 3).unwrap();
+        let mut data = 0x184D_2A53u32.to_le_bytes().to_vec();
+        data.extend_from_slice(&5u32.to_le_bytes());
+        data.extend_from_slice(b"hello");
+        data.extend_from_slice(&frame);
+        assert_eq!(decompress_level(&data, 0, 4096).unwrap(), level);
+        let mut bounce = vec![0u8; 1000];
+        let mut got = Vec::new();
+        super::super::staged::decode_for_tests(&data, 0, 4096, &mut bounce, &mut |b| {
+            got.extend_from_slice(b);
+            true
+        })
+        .unwrap();
+        assert_eq!(got, level);
+        // Cut inside the skippable frame: an error.
+        assert!(decompress_level(&data[..10], 0, 4096).is_err());
+    }
 
     /// Zstandard's bound saturates: a hostile header's level size near u64::MAX (limits raised
     /// to 2^32 sides) is refused by the size checks, not an overflow.

@@ -113,6 +113,9 @@ fn decode(
     if bounce.is_empty() {
         return Err(Ktx2Error::OutOfMemory { level, bytes: 1 });
     }
+    // The decoder skips skippable frames itself; the size check needs the first real one.
+    let data = super::bytes::past_skippable_frames(data)
+        .ok_or_else(|| fail("a skippable frame runs past the level's end".into()))?;
     match zstd::zstd_safe::get_frame_content_size(data) {
         Ok(Some(n)) if n != expected => return Err(too_long(n)),
         Ok(_) => {}
@@ -154,4 +157,16 @@ fn pump(
         }
         got += n as u64;
     }
+}
+
+/// [`decode`], for the reader's tests.
+#[cfg(test)]
+pub(super) fn decode_for_tests(
+    data: &[u8],
+    level: usize,
+    expected: u64,
+    bounce: &mut [u8],
+    sink: &mut dyn FnMut(&[u8]) -> bool,
+) -> Result<(), Ktx2Error> {
+    decode(data, level, expected, bounce, sink)
 }
