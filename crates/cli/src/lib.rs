@@ -83,10 +83,44 @@ macro_rules! say {
 }
 
 /// A line on stderr that never panics: a reader that closed the pipe (`2>&1 | head`) must not
-/// end a run before its report is written (`eprintln!` panics on a broken pipe).
+/// end a run before its report is written (`eprintln!` panics on a broken pipe). What it says
+/// goes through [`printable`]: a file name or an error that carries one cannot send terminal
+/// control sequences, and a line of a huge input cannot flood the terminal.
 pub fn say(args: std::fmt::Arguments<'_>) {
     use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "{args}");
+    let text = args.to_string();
+    let _ = writeln!(std::io::stderr(), "{}", printable(&text, MAX_SAID_LINE));
+}
+
+/// The longest line [`say`] prints whole, in characters.
+pub const MAX_SAID_LINE: usize = 2000;
+
+/// `text` made safe to print: control characters other than a newline or a tab (the escape
+/// that starts a terminal sequence among them) written as `\u{..}`, and each line past `max`
+/// characters cut with a note of how many more there were (a scenario error quoting a
+/// 200 KB line printed all of it).
+pub fn printable(text: &str, max: usize) -> String {
+    let mut out = String::with_capacity(text.len().min(max * 4));
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let mut n = 0;
+        for c in line.chars() {
+            if n == max {
+                let more = line.chars().count() - max;
+                out.push_str(&format!(" ... ({more} more characters)"));
+                break;
+            }
+            if c.is_control() && c != '\t' {
+                out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+            } else {
+                out.push(c);
+            }
+            n += 1;
+        }
+    }
+    out
 }
 
 /// Writes `path` whole or not at all: `write` fills a temporary file beside it
@@ -310,6 +344,19 @@ pub fn parse_wxh(s: &str) -> Option<(u32, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_is_said_is_printable_and_bounded() {
+        // An escape sequence in a file name comes out as text, not as a terminal command.
+        let said = printable("cannot read \u{1b}[2J\u{7}evil.ktx2\tok", 100);
+        assert_eq!(said, "cannot read \\u{1b}[2J\\u{7}evil.ktx2\tok");
+        // Lines are cut one by one; newlines kept.
+        let long = format!("line one\n{}", "x".repeat(5000));
+        let said = printable(&long, 2000);
+        assert!(said.starts_with("line one\nxxx"), "{said}");
+        assert!(said.ends_with(" ... (3000 more characters)"), "{said}");
+        assert!(said.len() < 2100);
+    }
 
     /// A report written by `write_atomic` is whole or not written: a write that fails half-way
     /// (a full disk, or a run killed) leaves the previous file as it was and no temporary file
