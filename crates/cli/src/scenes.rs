@@ -295,6 +295,17 @@ pub fn build_gallery(r: &mut Renderer, dir: &Path, residency: Residency) -> Resu
     build_gallery_with_skips(r, dir, residency, &mut Vec::new())
 }
 
+/// Why `file` was skipped, without its path where the error starts with it: the report and the
+/// verdict name the file beside the reason (they said its path twice).
+fn skip_reason(file: &Path, e: &Error) -> String {
+    let text = e.to_string();
+    let named = format!("{}: ", file.display());
+    match text.strip_prefix(&named) {
+        Some(rest) => rest.to_owned(),
+        None => text,
+    }
+}
+
 /// [`build_gallery`], each file that could not be added put in `skipped` with the reason.
 pub fn build_gallery_with_skips(
     r: &mut Renderer,
@@ -312,7 +323,7 @@ pub fn build_gallery_with_skips(
             }
             Err(e) => {
                 tracing::warn!(file = %f.display(), error = %e, "skipped");
-                skipped.push((f, e.to_string()));
+                skipped.push((f.clone(), skip_reason(&f, &e)));
             }
         }
     }

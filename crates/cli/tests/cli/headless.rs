@@ -599,6 +599,12 @@ fn skipped_and_unreadable_textures_are_in_the_report_and_fail_the_verdict() {
     assert_eq!(r.skipped_textures.len(), 1, "{:?}", r.skipped_textures);
     assert!(r.skipped_textures[0].path.ends_with("b_not_ktx2.ktx2"));
     assert!(!r.skipped_textures[0].reason.is_empty());
+    // The reason does not say the path again (the verdict names the file beside it).
+    assert!(
+        !r.skipped_textures[0].reason.contains("b_not_ktx2"),
+        "{:?}",
+        r.skipped_textures[0]
+    );
     assert_eq!(
         r.unreadable_textures.len(),
         1,
