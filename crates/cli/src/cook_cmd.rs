@@ -355,7 +355,18 @@ fn decode(path: &Path, bytes: &[u8], max_memory: u64) -> Result<image::DynamicIm
     limits.max_image_height = Some(MAX_COOK_DIMENSION);
     limits.max_alloc = Some(max_memory);
     reader.limits(limits);
-    reader.decode().map_err(CookError::Decode)
+    reader.decode().map_err(|e| decode_error(e, max_memory))
+}
+
+/// The cook's error for a decoder's: its limits named where it stopped at them.
+fn decode_error(e: image::ImageError, max_memory: u64) -> CookError {
+    match e {
+        image::ImageError::Limits(_) => CookError::DecodeLimits {
+            max_side: MAX_COOK_DIMENSION,
+            max_memory,
+        },
+        e => CookError::Decode(e),
+    }
 }
 
 /// Removes temporary files a killed run left for `output`: `.<name>.<pid>.<random>.part` whose
@@ -703,4 +714,25 @@ fn check_out_dir(out: &Path) -> Result<(), String> {
     fs::create_dir_all(out)
         .map_err(|e| format!("{}: cannot make the folder ({e})", out.display()))?;
     crate::check_writable(&out.join("probe.ktx2"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A decode stopped at the limits says which limits, not only "Image size exceeds limit".
+    #[test]
+    fn a_decode_past_the_limits_names_them() {
+        let limits =
+            image::error::LimitError::from_kind(image::error::LimitErrorKind::InsufficientMemory);
+        let said = decode_error(image::ImageError::Limits(limits), 512 << 20).to_string();
+        assert!(said.contains(&MAX_COOK_DIMENSION.to_string()), "{said}");
+        assert!(
+            said.contains("512 MiB") && said.contains("--max-memory"),
+            "{said}"
+        );
+        // Other decode errors keep the decoder's words.
+        let other = image::ImageError::IoError(std::io::Error::other("cut short"));
+        assert!(decode_error(other, 1).to_string().contains("cut short"));
+    }
 }

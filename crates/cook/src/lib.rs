@@ -69,6 +69,19 @@ pub enum CookError {
     /// The image crate could not decode the input (corrupt, or an unsupported variant).
     #[error("cannot decode the image: {0}")]
     Decode(#[source] image::ImageError),
+    /// The decoder stopped at the cook's limits (its message alone, "Image size exceeds limit",
+    /// named neither).
+    #[error(
+        "the image passes the decoder's limits: each side at most {max_side}, at most {} MiB \
+         decoded (--max-memory)",
+        max_memory / (1 << 20)
+    )]
+    DecodeLimits {
+        /// The largest side.
+        max_side: u32,
+        /// The most bytes a decode may allocate.
+        max_memory: u64,
+    },
     /// A file given on the command line is not a supported image type.
     #[error("{path}: not a .png, .jpg, .jpeg, .tga, .bmp, .exr or .hdr file")]
     UnsupportedInput {
