@@ -342,6 +342,12 @@ fn image_reader<'a>(
 fn decode(path: &Path, bytes: &[u8], max_memory: u64) -> Result<image::DynamicImage, CookError> {
     let mut reader =
         image_reader(path, bytes).map_err(|e| CookError::Decode(image::ImageError::IoError(e)))?;
+    if reader.format() == Some(image::ImageFormat::Jpeg) {
+        let dims = image_reader(path, bytes)
+            .ok()
+            .and_then(|r| r.into_dimensions().ok());
+        check_jpeg(bytes, dims)?;
+    }
     // The decoder's own buffer cannot fail softly: whether it could be had is asked first.
     let decoded = image_reader(path, bytes)
         .ok()
@@ -356,6 +362,33 @@ fn decode(path: &Path, bytes: &[u8], max_memory: u64) -> Result<image::DynamicIm
     limits.max_alloc = Some(max_memory);
     reader.limits(limits);
     reader.decode().map_err(|e| decode_error(e, max_memory))
+}
+
+/// What the JPEG decoder does not say: a file cut short (no end-of-image marker: the decoder
+/// fills the missing rows with grey and reports success), and a header that claims more pixels
+/// than the file can hold (every 8x8 block of a JPEG costs at least a bit; a 62 KB file said
+/// 16384x16384 and decoded to 2 GB of filler).
+fn check_jpeg(bytes: &[u8], dims: Option<(u32, u32)>) -> Result<(), CookError> {
+    // The end-of-image marker, allowing some trailing bytes after it (some writers append).
+    let tail = &bytes[bytes.len().saturating_sub(64 << 10)..];
+    if !tail.windows(2).any(|w| w == [0xFF, 0xD9]) {
+        return Err(CookError::Damaged(format!(
+            "the JPEG data ends without its end-of-image marker: the file is cut short ({} \
+             bytes)",
+            bytes.len()
+        )));
+    }
+    if let Some((w, h)) = dims {
+        let blocks = u64::from(w.div_ceil(8)) * u64::from(h.div_ceil(8));
+        let bits = bytes.len() as u64 * 8;
+        if bits < blocks {
+            return Err(CookError::Damaged(format!(
+                "its header says {w}x{h} ({blocks} blocks of 8x8), which {} bytes cannot hold",
+                bytes.len()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The cook's error for a decoder's: its limits named where it stopped at them.
@@ -734,5 +767,34 @@ mod tests {
         // Other decode errors keep the decoder's words.
         let other = image::ImageError::IoError(std::io::Error::other("cut short"));
         assert!(decode_error(other, 1).to_string().contains("cut short"));
+    }
+
+    fn jpeg(w: u32, h: u32) -> Vec<u8> {
+        let img =
+            image::RgbImage::from_fn(w, h, |x, y| image::Rgb([(x * 3) as u8, (y * 5) as u8, 90]));
+        let mut out = std::io::Cursor::new(Vec::new());
+        img.write_to(&mut out, image::ImageFormat::Jpeg).unwrap();
+        out.into_inner()
+    }
+
+    /// A JPEG cut in half, and one whose header claims 16384x16384 over a few KB, are this
+    /// input's error; the whole file decodes.
+    #[test]
+    fn damaged_jpegs_are_refused_not_cooked_with_filler() {
+        let path = Path::new("photo.jpg");
+        let whole = jpeg(256, 192);
+        assert_eq!(decode(path, &whole, 1 << 30).unwrap().width(), 256);
+        let half = &whole[..whole.len() / 2];
+        let said = decode(path, half, 1 << 30).unwrap_err().to_string();
+        assert!(said.contains("cut short"), "{said}");
+        // The frame header (SOF0: FF C0, length, precision, height, width) made to claim 16384².
+        let mut big = whole.clone();
+        let sof = big.windows(2).position(|w| w == [0xFF, 0xC0]).unwrap();
+        big[sof + 5..sof + 9].copy_from_slice(&[0x40, 0x00, 0x40, 0x00]);
+        let said = decode(path, &big, 1 << 40).unwrap_err().to_string();
+        assert!(
+            said.contains("16384x16384") && said.contains("cannot hold"),
+            "{said}"
+        );
     }
 }

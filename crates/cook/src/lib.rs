@@ -82,6 +82,10 @@ pub enum CookError {
         /// The most bytes a decode may allocate.
         max_memory: u64,
     },
+    /// The file cannot hold the image its header describes (cut short, or a header that
+    /// claims more than the data): refused rather than cooked with filler.
+    #[error("the image is damaged: {0}")]
+    Damaged(String),
     /// A file given on the command line is not a supported image type.
     #[error("{path}: not a .png, .jpg, .jpeg, .tga, .bmp, .exr or .hdr file")]
     UnsupportedInput {
