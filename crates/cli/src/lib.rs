@@ -105,8 +105,7 @@ pub fn printable(text: &str, max: usize) -> String {
         if i > 0 {
             out.push('\n');
         }
-        let mut n = 0;
-        for c in line.chars() {
+        for (n, c) in line.chars().enumerate() {
             if n == max {
                 let more = line.chars().count() - max;
                 out.push_str(&format!(" ... ({more} more characters)"));
@@ -117,7 +116,6 @@ pub fn printable(text: &str, max: usize) -> String {
             } else {
                 out.push(c);
             }
-            n += 1;
         }
     }
     out
