@@ -726,7 +726,7 @@ mod tests {
         assert_eq!(decompress_level(&data, 0, 4096).unwrap(), level);
         let mut bounce = vec![0u8; 1000];
         let mut got = Vec::new();
-        super::super::staged::decode_for_tests(&data, 0, 4096, &mut bounce, &mut |b| {
+        super::super::staged::decode(&data, 0, 4096, &mut bounce, &mut |b| {
             got.extend_from_slice(b);
             true
         })

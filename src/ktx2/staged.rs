@@ -97,7 +97,7 @@ pub fn read_level_in(
 
 /// Decodes a Zstandard level of `expected` bytes to `sink` through `bounce`, checking the size
 /// its frame states and the size it decodes to.
-fn decode(
+pub(super) fn decode(
     data: &[u8],
     level: usize,
     expected: u64,
@@ -157,16 +157,4 @@ fn pump(
         }
         got += n as u64;
     }
-}
-
-/// [`decode`], for the reader's tests.
-#[cfg(test)]
-pub(super) fn decode_for_tests(
-    data: &[u8],
-    level: usize,
-    expected: u64,
-    bounce: &mut [u8],
-    sink: &mut dyn FnMut(&[u8]) -> bool,
-) -> Result<(), Ktx2Error> {
-    decode(data, level, expected, bounce, sink)
 }
