@@ -261,8 +261,26 @@ pub fn build_grid(
 /// The `.ktx2` files under `dir`, sorted; none is an error that says so (and how to cook the
 /// images found there instead, if any).
 pub fn gallery_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    gallery_files_with_skips(dir, &mut Vec::new())
+}
+
+/// [`gallery_files`], each subfolder that could not be read put in `skipped` with the reason:
+/// a folder of the gallery that vanished from it silently passed a run that never showed it.
+pub fn gallery_files_with_skips(
+    dir: &Path,
+    skipped: &mut Vec<(PathBuf, String)>,
+) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
-    find_files(dir, &["ktx2"], &mut files)?;
+    let unreadable = crate::find_files(dir, &["ktx2"], &mut files).map_err(|source| Error::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    for (path, e) in unreadable {
+        skipped.push((
+            path,
+            format!("this folder (or entry) of the gallery cannot be read: {e}"),
+        ));
+    }
     files.sort();
     if files.is_empty() {
         // Images the demo would cook on the fly: say how to show them here.
@@ -313,7 +331,7 @@ pub fn build_gallery_with_skips(
     residency: Residency,
     skipped: &mut Vec<(PathBuf, String)>,
 ) -> Result<f32> {
-    let files = gallery_files(dir)?;
+    let files = gallery_files_with_skips(dir, skipped)?;
     let mut handles = Vec::with_capacity(files.len());
     for f in files {
         match add_texture(r, TextureSource::Path(Arc::new(f.clone())), residency) {
@@ -358,4 +376,49 @@ pub fn tour(frame: u64, frames: u64, length: f32) -> (Vec3, Vec3) {
     let eye = Vec3::new(x, 1.6, 2.0 + z);
     let look = Vec3::new(-x * 0.8 + (phase * 2.0).sin() * 3.0, 1.5, z - 6.0);
     (eye, look)
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod unreadable_tests {
+    use super::*;
+
+    /// A folder nested past the path limit: read_dir on its path fails (ENAMETOOLONG) even
+    /// for root, as a permission denied would for a user. Made with mkdirat/openat, one level
+    /// at a time.
+    fn nest_past_path_max(dir: &Path) -> PathBuf {
+        use std::ffi::CString;
+        let name = "d".repeat(200);
+        let c_name = CString::new(name.clone()).unwrap();
+        let c_dir = CString::new(dir.as_os_str().as_encoded_bytes()).unwrap();
+        let mut path = dir.to_path_buf();
+        // SAFETY: plain syscalls on descriptors this function opens and closes.
+        unsafe {
+            let mut fd = libc::open(c_dir.as_ptr(), libc::O_DIRECTORY | libc::O_RDONLY);
+            assert!(fd >= 0);
+            for _ in 0..25 {
+                assert_eq!(libc::mkdirat(fd, c_name.as_ptr(), 0o755), 0);
+                let next = libc::openat(fd, c_name.as_ptr(), libc::O_DIRECTORY | libc::O_RDONLY);
+                assert!(next >= 0);
+                libc::close(fd);
+                fd = next;
+                path.push(&name);
+            }
+            libc::close(fd);
+        }
+        path
+    }
+
+    #[test]
+    fn a_gallery_folder_that_cannot_be_read_is_named_not_dropped() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        std::fs::write(dir.join("a.ktx2"), b"x").unwrap();
+        let deep = nest_past_path_max(dir);
+        assert!(deep.as_os_str().len() > 4096);
+        let mut skipped = Vec::new();
+        let files = gallery_files_with_skips(dir, &mut skipped).unwrap();
+        assert_eq!(files, vec![dir.join("a.ktx2")]);
+        assert_eq!(skipped.len(), 1, "{skipped:?}");
+        assert!(skipped[0].1.contains("cannot be read"), "{skipped:?}");
+    }
 }
