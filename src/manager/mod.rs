@@ -33,7 +33,7 @@ use crate::budget::{Budget, Category, EffectiveBudget, LedgerSnapshot};
 use crate::gpu::{GpuConfig, GpuContext, TrackedTexture};
 use crate::resolution::{
     BucketRange, ChangeReason, ControllerConfig, RenderTargets, ResolutionController, ScaleBucket,
-    TargetSet, Targets, TimeSource, Upscaler,
+    TargetSet, Targets, Upscaler,
 };
 use crate::stream::{
     StreamConfig, StreamStats, Streamer, TextureHandle, TextureOptions, TextureSource,
@@ -46,122 +46,7 @@ mod types;
 
 pub use types::{FeedbackStats, FramePlan, FrameStats, FrameTiming, ManagerConfig};
 
-/// The budget manager: textures, demand, render targets, one budget, under a game's own
-/// renderer (the frame's loop is described at [`BudgetManager::frame`]).
-///
-/// # The device
-/// The manager takes the game's `wgpu::Device` and `Queue` ([`BudgetManager::new`]), or its
-/// `Adapter` too ([`BudgetManager::with_adapter`]: then a budget can be a fraction of the
-/// adapter's memory). What it needs of the device: [`crate::REQUIRED_FEATURES`]
-/// (`TEXTURE_COMPRESSION_BC`, to stream BCn textures; without it the manager runs but refuses
-/// every BCn texture with an error that says so), and the adapter's `max_texture_dimension_2d`
-/// for textures past wgpu's default 8192; it uses [`crate::OPTIONAL_FEATURES`] when present.
-/// [`crate::device_descriptor`] makes a descriptor that asks for all of it. It installs no
-/// uncaptured-error handler on the game's device and creates its own resources inside error
-/// scopes.
-///
-/// # A whole frame under your own renderer
-/// Your device, your render targets declared once, demand from your own view and projection
-/// matrices, the plan, your bind groups rebuilt only when a texture's view version changes,
-/// your draw into the manager's targets, then `end_frame` and the frame's figures. (This runs
-/// on any Vulkan, Metal or DX12 adapter, lavapipe included; with no adapter it does nothing.)
-///
-/// ```
-/// use mipflow::glam::{Vec3, camera::rh::{proj::directx, view}};
-/// use mipflow::{Budget, BudgetManager, DemandView, FrameTiming, ManagerConfig, TargetSet,
-///               TargetSpec, TextureOptions, TextureSource, wgpu};
-///
-/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// // The game's device, asked for what mipflow needs.
-/// let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-/// let Ok(adapter) = pollster::block_on(instance.request_adapter(&Default::default())) else {
-/// #   assert!(std::env::var_os("MIPFLOW_REQUIRE_GPU").is_none(), "no GPU adapter");
-///     return Ok(()); // no GPU here
-/// };
-/// let (device, queue) = pollster::block_on(adapter.request_device(&mipflow::device_descriptor(&adapter)))?;
-///
-/// // The render targets, declared once: the manager makes them at the planned scale.
-/// let mut set = TargetSet::new();
-/// let color = set.add(TargetSpec::scaled("game colour", wgpu::TextureFormat::Rgba8Unorm));
-/// let depth = set.add(TargetSpec::scaled("game depth", wgpu::TextureFormat::Depth32Float));
-/// let mut config = ManagerConfig::default();
-/// config.budget = Budget::bytes(64 << 20);
-/// config.target_set = Some(set);
-/// let mut manager = BudgetManager::with_adapter(adapter, device.clone(), queue.clone(), config)?;
-///
-/// // A streamed texture (here a small one cooked in memory; usually `TextureSource::path`).
-/// # let spec = mipflow_cook::procedural::demo_specs(1, 1, 256).remove(0);
-/// # let ktx2 = mipflow_cook::procedural::cook_procedural(&spec, mipflow_cook::Quality::Fast)?;
-/// let wall = manager.add_texture(TextureSource::Bytes(ktx2.into()), TextureOptions::default())?;
-///
-/// // The game's own material layout and sampler.
-/// let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-///     label: Some("material"),
-///     entries: &[wgpu::BindGroupLayoutEntry {
-///         binding: 0,
-///         visibility: wgpu::ShaderStages::FRAGMENT,
-///         ty: wgpu::BindingType::Texture {
-///             sample_type: wgpu::TextureSampleType::Float { filterable: true },
-///             view_dimension: wgpu::TextureViewDimension::D2,
-///             multisampled: false,
-///         },
-///         count: None,
-///     }],
-/// });
-/// let mut material: Option<(u64, wgpu::BindGroup)> = None;
-///
-/// let (size, camera) = ((640, 360), view::look_at_mat4(Vec3::new(0.0, 0.0, 3.0), Vec3::ZERO, Vec3::Y));
-/// let projection = directx::perspective(1.0, 640.0 / 360.0, 0.1, 100.0);
-/// for _ in 0..3 {
-///     // 1. Demand: what the view wants of each texture (a 2x2 wall, 1 repeat per unit).
-///     let demand = DemandView::from_view_proj(camera, projection, size);
-///     manager.add_demand_sphere(wall, &demand, Vec3::ZERO, 1.5, 0.5);
-///     // 2. Plan and stream; the targets are made at the planned scale.
-///     let plan = manager.frame(size, FrameTiming::default())?;
-///     // 3. Bind groups: rebuilt only when the texture's view changed.
-///     if let Some((view, version)) = manager.texture_view(wall) {
-///         if material.as_ref().is_none_or(|(v, _)| *v != version) {
-///             let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-///                 label: Some("wall"),
-///                 layout: &layout,
-///                 entries: &[wgpu::BindGroupEntry {
-///                     binding: 0,
-///                     resource: wgpu::BindingResource::TextureView(view),
-///                 }],
-///             });
-///             material = Some((version, group));
-///         }
-///     }
-///     // 4. Draw into the manager's targets (your pipelines; `plan.mip_bias` to your shaders).
-///     let targets = manager.targets().expect("declared");
-///     let mut encoder = device.create_command_encoder(&Default::default());
-///     drop(encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-///         label: Some("scene"),
-///         color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-///             view: targets.view(color).expect("made"),
-///             depth_slice: None,
-///             resolve_target: None,
-///             ops: wgpu::Operations { load: wgpu::LoadOp::Clear(wgpu::Color::BLACK), store: wgpu::StoreOp::Store },
-///         })],
-///         depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-///             view: targets.view(depth).expect("made"),
-///             depth_ops: Some(wgpu::Operations { load: wgpu::LoadOp::Clear(1.0), store: wgpu::StoreOp::Store }),
-///             stencil_ops: None,
-///         }),
-///         timestamp_writes: None,
-///         occlusion_query_set: None,
-///         multiview_mask: None,
-///     }));
-///     queue.submit([encoder.finish()]);
-///     // 5. End the frame after its last submit; then its figures.
-///     manager.end_frame();
-///     let stats = manager.frame_stats(&plan, FrameTiming::default());
-///     assert!(stats.frame_peak_bytes <= stats.budget_bytes);
-///     assert_eq!(stats.render_scale, plan.render_scale);
-/// }
-/// assert!(material.is_some(), "the wall's view exists from its first frame (its floor)");
-/// # Ok(()) }
-/// ```
+#[doc = include_str!("budget_manager.md")]
 pub struct BudgetManager {
     config: ManagerConfig,
     budget: EffectiveBudget,
@@ -761,70 +646,6 @@ impl BudgetManager {
                 .then(|| self.controller.last_change().map(|c| c.reason))
                 .flatten(),
         })
-    }
-
-    /// The render scale of this frame, decided here and nowhere else, and the targets made at
-    /// it. In order:
-    /// 1. the planner's memory bucket `mem_bucket` (the largest scale whose targets, with the
-    ///    textures it traded them against, fit the budget; see the planner's
-    ///    [`PlannerConfig::scale_blur_weight`](crate::PlannerConfig::scale_blur_weight) for how
-    ///    the trade is weighed);
-    /// 2. the resolution controller: its stable window before going up, and GPU frame time
-    ///    when a target frame time is set (it may only go lower than the memory bucket);
-    /// 3. two clamps to what really fits now: the bucket whose targets cost no more than the
-    ///    memory bucket's (at outputs where buckets round to the same size), and the room left
-    ///    under the budget by staging the plan did not count;
-    /// 4. the targets are made at it (the driver may refuse: then a lower one), and the
-    ///    controller is told the scale really drawn.
-    ///
-    /// Without targets of its own (`render_targets: false`) the frame is at scale 1.
-    fn decide_scale(
-        &mut self,
-        output: (u32, u32),
-        mem_bucket: ScaleBucket,
-        budget: u64,
-        fixed: u64,
-        timing: FrameTiming,
-    ) -> Result<ScaleBucket> {
-        // The CPU time stands in only for a caller that never gives GPU times: once it has,
-        // a frame without a new one (the timestamps not back yet) keeps the last decision.
-        // Mixed in, the CPU time (a vsync interval, a loading hitch) moved the scale.
-        self.gpu_timed |= timing.gpu_ms.is_some();
-        let frame_time = timing.gpu_ms.or(if self.gpu_timed {
-            None
-        } else {
-            (timing.cpu_ms > 0.0).then_some(timing.cpu_ms)
-        });
-        if self.config.render_targets {
-            let bucket = self.controller.update(&crate::resolution::ControllerInput {
-                memory_max_scale: mem_bucket.scale(),
-                available_bytes: Some(budget.saturating_sub(fixed)),
-                frame_time_ms: frame_time,
-                time_source: if timing.gpu_ms.is_some() {
-                    TimeSource::Gpu
-                } else {
-                    TimeSource::Cpu
-                },
-                target_frame_ms: self.config.target_frame_ms,
-            });
-            let made = self.within_memory_bucket(bucket.min(mem_bucket));
-            // Held lower for a frame when staging the plan did not count still holds the room
-            // (see `within_room`): the controller is not told, its choice stands and the
-            // targets follow it once the room is back (told, it held the scale for its whole
-            // window and refused the bucket while the memory input stayed).
-            let roomy = self.within_room(made, self.budget.effective(budget));
-            let drawn = self.set_targets_within_memory(output, roomy)?;
-            // Lower than the controller chose (its targets cost more than the memory bucket's,
-            // or the driver refused them): the controller follows, so that its bucket, reason
-            // and frame-time model are those of the scale drawn.
-            self.controller
-                .note_made(if drawn < roomy { drawn } else { made });
-            Ok(drawn)
-        } else {
-            // No targets of ours: the frame is at scale 1 (what the docs promise a caller who
-            // keeps its own targets), whatever a frame-time target says.
-            Ok(mem_bucket)
-        }
     }
 
     /// [`Streamer::wanted_bytes`] over the textures that hold demand only: every such texture

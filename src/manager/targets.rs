@@ -1,9 +1,10 @@
-//! The manager's render targets: the scale buckets priced at the output size, and the targets
-//! made at the planned bucket (a lower one when the driver is out of memory).
+//! The manager's render targets: the scale buckets priced at the output size, the targets made
+//! at the planned bucket (a lower one when the driver is out of memory), and the one function
+//! that decides the frame's render scale (`BudgetManager::decide_scale`).
 
-use super::BudgetManager;
+use super::{BudgetManager, FrameTiming};
 use crate::budget::planner::BucketCost;
-use crate::resolution::{BucketRange, ScaleBucket};
+use crate::resolution::{BucketRange, ScaleBucket, TimeSource};
 use crate::{Error, Result};
 
 impl BudgetManager {
@@ -178,5 +179,69 @@ impl BudgetManager {
         }
         self.note_out_of_memory(&oom);
         Err(oom)
+    }
+
+    /// The render scale of this frame, decided here and nowhere else, and the targets made at
+    /// it. In order:
+    /// 1. the planner's memory bucket `mem_bucket` (the largest scale whose targets, with the
+    ///    textures it traded them against, fit the budget; see the planner's
+    ///    [`PlannerConfig::scale_blur_weight`](crate::PlannerConfig::scale_blur_weight) for how
+    ///    the trade is weighed);
+    /// 2. the resolution controller: its stable window before going up, and GPU frame time
+    ///    when a target frame time is set (it may only go lower than the memory bucket);
+    /// 3. two clamps to what really fits now: the bucket whose targets cost no more than the
+    ///    memory bucket's (at outputs where buckets round to the same size), and the room left
+    ///    under the budget by staging the plan did not count;
+    /// 4. the targets are made at it (the driver may refuse: then a lower one), and the
+    ///    controller is told the scale really drawn.
+    ///
+    /// Without targets of its own (`render_targets: false`) the frame is at scale 1.
+    pub(super) fn decide_scale(
+        &mut self,
+        output: (u32, u32),
+        mem_bucket: ScaleBucket,
+        budget: u64,
+        fixed: u64,
+        timing: FrameTiming,
+    ) -> Result<ScaleBucket> {
+        // The CPU time stands in only for a caller that never gives GPU times: once it has,
+        // a frame without a new one (the timestamps not back yet) keeps the last decision.
+        // Mixed in, the CPU time (a vsync interval, a loading hitch) moved the scale.
+        self.gpu_timed |= timing.gpu_ms.is_some();
+        let frame_time = timing.gpu_ms.or(if self.gpu_timed {
+            None
+        } else {
+            (timing.cpu_ms > 0.0).then_some(timing.cpu_ms)
+        });
+        if self.config.render_targets {
+            let bucket = self.controller.update(&crate::resolution::ControllerInput {
+                memory_max_scale: mem_bucket.scale(),
+                available_bytes: Some(budget.saturating_sub(fixed)),
+                frame_time_ms: frame_time,
+                time_source: if timing.gpu_ms.is_some() {
+                    TimeSource::Gpu
+                } else {
+                    TimeSource::Cpu
+                },
+                target_frame_ms: self.config.target_frame_ms,
+            });
+            let made = self.within_memory_bucket(bucket.min(mem_bucket));
+            // Held lower for a frame when staging the plan did not count still holds the room
+            // (see `within_room`): the controller is not told, its choice stands and the
+            // targets follow it once the room is back (told, it held the scale for its whole
+            // window and refused the bucket while the memory input stayed).
+            let roomy = self.within_room(made, self.budget.effective(budget));
+            let drawn = self.set_targets_within_memory(output, roomy)?;
+            // Lower than the controller chose (its targets cost more than the memory bucket's,
+            // or the driver refused them): the controller follows, so that its bucket, reason
+            // and frame-time model are those of the scale drawn.
+            self.controller
+                .note_made(if drawn < roomy { drawn } else { made });
+            Ok(drawn)
+        } else {
+            // No targets of ours: the frame is at scale 1 (what the docs promise a caller who
+            // keeps its own targets), whatever a frame-time target says.
+            Ok(mem_bucket)
+        }
     }
 }
