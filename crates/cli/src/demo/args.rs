@@ -178,6 +178,14 @@ impl Options {
         // Checked before the window opens: a run must not end in a screenshot that could
         // never be written.
         if let Some(p) = &args.screenshot {
+            // Not a device, a pipe, a link or a folder; not a file of the texture folder shown.
+            let inputs: Vec<(&str, &std::path::Path)> = args
+                .textures
+                .as_deref()
+                .map(|d| ("--textures folder", d))
+                .into_iter()
+                .collect();
+            crate::check_outputs(&[("--screenshot", p)], &inputs)?;
             // Saved as an RGBA PNG.
             crate::check_image_path(p, &["png"]).map_err(|e| format!("--screenshot {e}"))?;
         }

@@ -423,6 +423,25 @@ fn flags_override_the_scenario_and_bad_input_exits_2() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("must end in .png"), "{stderr}");
     assert!(!jpg.exists());
+    // A screenshot name that is a link (to /dev/null here) or ends in '/': refused, the link kept.
+    let link = out_dir().join("shot-link.png");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink("/dev/null", &link).unwrap();
+    for (shot, says) in [
+        (link.clone(), "symbolic link"),
+        ("shots/".into(), "ends in '/'"),
+    ] {
+        let out = demo_without_display(&shot);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+    }
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
 }
 
 /// The tour's story (`assets/tour.toml`, what the demo's `--tour` plays): from the report's frame
