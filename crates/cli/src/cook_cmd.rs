@@ -402,41 +402,6 @@ fn decode_error(e: image::ImageError, max_memory: u64) -> CookError {
     }
 }
 
-/// Removes temporary files a killed run left for `output`: `.<name>.<pid>.<random>.part` whose
-/// process is gone (another cook writing the same folder at the same time keeps its own). Where
-/// processes cannot be looked up (no `/proc`), parts an hour old.
-fn remove_stale_parts(output: &Path) {
-    let (Some(dir), Some(name)) = (output.parent(), output.file_name().and_then(|n| n.to_str()))
-    else {
-        return;
-    };
-    let prefix = format!(".{name}.");
-    let proc = Path::new("/proc/self").exists();
-    if let Ok(entries) = fs::read_dir(dir) {
-        for entry in entries.flatten() {
-            let n = entry.file_name();
-            let n = n.to_string_lossy();
-            let Some(rest) = n.strip_prefix(&prefix).filter(|_| n.ends_with(".part")) else {
-                continue;
-            };
-            let pid = rest.split('.').next().and_then(|p| p.parse::<u32>().ok());
-            let stale = match pid {
-                Some(p) if p == std::process::id() => false,
-                Some(p) if proc => !Path::new(&format!("/proc/{p}")).exists(),
-                _ => entry
-                    .metadata()
-                    .and_then(|m| m.modified())
-                    .ok()
-                    .and_then(|t| t.elapsed().ok())
-                    .is_some_and(|age| age.as_secs() > 3600),
-            };
-            if stale {
-                let _ = fs::remove_file(entry.path());
-            }
-        }
-    }
-}
-
 fn write_atomic(
     output: &Path,
     tex: &mipflow_cook::EncodedTexture,
@@ -448,7 +413,7 @@ fn write_atomic(
     };
     let dir = output.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir).map_err(write_err(dir))?;
-    remove_stale_parts(output);
+    crate::remove_stale_parts(output);
     let name = output
         .file_name()
         .and_then(|n| n.to_str())

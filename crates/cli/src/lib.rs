@@ -121,6 +121,42 @@ pub fn printable(text: &str, max: usize) -> String {
     out
 }
 
+/// Removes temporary files a killed run left for `output` (every writer of the command calls it
+/// through [`write_atomic`]): `.<name>.<pid>.<random>.part` whose
+/// process is gone (another cook writing the same folder at the same time keeps its own). Where
+/// processes cannot be looked up (no `/proc`), parts an hour old.
+pub fn remove_stale_parts(output: &std::path::Path) {
+    let (Some(dir), Some(name)) = (output.parent(), output.file_name().and_then(|n| n.to_str()))
+    else {
+        return;
+    };
+    let prefix = format!(".{name}.");
+    let proc = std::path::Path::new("/proc/self").exists();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let n = entry.file_name();
+            let n = n.to_string_lossy();
+            let Some(rest) = n.strip_prefix(&prefix).filter(|_| n.ends_with(".part")) else {
+                continue;
+            };
+            let pid = rest.split('.').next().and_then(|p| p.parse::<u32>().ok());
+            let stale = match pid {
+                Some(p) if p == std::process::id() => false,
+                Some(p) if proc => !std::path::Path::new(&format!("/proc/{p}")).exists(),
+                _ => entry
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|age| age.as_secs() > 3600),
+            };
+            if stale {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+}
+
 /// Writes `path` whole or not at all: `write` fills a temporary file beside it
 /// (`.<name>.<pid>.<random>.part`, buffered), which is synced and then renamed over `path`. A
 /// run killed or a disk that fills mid-write leaves the previous file as it was and no truncated
@@ -132,6 +168,7 @@ pub fn write_atomic(
     write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
     use std::io::Write;
+    remove_stale_parts(path);
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => std::path::Path::new("."),
@@ -342,6 +379,25 @@ pub fn parse_wxh(s: &str) -> Option<(u32, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A killed run's temporary part is removed by the next write of the same output (for
+    /// every command, not only `cook`); a live process's is kept.
+    #[test]
+    fn a_dead_runs_part_is_cleaned_by_the_next_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("r.json");
+        // Process ids stop at 2^22 on Linux: this one is no process.
+        let dead = dir.path().join(".r.json.999999999.abc123.part");
+        let live = dir
+            .path()
+            .join(format!(".r.json.{}.xyz.part", std::process::id()));
+        std::fs::write(&dead, vec![0u8; 1 << 20]).unwrap();
+        std::fs::write(&live, b"mine").unwrap();
+        write_atomic(&out, |w| w.write_all(b"{}")).unwrap();
+        assert_eq!(std::fs::read(&out).unwrap(), b"{}");
+        assert!(!dead.exists(), "the dead run's part is gone");
+        assert!(live.exists(), "this process's own part is not touched");
+    }
 
     #[test]
     fn what_is_said_is_printable_and_bounded() {
