@@ -60,6 +60,12 @@ pub struct StreamConfig {
     /// no chunk can be lent, go through a buffer of their own and the ring's bands as before.
     /// Counted in [`StreamStats::staged_reads`](super::StreamStats::staged_reads).
     pub staged_reads: bool,
+    /// Frames a replaced or evicted texture is kept before it is destroyed (default 0: at the
+    /// frame's submit). An engine that records a frame while the next is planned (Bevy's
+    /// pipelined rendering) binds the views of the frame before: set it to the frames it keeps
+    /// in flight (the Bevy plugin sets 3). The kept textures stay on the ledger, and a grow
+    /// waits for their room, so the budget holds.
+    pub keep_replaced_frames: u32,
 }
 
 impl StreamConfig {
@@ -86,6 +92,7 @@ impl Default for StreamConfig {
             cpu_floor_limit: 512 << 20,
             cpu_io_limit: 256 << 20,
             staged_reads: true,
+            keep_replaced_frames: 0,
         }
     }
 }

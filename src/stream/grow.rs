@@ -164,7 +164,7 @@ impl Streamer {
         // The bands recorded this frame go to the GPU before the frame's draw; what they read or
         // wrote may be destroyed after that.
         self.ring.submit(ctx, frame);
-        self.retired.clear();
+        self.clear_retired();
         self.frame_stats.upload_ms = t0.elapsed().as_secs_f32() * 1e3;
     }
 
@@ -172,7 +172,7 @@ impl Streamer {
     /// after its transitions), as [`Streamer::build_ready`] does at its end.
     pub(crate) fn submit_uploads(&mut self, ctx: &GpuContext, frame: u64) {
         self.ring.submit(ctx, frame);
-        self.retired.clear();
+        self.clear_retired();
     }
 
     pub(super) fn build_steps(
@@ -329,6 +329,30 @@ impl Streamer {
         } else {
             false
         }
+    }
+
+    /// Texture `tex` was replaced this frame: destroyed after the frame's uploads are submitted,
+    /// or [`StreamConfig::keep_replaced_frames`](super::StreamConfig::keep_replaced_frames)
+    /// frames later.
+    pub(super) fn retire(&mut self, tex: TrackedTexture) {
+        self.retired.push((self.frame, tex));
+    }
+
+    /// A resident texture taken out of its slot (evicted, shrunk, removed): destroyed now, or
+    /// kept while frames in flight may still bind its view.
+    pub(super) fn drop_resident(&mut self, old: Option<Resident>) {
+        if let Some(old) = old
+            && self.config.keep_replaced_frames > 0
+        {
+            self.retire(old.tex);
+        }
+    }
+
+    /// Destroys the retired textures no frame in flight can bind any more.
+    fn clear_retired(&mut self) {
+        let keep = u64::from(self.config.keep_replaced_frames);
+        let now = self.frame;
+        self.retired.retain(|(f, _)| keep > 0 && now < f + keep);
     }
 
     /// Starts a step of texture `i`'s grow: creates the texture of levels `to..`, copies the
@@ -503,7 +527,7 @@ impl Streamer {
                 Ok(w) => w,
                 Err(e) => {
                     if let Some(st) = self.step.take() {
-                        self.retired.push(st.tex);
+                        self.retire(st.tex);
                     }
                     self.note_create_error(ctx, i, &e);
                     self.end_grow(i);
@@ -526,7 +550,7 @@ impl Streamer {
         let old = self.slots[i].gpu.replace(Resident::new(st.tex));
         // The old texture's copies are recorded, not yet submitted: it goes after the submit.
         if let Some(old) = old {
-            self.retired.push(old.tex);
+            self.retire(old.tex);
         }
         self.slots[i].error = None;
         self.plan_tex[i].resident_level = st.to;

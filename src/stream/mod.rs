@@ -390,8 +390,9 @@ pub struct Streamer {
     /// Frames in a row the step under way found no staging chunk while some were lent.
     band_waits: u32,
     /// Textures replaced or dropped while the ring's encoder may still copy into or out of them:
-    /// destroyed once it is submitted.
-    retired: Vec<TrackedTexture>,
+    /// destroyed once it is submitted, or [`StreamConfig::keep_replaced_frames`] after the
+    /// frame (tagged) they were replaced in.
+    retired: Vec<(u64, TrackedTexture)>,
     fallback: Option<(TrackedTexture, wgpu::TextureView)>,
     /// Reads queued and not yet answered.
     outstanding: usize,

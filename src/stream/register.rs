@@ -249,7 +249,8 @@ impl Streamer {
     /// Slot `i`'s texture, made but not filled, is dropped (its bytes given back): nothing of
     /// it is resident, as when its floor had no room at registration.
     fn unfill(&mut self, i: usize) {
-        self.slots[i].gpu = None;
+        let old = self.slots[i].gpu.take();
+        self.drop_resident(old);
         let p = &mut self.plan_tex[i];
         p.resident_level = p.level_count;
         p.in_flight_level = p.level_count;
@@ -531,7 +532,7 @@ impl Streamer {
             let pinned = self.pinned.get_mut(r.tex.category());
             *pinned = pinned.saturating_sub(r.tex.bytes());
         }
-        s.gpu = None;
+        let old = s.gpu.take();
         s.alive = false;
         self.ids[i].alive = false;
         let held: u64 = s.floor_data.iter().map(|d| d.len() as u64).sum();
@@ -541,6 +542,7 @@ impl Streamer {
         self.ready.retain(|&r| r as usize != i);
         self.free.push(h.index);
         self.changed = true;
+        self.drop_resident(old);
         true
     }
 

@@ -194,7 +194,9 @@ impl Streamer {
                 let count = self.plan_tex[i].level_count;
                 let floor = self.plan_tex[i].floor_level;
                 let before = self.plan_tex[i].bytes_from(self.plan_tex[i].resident_level);
-                self.slots[i].gpu = None; // destroyed first: no transient bytes
+                // Destroyed first, no transient bytes (unless kept for frames in flight).
+                let old = self.slots[i].gpu.take();
+                self.drop_resident(old);
                 let to = if t.to >= count { count } else { floor };
                 let mut resident = count;
                 if to < count {
@@ -416,7 +418,7 @@ impl Streamer {
             .is_some_and(|st| st.data.iter().any(LevelData::staged))
             && let Some(st) = self.step.take()
         {
-            self.retired.push(st.tex);
+            self.retire(st.tex);
             self.end_grow(st.slot as usize);
         }
         let stepping = self.step.as_ref().map(|st| st.slot as usize);
@@ -534,7 +536,8 @@ impl Streamer {
         );
         ctx.queue().submit([enc.finish()]);
         // Old texture destroyed now that the copy is submitted (wgpu frees it when the GPU is done).
-        self.slots[i].gpu = Some(Resident::new(tex));
+        let old = self.slots[i].gpu.replace(Resident::new(tex));
+        self.drop_resident(old);
         self.plan_tex[i].resident_level = to;
         self.touched.push(i as u32);
         Ok(())

@@ -16,6 +16,7 @@ mod first_render;
 mod formats;
 mod frame_alloc;
 mod gpu_ledger;
+mod kept_textures;
 mod ktx2_malformed;
 mod ktx2_mutation;
 mod ktx2_roundtrip;
