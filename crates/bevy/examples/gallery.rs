@@ -7,7 +7,7 @@
 //! ```
 //!
 //! Keys: WASD / arrows move, Q/E down/up, the right mouse button looks, Shift runs; B squeezes
-//! the budget to a sixteenth and back; `[` and `]` halve and double it. Options:
+//! the budget (Bevy's own bytes and a sixteenth of the rest) and back; `[` and `]` halve and double it. Options:
 //! `--textures N`, `--budget MiB`, `--frames N` (fly a scripted path for N frames, then exit),
 //! `--screenshot PATH` (with `--frames`: the last frame as a PNG).
 
@@ -158,8 +158,10 @@ fn setup(
         commands.spawn((
             Mesh3d(panel.clone()),
             MeshMaterial3d(material),
+            // A rectangle faces +Z and `looking_at` turns -Z to the target: the picture faces
+            // the hall when -Z looks at the wall behind it.
             Transform::from_xyz(side * 4.0, 1.6, -3.0 * row)
-                .looking_at(Vec3::new(0.0, 1.6, -3.0 * row), Vec3::Y),
+                .looking_at(Vec3::new(side * 8.0, 1.6, -3.0 * row), Vec3::Y),
         ));
     }
     let length = 3.0 * (options.textures as f32 / 2.0).ceil();
@@ -181,6 +183,8 @@ fn setup(
     });
     commands.spawn((
         Camera3d::default(),
+        // Bevy's default tone mapping needs its LUTs (feature `tonemapping_luts`): not compiled.
+        bevy::core_pipeline::tonemapping::Tonemapping::AcesFitted,
         Transform::from_xyz(0.0, 1.6, 4.0).looking_at(Vec3::new(0.0, 1.6, -10.0), Vec3::Y),
         Flying {
             yaw: 0.0,
@@ -252,7 +256,7 @@ fn fly(
     t.translation += step;
 }
 
-/// B squeezes the budget to a sixteenth and back; `[` and `]` halve and double it.
+/// B squeezes the budget (Bevy's own bytes and a sixteenth of the rest) and back; `[` and `]` halve and double it.
 fn keys(keys: Res<ButtonInput<KeyCode>>, mut mipflow: ResMut<Mipflow>, mut s: ResMut<Squeeze>) {
     let mut changed = false;
     if keys.just_pressed(KeyCode::KeyB) {
@@ -268,9 +272,18 @@ fn keys(keys: Res<ButtonInput<KeyCode>>, mut mipflow: ResMut<Mipflow>, mut s: Re
         changed = true;
     }
     if changed {
-        let b = if s.squeezed { s.budget / 16 } else { s.budget };
+        let b = if s.squeezed {
+            squeezed(s.budget, mipflow.bevy_bytes())
+        } else {
+            s.budget
+        };
         mipflow.set_budget(Budget::bytes(b));
     }
+}
+
+/// The squeezed budget: Bevy's own bytes (which mipflow cannot free) and a sixteenth of the rest.
+fn squeezed(budget: u64, bevy: u64) -> u64 {
+    bevy + budget.saturating_sub(bevy) / 16
 }
 
 /// `--frames N`: the camera flies down the hall and back, the budget squeezed for the middle
@@ -315,7 +328,8 @@ fn scripted(
     }
     let third = frames / 3;
     if n == third {
-        mipflow.set_budget(Budget::bytes(s.budget / 16));
+        let b = squeezed(s.budget, mipflow.bevy_bytes());
+        mipflow.set_budget(Budget::bytes(b));
     } else if n == 2 * third {
         mipflow.set_budget(Budget::bytes(s.budget));
     }

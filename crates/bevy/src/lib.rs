@@ -180,8 +180,8 @@ struct PluginSettings {
 /// One streamed image.
 struct Streamed {
     texture: TextureHandle,
-    /// The view version the render world was last sent (0: none yet).
-    sent: u64,
+    /// The view version the render world was last sent (`None`: none yet).
+    sent: Option<u64>,
 }
 
 /// The budget manager on Bevy's device, and the streamed images (a resource of the main world).
@@ -199,6 +199,8 @@ pub struct Mipflow {
     measure_every: Duration,
     stats: Option<FrameStats>,
     demand: demand::DemandState,
+    /// What an image with nothing resident shows (1x1 grey; 4 bytes of Bevy's, not tracked).
+    fallback: (mipflow::wgpu::Texture, mipflow::wgpu::TextureView),
 }
 
 impl Mipflow {
@@ -212,6 +214,7 @@ impl Mipflow {
         config.render_targets = false;
         config.stream.keep_replaced_frames =
             config.stream.keep_replaced_frames.max(KEEP_REPLACED_FRAMES);
+        let fallback = fallback_texture(&device, &queue);
         let manager = BudgetManager::with_adapter(adapter, device, queue, config)?;
         Ok(Self {
             manager: bevy_platform::cell::SyncCell::new(Some(manager)),
@@ -223,6 +226,7 @@ impl Mipflow {
             measure_every: settings.measure_every,
             stats: None,
             demand: demand::DemandState::default(),
+            fallback,
         })
     }
 
@@ -295,8 +299,13 @@ impl Mipflow {
             ..ImageSamplerDescriptor::linear()
         });
         let handle = images.add(image);
-        self.images
-            .insert(handle.id(), Streamed { texture, sent: 0 });
+        self.images.insert(
+            handle.id(),
+            Streamed {
+                texture,
+                sent: None,
+            },
+        );
         handle
     }
 
@@ -413,17 +422,55 @@ fn frame(
         let Some((view, version)) = m.texture_view(s.texture) else {
             continue;
         };
-        if version == s.sent {
+        if s.sent == Some(version) {
             continue;
         }
-        let Some(texture) = m.streamer().resident_texture(s.texture) else {
-            continue;
+        // Nothing resident (a budget too small even for the floors): the grey fallback, so that
+        // no material keeps the view of a texture that is gone.
+        let (texture, view) = match m.streamer().resident_texture(s.texture) {
+            Some(t) => (t, view),
+            None => (&mipflow.fallback.0, &mipflow.fallback.1),
         };
-        s.sent = version;
+        s.sent = Some(version);
         mipflow.changed.push(*id);
         // An unbounded channel to the render world: a send never blocks.
         let _ = mipflow
             .swaps
             .send(render::Message::Swap(render::Swap::new(*id, texture, view)));
     }
+}
+
+/// A 1x1 grey texture (sRGB, as the streamed colour textures are).
+fn fallback_texture(
+    device: &mipflow::wgpu::Device,
+    queue: &mipflow::wgpu::Queue,
+) -> (mipflow::wgpu::Texture, mipflow::wgpu::TextureView) {
+    use mipflow::wgpu;
+    let size = wgpu::Extent3d {
+        width: 1,
+        height: 1,
+        depth_or_array_layers: 1,
+    };
+    let texture = device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("mipflow-bevy fallback"),
+        size,
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: wgpu::TextureFormat::Rgba8UnormSrgb,
+        usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+        view_formats: &[],
+    });
+    queue.write_texture(
+        texture.as_image_copy(),
+        &[128, 128, 128, 255],
+        wgpu::TexelCopyBufferLayout {
+            offset: 0,
+            bytes_per_row: Some(4),
+            rows_per_image: None,
+        },
+        size,
+    );
+    let view = texture.create_view(&Default::default());
+    (texture, view)
 }
