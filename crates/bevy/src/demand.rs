@@ -183,3 +183,46 @@ fn uv_density(mesh: Option<&Mesh>, aabb: &Aabb) -> f32 {
     }
     (uv_area / area).sqrt() as f32
 }
+
+#[cfg(test)]
+mod tests {
+    use bevy::prelude::{Cuboid, Rectangle};
+    use bevy_math::Vec3;
+
+    use super::*;
+
+    fn aabb(mesh: &Mesh) -> Aabb {
+        let Some(VertexAttributeValues::Float32x3(p)) = mesh.attribute(Mesh::ATTRIBUTE_POSITION)
+        else {
+            panic!("positions");
+        };
+        let (lo, hi) = p.iter().fold((Vec3::MAX, Vec3::MIN), |(lo, hi), q| {
+            (lo.min(Vec3::from(*q)), hi.max(Vec3::from(*q)))
+        });
+        Aabb::from_min_max(lo, hi)
+    }
+
+    #[test]
+    fn uv_density_is_uv_units_per_mesh_unit() {
+        // A 2x2 quad mapped once: half a UV unit per unit.
+        let quad = Mesh::from(Rectangle::new(2.0, 2.0));
+        assert!((uv_density(Some(&quad), &aabb(&quad)) - 0.5).abs() < 1e-5);
+        // A 4x1 quad mapped once across: sqrt(1 / 4) = 0.5 as well (the mean of 0.25 and 1).
+        let strip = Mesh::from(Rectangle::new(4.0, 1.0));
+        assert!((uv_density(Some(&strip), &aabb(&strip)) - 0.5).abs() < 1e-5);
+        // A unit cube, each face mapped once: one UV unit per unit.
+        let cube = Mesh::from(Cuboid::new(1.0, 1.0, 1.0));
+        assert!((uv_density(Some(&cube), &aabb(&cube)) - 1.0).abs() < 1e-4);
+        // UVs repeated 8 times across the quad: 8 times as dense.
+        let mut tiled = Mesh::from(Rectangle::new(2.0, 2.0));
+        if let Some(VertexAttributeValues::Float32x2(uv)) =
+            tiled.attribute_mut(Mesh::ATTRIBUTE_UV_0)
+        {
+            uv.iter_mut().for_each(|t| *t = [t[0] * 8.0, t[1] * 8.0]);
+        }
+        assert!((uv_density(Some(&tiled), &aabb(&tiled)) - 4.0).abs() < 1e-4);
+        // No mesh (not loaded yet): the texture spans the bounds' largest side once.
+        let bounds = Aabb::from_min_max(Vec3::ZERO, Vec3::new(4.0, 2.0, 0.0));
+        assert!((uv_density(None, &bounds) - 0.25).abs() < 1e-6);
+    }
+}

@@ -319,6 +319,12 @@ impl Mipflow {
         self.images.iter().map(|(id, s)| (*id, s.texture))
     }
 
+    /// How often Bevy's own bytes are measured from now on (`Duration::MAX`: keep the last
+    /// measurement, as a test that wants a fixed figure does).
+    pub fn set_measure_every(&mut self, every: Duration) {
+        self.measure_every = every;
+    }
+
     /// Sets the budget for the whole device (Bevy's bytes included).
     pub fn set_budget(&mut self, budget: Budget) {
         self.manager().set_budget(budget);
