@@ -110,6 +110,10 @@ const COOK_VERSION: u32 = 1;
 /// temporary file and then aborts, as a crash or kill mid-write would.
 #[doc(hidden)]
 pub const ABORT_HOOK_ENV: &str = "MIPFLOW_TEST_ABORT_WRITING";
+/// Testing hook: when set to an output file name, the process writes half of that output's
+/// temporary file and then waits a minute, for a test to interrupt it.
+#[doc(hidden)]
+pub const STALL_HOOK_ENV: &str = "MIPFLOW_TEST_STALL_WRITING";
 
 /// What a cook run did.
 #[derive(Debug, Default)]
@@ -124,6 +128,11 @@ pub struct CookSummary {
     pub megapixels: f64,
     /// Wall-clock time of the run.
     pub seconds: f64,
+    /// Outputs of an earlier cook removed as stale: `a.ktx2`, once `a.jpg` and `a.tga` are both
+    /// inputs and cook to `a.jpg.ktx2` and `a.tga.ktx2` (left, a game would load the old one).
+    pub removed_stale: Vec<PathBuf>,
+    /// Files at such a name that this cook did not write (no cook stamp): left, and named.
+    pub kept_foreign: Vec<PathBuf>,
 }
 
 struct Job {
@@ -142,10 +151,13 @@ fn has_image_extension(path: &Path) -> bool {
         .is_some_and(|e| EXTENSIONS.iter().any(|x| x.eq_ignore_ascii_case(e)))
 }
 
-/// Maps inputs to jobs; inputs that cannot be used become failures.
-fn discover(args: &CookArgs) -> (Vec<Job>, Vec<CookError>) {
+/// Maps inputs to jobs; inputs that cannot be used become failures. The third list holds the
+/// output names given up because inputs differ by extension only (`a.ktx2`, when `a.jpg` and
+/// `a.tga` cook to `a.jpg.ktx2` and `a.tga.ktx2`).
+fn discover(args: &CookArgs) -> (Vec<Job>, Vec<CookError>, Vec<PathBuf>) {
     let mut jobs = Vec::new();
     let mut failed = Vec::new();
+    let mut split = Vec::new();
     for input in &args.inputs {
         if input.is_dir() {
             let mut files = Vec::new();
@@ -234,6 +246,7 @@ fn discover(args: &CookArgs) -> (Vec<Job>, Vec<CookError>) {
                 inputs = ?inputs,
                 "inputs differ by extension only: each is written as <name>.<extension>.ktx2"
             );
+            split.push(output.clone());
             for mut job in group {
                 let ext = job
                     .input
@@ -265,7 +278,25 @@ fn discover(args: &CookArgs) -> (Vec<Job>, Vec<CookError>) {
             refuse_collision(&output, group, &mut failed);
         }
     }
-    (jobs, failed)
+    (jobs, failed, split)
+}
+
+/// The outputs given up for `<name>.<extension>.ktx2` names: an earlier cook's (it carries the
+/// cook stamp) is removed; any other file is left and named.
+fn remove_stale_outputs(split: &[PathBuf], summary: &mut CookSummary) {
+    for path in split {
+        let Ok(meta) = fs::symlink_metadata(path) else {
+            continue;
+        };
+        let ours = meta.is_file()
+            && read_info(path, &ReadLimits::default())
+                .is_ok_and(|info| info.key_value_str(COOK_STAMP_KEY).is_some());
+        if ours && fs::remove_file(path).is_ok() {
+            summary.removed_stale.push(path.clone());
+        } else {
+            summary.kept_foreign.push(path.clone());
+        }
+    }
 }
 
 /// Refuses every input of `group`, which would all be written to `output`, each failure naming
@@ -420,7 +451,16 @@ fn write_atomic(
         .unwrap_or("output");
     let writer_name = concat!("mipflow ", env!("CARGO_PKG_VERSION"));
     let abort = std::env::var_os(ABORT_HOOK_ENV).is_some_and(|v| v == name);
+    let stall = std::env::var_os(STALL_HOOK_ENV).is_some_and(|v| v == name);
     crate::write_atomic(output, |mut w| {
+        if stall {
+            // The test hook: half the file written, then a wait for the signal.
+            let mut bytes = Vec::new();
+            write_ktx2(&mut bytes, tex, zstd, writer_name)?;
+            w.write_all(&bytes[..bytes.len() / 2])?;
+            w.flush()?;
+            std::thread::sleep(std::time::Duration::from_secs(60));
+        }
         if abort {
             // The test hook: half the file written, then killed (its `.part` is left).
             let mut bytes = Vec::new();
@@ -593,7 +633,9 @@ fn probe_megapixels(path: &Path) -> f64 {
 pub fn cook_files(args: &CookArgs, progress: bool) -> CookSummary {
     let start = Instant::now();
     let opts = args.options();
-    let (jobs, mut failed) = discover(args);
+    let (jobs, mut failed, split) = discover(args);
+    let mut stale = CookSummary::default();
+    remove_stale_outputs(&split, &mut stale);
     let sizes: Vec<f64> = jobs.iter().map(|j| probe_megapixels(&j.input)).collect();
     let total_kpx: u64 = sizes.iter().map(|mp| (mp * 1000.0) as u64).sum();
     let bar = if progress {
@@ -639,7 +681,7 @@ pub fn cook_files(args: &CookArgs, progress: bool) -> CookSummary {
     bar.finish_and_clear();
     let mut results = results.into_inner().unwrap_or_default();
     results.sort_by_key(|(i, _)| *i);
-    let mut summary = CookSummary::default();
+    let mut summary = stale;
     for (i, result) in results {
         let job = &jobs[i];
         match result {
@@ -665,7 +707,7 @@ pub fn run_cook(args: &CookArgs) -> i32 {
     // The output folder must take files before anything is encoded (minutes with `--quality
     // slow`): found after, every input failed on its own write, and the exit said the run
     // failed rather than that it was asked wrong.
-    if let Err(e) = check_out_dir(&args.out) {
+    if let Err(e) = check_out_dir(&args.out).and_then(|()| check_job_outputs(args)) {
         crate::say!("mipflow cook: {e}");
         return 2;
     }
@@ -695,10 +737,35 @@ pub fn run_cook(args: &CookArgs) -> i32 {
         s.up_to_date.len(),
         s.failed.len()
     );
+    for p in &s.removed_stale {
+        crate::say!(
+            "removed {}: an earlier cook's output, now cooked as <name>.<extension>.ktx2 beside \
+             another input of the same name",
+            p.display()
+        );
+    }
+    for p in &s.kept_foreign {
+        crate::say!(
+            "warning: {} is not a cook output and was left; its inputs are now cooked as \
+             <name>.<extension>.ktx2",
+            p.display()
+        );
+    }
     for e in &s.failed {
         crate::say!("error: {e}");
     }
     if s.failed.is_empty() { 0 } else { 1 }
+}
+
+/// Every output the cook would write is a regular file or nothing yet: an output that is a
+/// symbolic link, a folder, a device or a pipe (written by renaming a file over it, which would
+/// turn a device node into a file) is refused before anything is cooked, as `--report` is.
+fn check_job_outputs(args: &CookArgs) -> Result<(), String> {
+    let (jobs, _, _) = discover(args);
+    for job in &jobs {
+        crate::check_outputs(&[("-o", &job.output)], &[("input", &job.input)])?;
+    }
+    Ok(())
 }
 
 /// The output folder `out` exists (made if it does not) and takes files.

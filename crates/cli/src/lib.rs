@@ -163,6 +163,50 @@ pub fn remove_stale_parts(output: &std::path::Path) {
 /// one (a CI job reading a half-written report); the temporary file is removed on an error (a
 /// killed run's is found by its pid: `cook` removes those of dead processes). Made with the
 /// umask's permissions, as any file the user writes (not a temporary file's 0600).
+/// The temporary parts of the writes in progress, removed by the signal handler
+/// ([`remove_parts_on_signal`]).
+static LIVE_PARTS: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// A write's temporary part, listed in [`LIVE_PARTS`] while it lives.
+struct LivePart(std::path::PathBuf);
+
+impl LivePart {
+    fn new(path: &std::path::Path) -> Self {
+        if let Ok(mut parts) = LIVE_PARTS.lock() {
+            parts.push(path.to_path_buf());
+        }
+        Self(path.to_path_buf())
+    }
+}
+
+impl Drop for LivePart {
+    fn drop(&mut self) {
+        if let Ok(mut parts) = LIVE_PARTS.lock()
+            && let Some(i) = parts.iter().position(|p| *p == self.0)
+        {
+            parts.swap_remove(i);
+        }
+    }
+}
+
+/// On SIGINT, SIGTERM or SIGHUP: removes the temporary parts of the writes in progress (a
+/// report, a plot, a cooked texture: the target keeps its previous content), then exits 130.
+/// Parts of a process killed outright (SIGKILL, a crash) are removed by the next command that
+/// writes the same output ([`remove_stale_parts`]).
+pub fn remove_parts_on_signal() {
+    let installed = ctrlc::set_handler(|| {
+        if let Ok(parts) = LIVE_PARTS.lock() {
+            for p in parts.iter() {
+                let _ = std::fs::remove_file(p);
+            }
+        }
+        std::process::exit(130);
+    });
+    if let Err(e) = installed {
+        tracing::debug!(error = %e, "no signal handler: parts of an interrupted write stay until the next run");
+    }
+}
+
 pub fn write_atomic(
     path: &std::path::Path,
     write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
@@ -186,6 +230,7 @@ pub fn write_atomic(
         builder.permissions(std::fs::Permissions::from_mode(0o666));
     }
     let tmp = builder.tempfile_in(dir)?;
+    let _live = LivePart::new(tmp.path());
     {
         let mut w = std::io::BufWriter::new(tmp.as_file());
         write(&mut w)?;
@@ -239,7 +284,24 @@ fn output_key(path: &std::path::Path) -> Option<std::path::PathBuf> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => std::path::Path::new("."),
     };
-    Some(std::fs::canonicalize(dir).ok()?.join(path.file_name()?))
+    // Folders the run will make (`bench --out new/`) resolve from the nearest one that exists.
+    let mut existing = dir;
+    let mut made = Vec::new();
+    let base = loop {
+        if let Ok(c) = std::fs::canonicalize(existing) {
+            break c;
+        }
+        made.push(existing.file_name()?);
+        existing = match existing.parent()? {
+            p if p.as_os_str().is_empty() => std::path::Path::new("."),
+            p => p,
+        };
+    };
+    let mut key = base;
+    for part in made.into_iter().rev() {
+        key.push(part);
+    }
+    Some(key.join(path.file_name()?))
 }
 
 /// Refuses, before a run, output targets that writing would break or that would destroy what

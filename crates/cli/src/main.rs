@@ -199,6 +199,8 @@ fn main() -> ExitCode {
         // on stderr too panicked, and a run ended without its report.
         .log_internal_errors(false)
         .init();
+    // An interrupted write leaves no temporary part behind.
+    mipflow_cli::remove_parts_on_signal();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => return argument_error(&e),

@@ -567,6 +567,9 @@ pub struct BenchReport {
     pub errors: Vec<String>,
 }
 
+/// The files `mipflow bench` writes into its `--out` folder.
+pub const OUTPUT_FILES: [&str; 4] = ["bench.json", "bench.md", "bench.png", "sweep.png"];
+
 /// Writes `bench.json`, `bench.md` and `bench.png` into `dir` (created if needed).
 pub fn write_outputs(r: &BenchReport, dir: &Path) -> Result<()> {
     let io = |path: PathBuf| move |source| Error::Io { path, source };
@@ -594,9 +597,22 @@ pub fn run_bench(args: &BenchArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    // The output folder is made and checked before the run, not after it.
-    if let Err(e) = std::fs::create_dir_all(&args.out)
-        .map_err(|e| format!("{}: {e}", args.out.display()))
+    // The output folder is made and checked before the run, not after it: each file it writes
+    // is a regular file or nothing yet (not a link, a device, a pipe or a folder), and none is
+    // an input of the run or lies in its texture folder.
+    let files = OUTPUT_FILES.map(|f| args.out.join(f));
+    let outputs: Vec<(&str, &Path)> = files.iter().map(|p| ("--out", p.as_path())).collect();
+    let inputs: Vec<(&str, &Path)> = [
+        args.scenario.as_deref().map(|p| ("scenario", p)),
+        args.textures.as_deref().map(|p| ("texture folder", p)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if let Err(e) = crate::check_outputs(&outputs, &inputs)
+        .and_then(|()| {
+            std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))
+        })
         .and_then(|()| crate::check_writable(&args.out.join("bench.json")))
     {
         crate::say!("mipflow bench: {e}");

@@ -466,3 +466,57 @@ fn a_failure_mid_run_keeps_what_was_measured() {
     assert!(out_arg.join("bench.png").is_file());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--out` files that exist and are not regular files, and an `--out` folder inside the run's
+/// texture folder, are refused before the run (exit 2), each left as it was.
+#[test]
+fn outputs_that_would_clobber_links_pipes_or_inputs_are_refused() {
+    let dir = out_dir("clobber");
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let target = dir.join("kept.json");
+    std::fs::write(&target, b"kept").unwrap();
+    std::os::unix::fs::symlink(&target, out.join("bench.json")).unwrap();
+    let o = bench(&["--out", out.to_str().unwrap()], &dir);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("symbolic link"), "{stderr}");
+    assert_eq!(std::fs::read(&target).unwrap(), b"kept");
+    assert!(
+        std::fs::symlink_metadata(out.join("bench.json"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+
+    let fifo_out = dir.join("fifo-out");
+    std::fs::create_dir_all(&fifo_out).unwrap();
+    let made = Command::new("mkfifo")
+        .arg(fifo_out.join("bench.md"))
+        .status();
+    if made.is_ok_and(|s| s.success()) {
+        let o = bench(&["--out", fifo_out.to_str().unwrap()], &dir);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("not a regular file"), "{stderr}");
+    }
+
+    let gallery = dir.join("gal");
+    std::fs::create_dir_all(&gallery).unwrap();
+    std::fs::write(gallery.join("t0.ktx2"), b"not really a texture").unwrap();
+    let inside = gallery.join("results");
+    let o = bench(
+        &[
+            "--textures",
+            gallery.to_str().unwrap(),
+            "--out",
+            inside.to_str().unwrap(),
+        ],
+        &dir,
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("texture folder"), "{stderr}");
+    assert!(!inside.exists(), "nothing made in the input folder");
+    let _ = std::fs::remove_dir_all(&dir);
+}

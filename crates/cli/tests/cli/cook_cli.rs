@@ -1021,3 +1021,152 @@ fn bc1_says_when_alpha_is_dropped() {
         );
     }
 }
+
+/// An output that exists and is not a regular file (a symbolic link, a pipe, a folder) is
+/// refused before anything is cooked (exit 2), and left as it was: the atomic write would have
+/// renamed a file over it.
+#[test]
+fn outputs_that_are_links_pipes_or_folders_are_refused_before_cooking() {
+    let tmp = tempfile::tempdir().unwrap();
+    let img = tmp.path().join("a.png");
+    save(&test_image(64, 64, 1), &img);
+    let kept = tmp.path().join("kept.bin");
+    std::fs::write(&kept, b"kept").unwrap();
+
+    let out = tmp.path().join("out-link");
+    std::fs::create_dir(&out).unwrap();
+    std::os::unix::fs::symlink(&kept, out.join("a.ktx2")).unwrap();
+    let o = mipflow(&["cook", s(&img), "-o", s(&out)], &[]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("symbolic link") && !err.contains("cooked"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&kept).unwrap(), b"kept");
+
+    let out = tmp.path().join("out-dir");
+    std::fs::create_dir_all(out.join("a.ktx2")).unwrap();
+    let o = mipflow(&["cook", s(&img), "-o", s(&out)], &[]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("not a regular file"), "{err}");
+    assert!(out.join("a.ktx2").is_dir());
+
+    let out = tmp.path().join("out-fifo");
+    std::fs::create_dir(&out).unwrap();
+    if Command::new("mkfifo")
+        .arg(out.join("a.ktx2"))
+        .status()
+        .is_ok_and(|st| st.success())
+    {
+        let o = mipflow(&["cook", s(&img), "-o", s(&out)], &[]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains("not a regular file"), "{err}");
+    }
+}
+
+/// `a.jpg` cooked alone is `a.ktx2`; once `a.tga` appears beside it, both cook to
+/// `a.jpg.ktx2` and `a.tga.ktx2` and the old `a.ktx2` is removed (and said), not left for a
+/// game to load. A file at that name that no cook wrote is left, and named.
+#[test]
+fn an_output_renamed_by_a_new_twin_leaves_no_stale_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    let out = tmp.path().join("out");
+    std::fs::create_dir(&src).unwrap();
+    save(&test_image(64, 64, 1), &src.join("a.jpg"));
+    let o = mipflow(&["cook", s(&src), "-o", s(&out)], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(out.join("a.ktx2").is_file());
+
+    save(&test_image(64, 64, 2), &src.join("a.tga"));
+    let o = mipflow(&["cook", s(&src), "-o", s(&out)], &[]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        !out.join("a.ktx2").exists(),
+        "the stale a.ktx2 is gone: {err}"
+    );
+    assert!(out.join("a.jpg.ktx2").is_file() && out.join("a.tga.ktx2").is_file());
+    assert!(err.contains("removed") && err.contains("a.ktx2"), "{err}");
+
+    // Someone else's a.ktx2 (no cook stamp) is kept, and named.
+    std::fs::write(out.join("a.ktx2"), b"mine").unwrap();
+    let o = mipflow(&["cook", s(&src), "-o", s(&out)], &[]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert_eq!(std::fs::read(out.join("a.ktx2")).unwrap(), b"mine");
+    assert!(err.contains("not a cook output"), "{err}");
+}
+
+/// A subfolder of a cook input that cannot be read (nested past PATH_MAX: unreadable whoever
+/// runs the test) fails the run by its name, exit 1, while the rest cooks.
+#[test]
+fn an_unreadable_input_subfolder_fails_the_cook_by_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir_all(src.join("deep")).unwrap();
+    save(&test_image(64, 64, 1), &src.join("a.png"));
+    let name = "d".repeat(250);
+    let made = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "cd deep && for i in $(seq 20); do mkdir {name} && cd -P {name} || exit 1; done"
+        ))
+        .current_dir(&src)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let out = tmp.path().join("out");
+    let o = mipflow(&["cook", s(&src), "-o", s(&out)], &[]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("deep"), "the folder is named: {err}");
+    assert!(out.join("a.ktx2").is_file(), "the rest cooks: {err}");
+}
+
+/// SIGTERM (or SIGINT) during a write: the temporary part is removed and the output keeps its
+/// previous content (none here), exit 130; the next cook writes it whole.
+#[test]
+fn a_signal_mid_write_leaves_no_part() {
+    let tmp = tempfile::tempdir().unwrap();
+    let img = tmp.path().join("a.png");
+    save(&test_image(64, 64, 1), &img);
+    let out = tmp.path().join("out");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mipflow"))
+        .args(["cook", s(&img), "-o", s(&out)])
+        .env("MIPFLOW_TEST_STALL_WRITING", "a.ktx2")
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run mipflow");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let part = || {
+        files_under(&out)
+            .into_iter()
+            .any(|f| f.starts_with(".a.ktx2.") && f.ends_with(".part"))
+    };
+    while !part() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no part written in 60 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{status}");
+    assert_eq!(
+        files_under(&out),
+        Vec::<String>::new(),
+        "no part, no output"
+    );
+    let o = mipflow(&["cook", s(&img), "-o", s(&out)], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(files_under(&out), ["a.ktx2"]);
+}
