@@ -137,7 +137,8 @@ pub use gpu::{
     read_texture_rgba8_reserved, readback_bytes,
 };
 pub use manager::{
-    BudgetManager, FeedbackStats, FramePlan, FrameStats, FrameTiming, ManagerConfig,
+    BudgetManager, FeedbackStats, FramePlan, FrameStats, FrameTiming, ManagerConfig, Residency,
+    ResidentFuture,
 };
 pub use resolution::{
     BucketRange, ChangeReason, ControllerConfig, ControllerMode, ScaleBucket, ScaleChange,

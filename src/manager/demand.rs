@@ -155,7 +155,7 @@ impl BudgetManager {
     }
 
     /// [`BudgetManager::begin_demand`] for slot `i` of a checked handle.
-    fn begin_demand_at(&mut self, i: usize) {
+    pub(super) fn begin_demand_at(&mut self, i: usize) {
         let next = self.frame + 1;
         if i >= self.demand_frame.len() {
             // Grows with the texture count only.

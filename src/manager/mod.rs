@@ -40,9 +40,12 @@ use crate::stream::{
 };
 use crate::{Error, Result};
 
+mod controls;
 mod demand;
 mod targets;
 mod types;
+
+pub use controls::{Residency, ResidentFuture};
 
 pub use types::{FeedbackStats, FramePlan, FrameStats, FrameTiming, ManagerConfig};
 
@@ -73,6 +76,8 @@ pub struct BudgetManager {
     /// frame before (`demanded.1`): every texture holding demand is in one of them, so a frame
     /// touches those, not every texture (at 100k textures and 5k in view, 5k).
     demanded: (Vec<u32>, Vec<u32>),
+    /// The streaming controls (level limits, requests, forces, bias, load-all, futures).
+    controls: controls::Controls,
     /// The textures whose planner records may have changed since the last plan (demand given
     /// or expired, the streamer's changes), for [`Planner::plan_with_changes`]; `None` when
     /// the next plan must check every texture (textures added or removed, or the list grew
@@ -160,6 +165,7 @@ impl BudgetManager {
             frame: 0,
             demand_frame: Vec::new(),
             demanded: (Vec::new(), Vec::new()),
+            controls: Default::default(),
             plan_dirty: None,
             plan_dirty_spare: Vec::new(),
             ended_frame: 0,
@@ -288,7 +294,16 @@ impl BudgetManager {
     ) -> Result<TextureHandle> {
         let _managed = ManagedScope::enter();
         let budget = self.budget.effective(self.budget.budget().current_bytes());
-        self.streamer.add_texture(&self.ctx, source, opts, budget)
+        let h = self.streamer.add_texture(&self.ctx, source, opts, budget)?;
+        self.apply_options(h, &opts);
+        Ok(h)
+    }
+
+    /// A new texture's level limits ([`TextureOptions`]) become its controls.
+    fn apply_options(&mut self, h: TextureHandle, opts: &TextureOptions) {
+        if opts.finest_level > 0 || opts.required_level.is_some() {
+            self.set_level_limits(h, opts.finest_level, opts.required_level);
+        }
     }
 
     /// [`BudgetManager::add_texture`] for many textures at once (a level, an open world's tile):
@@ -304,7 +319,15 @@ impl BudgetManager {
     ) -> Vec<Result<TextureHandle>> {
         let _managed = ManagedScope::enter();
         let budget = self.budget.effective(self.budget.budget().current_bytes());
-        self.streamer.add_textures(&self.ctx, textures, budget)
+        let mut options = Vec::new();
+        let textures = textures.into_iter().inspect(|(_, o)| options.push(*o));
+        let results = self.streamer.add_textures(&self.ctx, textures, budget);
+        for (r, o) in results.iter().zip(&options) {
+            if let Ok(h) = r {
+                self.apply_options(*h, o);
+            }
+        }
+        results
     }
 
     /// Adds a texture the caller made and filled, fully resident and not streamed (a UI atlas, a
@@ -439,10 +462,15 @@ impl BudgetManager {
             self.last_output = output;
             output
         };
+        self.apply_controls();
         self.frame += 1;
         self.expire_demand(Some(output));
+        self.apply_required();
         let frame = self.frame;
         let planned = self.plan_and_stream(frame, output, timing);
+        if planned.is_ok() {
+            self.note_controls();
+        }
         if planned.is_err() {
             // What the transitions before the error left to upload (evictions' floors, bands
             // recorded) goes to the GPU now: a texture they write may be drawn, or destroyed,
@@ -683,6 +711,8 @@ impl BudgetManager {
             quality_cost: self.plan.quality_cost,
             resident_mip_bytes: have,
             wanted_mip_bytes: want,
+            target_mip_bytes: self.target_mip_bytes(),
+            unmet_required: self.unmet_required(),
             cpu_frame_ms: timing.cpu_ms,
             gpu_frame_ms: timing.gpu_ms,
             instances_drawn: 0,

@@ -108,8 +108,16 @@ pub struct FrameStats {
     pub quality_cost: f64,
     /// Bytes of the wanted levels that are resident.
     pub resident_mip_bytes: u64,
-    /// Bytes of the levels the view wants.
+    /// Bytes of the levels the view wants (Unity's `desiredTextureMemory`).
     pub wanted_mip_bytes: u64,
+    /// Bytes of the wanted levels the plan targets under the budget (Unity's
+    /// `targetTextureMemory`); `resident_mip_bytes` is what of them is there now.
+    pub target_mip_bytes: u64,
+    /// Required or forced levels ([`crate::TextureOptions::required_level`],
+    /// [`BudgetManager::force_resident`](crate::BudgetManager::force_resident)) the budget
+    /// could not hold this frame: planned as far as it goes, reported here, never forced past
+    /// the budget.
+    pub unmet_required: u32,
     /// CPU time of the previous frame, submit to submit (ms).
     pub cpu_frame_ms: f32,
     /// Latest GPU frame time (ms), when timestamps are available.

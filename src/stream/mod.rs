@@ -75,18 +75,40 @@ impl TextureHandle {
 pub struct TextureOptions {
     /// Weight of this texture's blur against the others' (1 = normal; a hero texture 4).
     pub priority: f32,
+    /// Never finer than this level (0, the default: no cap; Unity's `minimumMipmapLevel`,
+    /// Unreal's `DropMips`). See [`crate::BudgetManager::set_level_limits`].
+    pub finest_level: u8,
+    /// Always at least this level resident, whatever the view (`Some(0)`: never streamed;
+    /// Unreal's `NeverStream`), within the budget. `None` (default): as the view asks.
+    pub required_level: Option<u8>,
 }
 
 impl Default for TextureOptions {
     fn default() -> Self {
-        Self { priority: 1.0 }
+        Self {
+            priority: 1.0,
+            finest_level: 0,
+            required_level: None,
+        }
     }
 }
 
 impl TextureOptions {
     /// Options with this priority.
     pub fn with_priority(priority: f32) -> Self {
-        Self { priority }
+        Self {
+            priority,
+            ..Self::default()
+        }
+    }
+
+    /// A texture that never streams: its whole chain is kept resident (within the budget: a
+    /// budget that cannot hold it is reported, [`crate::FrameStats::unmet_required`]).
+    pub fn never_stream() -> Self {
+        Self {
+            required_level: Some(0),
+            ..Self::default()
+        }
     }
 }
 
@@ -615,6 +637,16 @@ impl Streamer {
             Some(r) => Some((&r.view, r.version)),
             None => self.fallback.as_ref().map(|(_, v)| (v, 0)),
         }
+    }
+
+    /// Whether each frame waits for its reads ([`StreamConfig::deterministic`]).
+    pub(crate) fn deterministic(&self) -> bool {
+        self.config.deterministic
+    }
+
+    /// Turns [`StreamConfig::deterministic`] on or off (the manager's "load everything").
+    pub(crate) fn set_deterministic(&mut self, on: bool) {
+        self.config.deterministic = on;
     }
 
     /// The first mip level of the chain a texture's view starts at (its finest resident level;

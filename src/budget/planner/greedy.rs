@@ -272,8 +272,16 @@ fn steps(
     can_grow: bool,
 ) {
     let (floor, resident) = (w.floor, w.resident);
-    // `resident <= floor <= 16`: the mask has room for bit 16.
-    let allowed = u32::from(t.base_levels) | 1 << resident;
+    // `resident <= floor <= 16`: the mask has room for bit 16. Levels finer than the finest
+    // allowed base (a texture's level cap clears the bits below it) are not kept either: the
+    // plan drops them.
+    let cap = t.base_levels.trailing_zeros();
+    let kept_base = if u32::from(resident) >= cap {
+        1 << resident
+    } else {
+        0
+    };
+    let allowed = u32::from(t.base_levels) | kept_base;
     let (wanted, weight) = (w.wanted + mb, w.weight());
     let mut prev = floor;
     let mut prev_blur = blur(floor, wanted);

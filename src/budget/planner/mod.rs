@@ -256,6 +256,13 @@ impl Planner {
         self.resize = true;
     }
 
+    /// Lift every texture's hold at the next plan, as a new budget does: the game changed what
+    /// it asks of the textures (a level forced resident, a cap, a bias), and the plan must react
+    /// at once rather than after the neighbours' holds.
+    pub fn lift_holds(&mut self) {
+        self.epoch_available = None;
+    }
+
     /// Plan this frame: fill `out` (its vectors are reused) and say whether the floors fit.
     ///
     /// When nothing changed since the previous call (every input equal, no hold expiring), this
