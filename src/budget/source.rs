@@ -13,6 +13,8 @@ pub struct AdapterMemory {
     pub device_local_bytes: u64,
     /// The driver's current budget for that heap (VK_EXT_memory_budget), when it reports one.
     pub driver_budget_bytes: Option<u64>,
+    /// Where the figures came from ("VK_EXT_memory_budget", "device-local heap size", ...).
+    pub source: &'static str,
 }
 
 /// The source of a [`Budget`]'s figure.
@@ -48,9 +50,10 @@ impl BudgetSource {
             BudgetSource::AdapterFraction { fraction, memory } => {
                 match memory.driver_budget_bytes {
                     Some(d) => format!(
-                        "{:.0}% of the driver's memory budget ({})",
+                        "{:.0}% of the driver's memory budget ({}, {})",
                         fraction * 100.0,
-                        format_bytes(d)
+                        format_bytes(d),
+                        memory.source
                     ),
                     None => format!(
                         "{:.0}% of the adapter's device-local heap ({})",
@@ -207,14 +210,23 @@ mod tests {
         let mem = AdapterMemory {
             device_local_bytes: 1000,
             driver_budget_bytes: None,
+            source: "device-local heap size",
         };
         let b = Budget::adapter_fraction(0.5, mem).unwrap();
         assert_eq!(b.current_bytes(), 500);
         assert!(b.source().describe().contains("50%"));
         let mem2 = AdapterMemory {
             driver_budget_bytes: Some(600),
+            source: "VK_EXT_memory_budget",
             ..mem
         };
+        assert!(
+            Budget::adapter_fraction(0.5, mem2)
+                .unwrap()
+                .source()
+                .describe()
+                .contains("VK_EXT_memory_budget")
+        );
         assert_eq!(
             Budget::adapter_fraction(0.5, mem2).unwrap().current_bytes(),
             300

@@ -7,6 +7,7 @@
 //! create it inside out-of-memory and validation error scopes, and charge its exact size to the
 //! [`Ledger`].
 
+mod adapter_memory;
 mod readback;
 pub mod staging;
 mod tracked;
@@ -407,7 +408,7 @@ impl GpuContext {
     /// non-Vulkan backend).
     pub fn adapter_memory(&self) -> Option<AdapterMemory> {
         let adapter = self.adapter.as_ref()?;
-        vulkan_memory(adapter)
+        adapter_memory::vulkan_memory(adapter)
     }
 
     /// Blocks until the GPU has finished all submitted work.
@@ -714,41 +715,4 @@ impl Drop for GpuContext {
             }
         }
     }
-}
-
-#[cfg(not(target_arch = "wasm32"))]
-fn vulkan_memory(adapter: &wgpu::Adapter) -> Option<AdapterMemory> {
-    use ash::vk;
-    // SAFETY: the hal adapter is only used within this function, while `adapter` is alive, and
-    // only for read-only physical-device queries.
-    let hal = unsafe { adapter.as_hal::<wgpu::hal::api::Vulkan>() }?;
-    let instance = hal.shared_instance().raw_instance();
-    let phd = hal.raw_physical_device();
-    let has_budget = hal
-        .physical_device_capabilities()
-        .supports_extension(ash::ext::memory_budget::NAME);
-    let mut budget = vk::PhysicalDeviceMemoryBudgetPropertiesEXT::default();
-    let mut props2 = vk::PhysicalDeviceMemoryProperties2::default();
-    if has_budget {
-        props2 = props2.push_next(&mut budget);
-    }
-    // SAFETY: valid physical device of this instance; the output structs are properly chained.
-    unsafe { instance.get_physical_device_memory_properties2(phd, &mut props2) };
-    let props = props2.memory_properties;
-    let heaps = &props.memory_heaps[..props.memory_heap_count as usize];
-    let (index, heap) = heaps
-        .iter()
-        .enumerate()
-        .filter(|(_, h)| h.flags.contains(vk::MemoryHeapFlags::DEVICE_LOCAL))
-        .max_by_key(|(_, h)| h.size)?;
-    let driver_budget_bytes = has_budget.then(|| budget.heap_budget[index]);
-    Some(AdapterMemory {
-        device_local_bytes: heap.size,
-        driver_budget_bytes,
-    })
-}
-
-#[cfg(target_arch = "wasm32")]
-fn vulkan_memory(_adapter: &wgpu::Adapter) -> Option<AdapterMemory> {
-    None
 }

@@ -154,6 +154,8 @@ impl BudgetTest {
             uploaded_bytes: stats.stream.uploaded_bytes,
             resident_mip_bytes: stats.resident_mip_bytes,
             wanted_mip_bytes: stats.wanted_mip_bytes,
+            target_mip_bytes: stats.target_mip_bytes,
+            unmet_required: stats.unmet_required,
             frame_ms,
             over_budget: stats.frame_peak_bytes > b,
             quality_cost: stats.quality_cost,

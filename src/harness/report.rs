@@ -24,6 +24,12 @@ pub struct FrameRecord {
     pub resident_mip_bytes: u64,
     /// Bytes of the levels the view wants.
     pub wanted_mip_bytes: u64,
+    /// Bytes of the wanted levels the plan targets under the budget.
+    #[serde(default)]
+    pub target_mip_bytes: u64,
+    /// Required or forced levels the budget could not hold this frame.
+    #[serde(default)]
+    pub unmet_required: u32,
     /// CPU time of the frame, milliseconds (submit to submit).
     pub frame_ms: f64,
     /// Whether `total_bytes > budget_bytes`.
@@ -200,6 +206,10 @@ pub struct Report {
     pub adapter: String,
     /// The highest budget of the schedule.
     pub budget_bytes_max: u64,
+    /// Where the budget comes from, and the adapter's memory figures' source
+    /// ("VK_EXT_memory_budget", the heap size, ...).
+    #[serde(default)]
+    pub budget_source: String,
     /// The highest `total_bytes` of any frame.
     pub peak_bytes: u64,
     /// Frames whose `total_bytes` passed their `budget_bytes`.

@@ -249,6 +249,13 @@ impl Renderer {
         &self.manager
     }
 
+    /// The budget manager, for its streaming controls (level limits, force-resident, the mip
+    /// bias, load-all: [`BudgetManager::force_resident`] and its neighbours). The renderer's
+    /// own calls (`render`, the texture and material methods) stay the way to add and draw.
+    pub fn manager_mut(&mut self) -> &mut BudgetManager {
+        &mut self.manager
+    }
+
     /// The streamer (texture states and views).
     pub fn streamer(&self) -> &Streamer {
         self.manager.streamer()

@@ -56,6 +56,16 @@ pub struct TextureHandle {
     generation: u32,
 }
 
+impl Default for TextureHandle {
+    /// A handle to no texture: stale in every manager (every call with it fails softly).
+    fn default() -> Self {
+        Self {
+            index: u32::MAX,
+            generation: u32::MAX,
+        }
+    }
+}
+
 impl TextureHandle {
     /// The slot index (stable while the texture lives; the planner's texture id).
     pub fn index(self) -> u32 {
@@ -168,6 +178,9 @@ pub struct StreamStats {
 pub struct TextureInfo {
     /// Slot index.
     pub index: u32,
+    /// The texture's handle (for the controls: [`crate::BudgetManager::force_resident`], ...).
+    #[serde(skip)]
+    pub handle: TextureHandle,
     /// Label (file name).
     pub label: String,
     /// Full size.
@@ -732,6 +745,10 @@ impl Streamer {
             .filter(|(_, (s, _))| s.alive)
             .map(|(i, (s, p))| TextureInfo {
                 index: i as u32,
+                handle: TextureHandle {
+                    index: i as u32,
+                    generation: self.ids[i].generation,
+                },
                 label: s.label.clone(),
                 width: s.info.width,
                 height: s.info.height,

@@ -37,7 +37,7 @@ pub use history::{CAPACITY, History, SAMPLE_INTERVAL_S, Sample};
 pub use widgets::{
     COLLAPSE_BELOW, MIP_COLOURS, caption, event_colour, event_strip, level_pixels_text, mip_legend,
 };
-use widgets::{scale_changes, streaming};
+use widgets::{scale_changes, streaming, texture_controls};
 
 use std::time::Instant;
 
@@ -96,7 +96,29 @@ pub struct OverlayActions {
     pub debug_mips: bool,
     /// Colour surfaces by the level the view wants (what GPU feedback records).
     pub debug_wanted: bool,
+    /// A control from the texture table, for the caller to apply to its budget manager.
+    pub texture: Option<TextureAction>,
 }
+
+/// A control the texture table asks for (its "pin", "cap" and "keep" buttons).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TextureAction {
+    /// Force the whole texture resident for [`PIN_SECONDS`]
+    /// (`BudgetManager::force_resident(handle, 0, ..)`).
+    Pin(mipflow::TextureHandle),
+    /// Its level limits (`BudgetManager::set_level_limits(handle, finest, required)`).
+    Limits {
+        /// The texture.
+        handle: mipflow::TextureHandle,
+        /// Never finer than this level.
+        finest: u8,
+        /// Always at least this level resident.
+        required: Option<u8>,
+    },
+}
+
+/// How long the texture table's "pin" keeps a texture resident.
+pub const PIN_SECONDS: f32 = 10.0;
 
 /// The figures the panels show, besides the texture table and the driver's view, which
 /// [`MemoryPanels`] asks for when it wants them (they walk every live object).
@@ -175,6 +197,8 @@ pub struct MemoryPanels {
     max_scale: f32,
     debug_mips: bool,
     debug_wanted: bool,
+    /// The level limits set from the texture table: (finest level, whole chain kept).
+    limits: std::collections::HashMap<mipflow::TextureHandle, (u8, bool)>,
     /// Only the title and the budget bar (a narrow panel); `None` until the first frame, which
     /// collapses it on windows narrower than [`COLLAPSE_BELOW`].
     collapsed: Option<bool>,
@@ -199,6 +223,7 @@ impl MemoryPanels {
             max_scale: scale_range.1,
             debug_mips: false,
             debug_wanted: false,
+            limits: std::collections::HashMap::new(),
             collapsed: None,
         }
     }
@@ -381,7 +406,7 @@ impl MemoryPanels {
             .show(ui, |ui| streaming(ui, input));
         egui::CollapsingHeader::new("textures")
             .default_open(true)
-            .show(ui, |ui| self.texture_table(ui));
+            .show(ui, |ui| self.texture_table(ui, actions));
         egui::CollapsingHeader::new("driver allocator vs ledger")
             .default_open(true)
             .show(ui, |ui| self.allocator(ui, stats));
@@ -445,7 +470,7 @@ impl MemoryPanels {
         }
     }
 
-    fn texture_table(&mut self, ui: &mut Ui) {
+    fn texture_table(&mut self, ui: &mut Ui, actions: &mut OverlayActions) {
         ui.horizontal(|ui| {
             ui.label("sort by");
             for (s, name) in [
@@ -460,15 +485,27 @@ impl MemoryPanels {
             }
         });
         egui::Grid::new("textures")
-            .num_columns(7)
+            .num_columns(8)
             .striped(true)
             .show(ui, |ui| {
-                for h in ["#", "size", "want", "have", "MiB", "state", "px by level"] {
+                for h in [
+                    "#",
+                    "control",
+                    "size",
+                    "want",
+                    "have",
+                    "MiB",
+                    "state",
+                    "px by level",
+                ] {
                     ui.label(RichText::new(h).strong());
                 }
                 ui.end_row();
                 for t in self.table.iter().take(TOP_N) {
                     ui.label(t.index.to_string());
+                    if let Some(a) = texture_controls(ui, t, &mut self.limits) {
+                        actions.texture = Some(a);
+                    }
                     ui.label(format!("{}²", t.width));
                     let visible = t.wanted_level < f32::from(t.level_count);
                     ui.label(if visible {

@@ -4,7 +4,8 @@
 use egui::{Color32, RichText, Ui};
 use mipflow::{Event, EventKind, EventLog};
 
-use super::{COLLAPSED_WIDTH, PANEL_FILL, PanelInput, mib, swatch};
+use super::{COLLAPSED_WIDTH, PANEL_FILL, PIN_SECONDS, PanelInput, TextureAction, mib, swatch};
+use mipflow::TextureInfo;
 
 /// Windows narrower than this start with the panel collapsed (it would cover too much of them).
 pub const COLLAPSE_BELOW: u32 = 800;
@@ -174,11 +175,21 @@ pub(crate) fn streaming(ui: &mut Ui, input: &PanelInput<'_>) {
         row(
             "wanted resident",
             format!(
-                "{:.1} of {:.1} MiB",
+                "{:.1} of {:.1} MiB (plan: {:.1})",
                 mib(stats.resident_mip_bytes),
-                mib(stats.wanted_mip_bytes)
+                mib(stats.wanted_mip_bytes),
+                mib(stats.target_mip_bytes)
             ),
         );
+        if stats.unmet_required > 0 {
+            row(
+                "required",
+                format!(
+                    "{} texture(s) whose required level the budget cannot hold",
+                    stats.unmet_required
+                ),
+            );
+        }
         row(
             "blur left",
             format!(
@@ -221,6 +232,48 @@ pub(crate) fn scale_changes(ui: &mut Ui, input: &PanelInput<'_>) {
             c.reason.name()
         ));
     }
+}
+
+/// A texture row's controls: "pin" (the whole chain resident for [`PIN_SECONDS`]), "≤Ln"
+/// (never finer than level n: 0, 1, 2 or 3, a click moves it on) and "keep" (the whole chain
+/// always resident). Returns the control clicked.
+pub(crate) fn texture_controls(
+    ui: &mut Ui,
+    t: &TextureInfo,
+    limits: &mut std::collections::HashMap<mipflow::TextureHandle, (u8, bool)>,
+) -> Option<TextureAction> {
+    let mut action = None;
+    ui.horizontal(|ui| {
+        let pin = ui.small_button("pin").on_hover_text(format!(
+            "keep the whole chain resident for {PIN_SECONDS:.0} s: the budget makes room"
+        ));
+        if pin.clicked() {
+            action = Some(TextureAction::Pin(t.handle));
+        }
+        let (finest, keep) = limits.get(&t.handle).copied().unwrap_or((0, false));
+        let cap = ui
+            .small_button(format!("≤L{finest}"))
+            .on_hover_text("never finer than this level (a click moves it on: 0, 1, 2, 3)");
+        let keep_clicked = ui
+            .selectable_label(keep, "keep")
+            .on_hover_text("always keep the whole chain resident (never stream it)")
+            .clicked();
+        if cap.clicked() || keep_clicked {
+            let finest = if cap.clicked() {
+                (finest + 1) % 4
+            } else {
+                finest
+            };
+            let keep = keep ^ keep_clicked;
+            limits.insert(t.handle, (finest, keep));
+            action = Some(TextureAction::Limits {
+                handle: t.handle,
+                finest,
+                required: keep.then_some(0),
+            });
+        }
+    });
+    action
 }
 
 #[cfg(test)]

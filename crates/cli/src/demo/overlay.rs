@@ -13,8 +13,8 @@
 
 use mipflow::Ledger;
 use mipflow::{Renderer, Result};
-pub use mipflow_overlay::OverlayActions;
 use mipflow_overlay::{EguiCharges, History, MemoryPanels, PanelInput};
+pub use mipflow_overlay::{OverlayActions, TextureAction};
 
 /// What the overlay shows besides the renderer's own state.
 #[derive(Clone, Copy, Debug)]

@@ -157,6 +157,17 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
     {
         let report = test.report_mut();
         report.adapter = adapter;
+        report.budget_source = format!(
+            "{}; the adapter's memory: {}",
+            if opts.budget.is_some() {
+                "--budget"
+            } else {
+                "the scenario's schedule"
+            },
+            r.context()
+                .adapter_memory()
+                .map_or("not known (no Vulkan query)", |m| m.source)
+        );
         report.budget_bytes_max = opts.budget.unwrap_or_else(|| sc.budget_max());
         report.scenario = opts.name.clone();
         report.size = sc.size;
