@@ -98,6 +98,21 @@ fn check_consistent(r: &Report) {
         r.budget_bytes_max
     );
     assert!(r.adapter.len() > 3);
+    // Where the budget came from, and the source of the adapter's memory figures (Mesa 22's
+    // lavapipe has no VK_EXT_memory_budget: its heap size).
+    assert!(
+        (r.budget_source.starts_with("the scenario's schedule")
+            || r.budget_source.starts_with("--budget"))
+            && r.budget_source.contains("the adapter's memory:"),
+        "{}",
+        r.budget_source
+    );
+    assert!(
+        r.budget_source.contains("VK_EXT_memory_budget")
+            || r.budget_source.contains("device-local heap size"),
+        "{}",
+        r.budget_source
+    );
 }
 
 /// A schedule whose first key comes after frame 0: the frames before run under the default 256
