@@ -295,6 +295,7 @@ impl BudgetTest {
             ..
         } = self;
         report.budget_too_small = too_small_at.is_some();
+        report.peak_rss_bytes = report::peak_rss_bytes();
         // The highest budget in force in a frame of the run (the schedule's keys may start
         // after frame 0, under the default, or lie past the run's end).
         if let Some(max) = report.frames.iter().map(|f| f.budget_bytes).max() {

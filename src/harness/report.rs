@@ -143,6 +143,14 @@ pub fn rss_bytes() -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// This process's peak resident set size (`/proc/self/status` `VmHWM`), bytes; `None` off Linux.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 /// A texture that was not added to the scene (it could not be opened or is not a valid KTX2).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SkippedTexture {
@@ -249,6 +257,10 @@ pub struct Report {
     /// Textures with levels that could not be read (each fails the verdict).
     #[serde(default)]
     pub unreadable_textures: Vec<UnreadableTexture>,
+    /// The process's peak resident memory when the report was finished (`VmHWM`, Linux;
+    /// absent elsewhere): the CPU side of the run, refusals and set-up included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_rss_bytes: Option<u64>,
 }
 
 impl Report {

@@ -189,6 +189,7 @@ fn steady_passes_and_is_deterministic() {
     for r in [&mut ra, &mut rb] {
         r.mean_frame_ms = 0.0;
         r.scenario.clear();
+        r.peak_rss_bytes = None;
         for f in &mut r.frames {
             f.frame_ms = 0.0;
             f.planner_us = 0.0;
@@ -930,4 +931,67 @@ fn outputs_that_would_clobber_devices_inputs_or_each_other_are_refused() {
                 .is_fifo()
         );
     }
+}
+
+/// A dozen small zstd files whose one level decodes to 256 MiB (16384² BC7), shown under a
+/// 64 MiB budget: each refused by name (they cannot stream and cannot fit), and the process's
+/// peak memory stays bounded: no refused level is decoded, so the run costs what a small
+/// scene does (it peaked at 1.36 GB: registered without a limit, two were taken, 256 MiB each
+/// held on the CPU and on lavapipe's "GPU").
+#[test]
+fn refusing_huge_one_level_textures_costs_no_memory() {
+    if common::gpu().is_none() {
+        return;
+    }
+    let dir = out_dir().join("huge-refusals");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let first = dir.join("huge-00.ktx2");
+    {
+        let side = 16384usize;
+        let tex = mipflow::ktx2::EncodedTexture {
+            format: mipflow::wgpu::TextureFormat::Bc7RgbaUnormSrgb,
+            width: side as u32,
+            height: side as u32,
+            levels: vec![vec![0u8; (side / 4) * (side / 4) * 16]],
+            key_values: Vec::new(),
+        };
+        let mut f = std::fs::File::create(&first).unwrap();
+        mipflow::ktx2::write_ktx2(&mut f, &tex, Some(3), "mipflow test").unwrap();
+    }
+    assert!(std::fs::metadata(&first).unwrap().len() < 64 << 10);
+    for i in 1..12 {
+        std::fs::copy(&first, dir.join(format!("huge-{i:02}.ktx2"))).unwrap();
+    }
+    let Some(run) = run(
+        "huge-refusals",
+        &[
+            "--textures",
+            dir.to_str().unwrap(),
+            "--budget",
+            "64MiB",
+            "--frames",
+            "5",
+        ],
+    ) else {
+        return;
+    };
+    let r = run.report.expect("a report");
+    assert_eq!(run.code, 1, "refusals fail the verdict: {}", run.stderr);
+    assert_eq!(r.skipped_textures.len(), 12, "{:?}", r.skipped_textures);
+    assert!(
+        r.skipped_textures[0].reason.contains("VRAM"),
+        "refused for the budget, before a read: {}",
+        r.skipped_textures[0].reason
+    );
+    let peak = r.peak_rss_bytes.expect("VmHWM on Linux");
+    eprintln!(
+        "refusals: 12 x 256 MiB levels refused, peak RSS {:.0} MiB",
+        peak as f64 / 1048576.0
+    );
+    assert!(
+        peak < 384 << 20,
+        "peak RSS {} MiB refusing what never fits",
+        peak >> 20
+    );
 }
