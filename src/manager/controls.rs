@@ -394,14 +394,7 @@ impl BudgetManager {
             if r >= p.floor_level {
                 continue; // always resident anyway
             }
-            if !p.histogram {
-                let (level, pixels) = (p.wanted_level, p.screen_pixels);
-                p.level_pixels = [0.0; MAX_LEVELS];
-                p.histogram = true;
-                if level.is_finite() && pixels > 0.0 {
-                    p.level_pixels[(level.max(0.0) as usize).min(MAX_LEVELS - 1)] = pixels;
-                }
-            }
+            super::demand::into_histogram(p);
             let bin = &mut p.level_pixels[usize::from(r)];
             *bin = (*bin + REQUIRED_PIXELS).min(f32::MAX);
             p.summarize_histogram();

@@ -80,15 +80,8 @@ impl BudgetManager {
             return false;
         };
         let p = &mut self.streamer.plan_textures_mut()[i];
-        if !p.histogram {
-            // Form (a) given earlier this frame joins the histogram.
-            let (level, pixels) = (p.wanted_level, p.screen_pixels);
-            p.level_pixels = [0.0; MAX_LEVELS];
-            p.histogram = true;
-            if level.is_finite() && pixels > 0.0 {
-                p.level_pixels[(level.max(0.0) as usize).min(MAX_LEVELS - 1)] = pixels;
-            }
-        }
+        // Form (a) given earlier this frame joins the histogram.
+        into_histogram(p);
         for (l, &px) in pixels_per_level.iter().enumerate() {
             if px > 0.0 && px.is_finite() {
                 let b = &mut p.level_pixels[l.min(MAX_LEVELS - 1)];
@@ -227,6 +220,19 @@ impl BudgetManager {
         // This frame's become the frame before's; no allocation once both have grown.
         std::mem::swap(begun, before);
         begun.clear();
+    }
+}
+
+/// A texture's demand as a histogram: form (a)'s level and pixels (given earlier this frame)
+/// become its bin; a histogram stays as it is.
+pub(super) fn into_histogram(p: &mut PlanTexture) {
+    if !p.histogram {
+        let (level, pixels) = (p.wanted_level, p.screen_pixels);
+        p.level_pixels = [0.0; MAX_LEVELS];
+        p.histogram = true;
+        if level.is_finite() && pixels > 0.0 {
+            p.level_pixels[(level.max(0.0) as usize).min(MAX_LEVELS - 1)] = pixels;
+        }
     }
 }
 

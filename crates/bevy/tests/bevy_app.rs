@@ -219,6 +219,17 @@ fn stable_screenshot(app: &mut App) -> Vec<u8> {
     }
 }
 
+/// Each streamed texture's finest resident level.
+fn levels(app: &mut App) -> Vec<u8> {
+    let mut m = app.world_mut().resource_mut::<Mipflow>();
+    m.manager()
+        .streamer()
+        .texture_infos()
+        .iter()
+        .map(|t| t.resident_level)
+        .collect()
+}
+
 /// Whether every streamed texture holds the levels its view wants (and nothing is on its way).
 fn converged(app: &mut App) -> bool {
     let mut mipflow = app.world_mut().resource_mut::<Mipflow>();
@@ -330,15 +341,7 @@ fn streamed_images_hold_the_budget_and_match_the_fully_resident_app() {
             .all(|t| t.in_flight_level.is_none())
     });
     let squeezed = stable_screenshot(&mut app);
-    let squeezed_levels: Vec<u8> = {
-        let mut m = app.world_mut().resource_mut::<Mipflow>();
-        m.manager()
-            .streamer()
-            .texture_infos()
-            .iter()
-            .map(|t| t.resident_level)
-            .collect()
-    };
+    let squeezed_levels = levels(&mut app);
     // 3. The budget comes back; the camera moves again, then stays still.
     app.world_mut()
         .resource_mut::<Mipflow>()
@@ -352,15 +355,7 @@ fn streamed_images_hold_the_budget_and_match_the_fully_resident_app() {
         over += u32::from(peak > budget);
     }
     let risen = stable_screenshot(&mut app);
-    let risen_levels: Vec<u8> = {
-        let mut m = app.world_mut().resource_mut::<Mipflow>();
-        m.manager()
-            .streamer()
-            .texture_infos()
-            .iter()
-            .map(|t| t.resident_level)
-            .collect()
-    };
+    let risen_levels = levels(&mut app);
 
     // 4. A budget below Bevy's own bytes: nothing fits, every image shows the grey fallback,
     // and no material keeps a view of an evicted texture (past the frames replaced textures
