@@ -137,16 +137,18 @@ pub const RSS_EVERY: u64 = 100;
 
 /// This process's resident memory now (`VmRSS` of `/proc/self/status`), bytes; `None` off Linux.
 pub fn rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    proc_status_bytes("VmRSS:")
 }
 
 /// This process's peak resident set size (`/proc/self/status` `VmHWM`), bytes; `None` off Linux.
 pub fn peak_rss_bytes() -> Option<u64> {
+    proc_status_bytes("VmHWM:")
+}
+
+/// A figure in KiB of this process's `/proc/self/status`, in bytes.
+fn proc_status_bytes(key: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let line = status.lines().find(|l| l.starts_with(key))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
 }
