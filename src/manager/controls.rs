@@ -417,19 +417,21 @@ impl BudgetManager {
         }
         self.controls.unmet = unmet;
         // As `FrameStats::resident_mip_bytes` counts what is resident of the wanted levels: the
-        // wanted levels the plan targets, texture by texture.
+        // wanted levels the plan targets, over the textures given demand this frame (`frame`
+        // moved them to the second list; the others want nothing), not every texture.
         let textures = self.streamer.plan_textures();
+        let targets = &self.plan.target_level;
         self.controls.target_bytes = self
-            .plan
-            .target_level
+            .demanded
+            .1
             .iter()
-            .zip(textures)
+            .filter_map(|&i| Some((*targets.get(i as usize)?, textures.get(i as usize)?)))
             .filter(|(_, p)| {
                 p.level_count > 0
                     && p.wanted_level.is_finite()
                     && p.wanted_level < f32::from(p.level_count)
             })
-            .map(|(&t, p)| {
+            .map(|(t, p)| {
                 let w = (p.wanted_level.max(0.0).floor() as u8).min(p.level_count);
                 p.bytes_from(w.max(t))
             })
