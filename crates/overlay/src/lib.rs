@@ -35,7 +35,8 @@ mod widgets;
 pub use charges::EguiCharges;
 pub use history::{CAPACITY, History, SAMPLE_INTERVAL_S, Sample};
 pub use widgets::{
-    COLLAPSE_BELOW, MIP_COLOURS, caption, event_colour, event_strip, level_pixels_text, mip_legend,
+    COLLAPSE_BELOW, MIP_COLOURS, PIN_SECONDS, TextureAction, caption, event_colour, event_strip,
+    level_pixels_text, mip_legend,
 };
 use widgets::{scale_changes, streaming, texture_controls};
 
@@ -99,26 +100,6 @@ pub struct OverlayActions {
     /// A control from the texture table, for the caller to apply to its budget manager.
     pub texture: Option<TextureAction>,
 }
-
-/// A control the texture table asks for (its "pin", "cap" and "keep" buttons).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum TextureAction {
-    /// Force the whole texture resident for [`PIN_SECONDS`]
-    /// (`BudgetManager::force_resident(handle, 0, ..)`).
-    Pin(mipflow::TextureHandle),
-    /// Its level limits (`BudgetManager::set_level_limits(handle, finest, required)`).
-    Limits {
-        /// The texture.
-        handle: mipflow::TextureHandle,
-        /// Never finer than this level.
-        finest: u8,
-        /// Always at least this level resident.
-        required: Option<u8>,
-    },
-}
-
-/// How long the texture table's "pin" keeps a texture resident.
-pub const PIN_SECONDS: f32 = 10.0;
 
 /// The figures the panels show, besides the texture table and the driver's view, which
 /// [`MemoryPanels`] asks for when it wants them (they walk every live object).

@@ -4,7 +4,7 @@
 use egui::{Color32, RichText, Ui};
 use mipflow::{Event, EventKind, EventLog};
 
-use super::{COLLAPSED_WIDTH, PANEL_FILL, PIN_SECONDS, PanelInput, TextureAction, mib, swatch};
+use super::{COLLAPSED_WIDTH, PANEL_FILL, PanelInput, mib, swatch};
 use mipflow::TextureInfo;
 
 /// Windows narrower than this start with the panel collapsed (it would cover too much of them).
@@ -233,6 +233,26 @@ pub(crate) fn scale_changes(ui: &mut Ui, input: &PanelInput<'_>) {
         ));
     }
 }
+
+/// A control the texture table asks for (its "pin", "cap" and "keep" buttons).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TextureAction {
+    /// Force the whole texture resident for [`PIN_SECONDS`]
+    /// (`BudgetManager::force_resident(handle, 0, ..)`).
+    Pin(mipflow::TextureHandle),
+    /// Its level limits (`BudgetManager::set_level_limits(handle, finest, required)`).
+    Limits {
+        /// The texture.
+        handle: mipflow::TextureHandle,
+        /// Never finer than this level.
+        finest: u8,
+        /// Always at least this level resident.
+        required: Option<u8>,
+    },
+}
+
+/// How long the texture table's "pin" keeps a texture resident.
+pub const PIN_SECONDS: f32 = 10.0;
 
 /// A texture row's controls: "pin" (the whole chain resident for [`PIN_SECONDS`]), "≤Ln"
 /// (never finer than level n: 0, 1, 2 or 3, a click moves it on) and "keep" (the whole chain

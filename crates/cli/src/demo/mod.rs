@@ -744,21 +744,7 @@ impl Running {
         }
         self.debug_mips = a.debug_mips;
         self.debug_wanted = a.debug_wanted;
-        let m = self.renderer.manager_mut();
-        match a.texture {
-            Some(overlay::TextureAction::Pin(h)) => {
-                let keep = std::time::Duration::from_secs_f32(mipflow_overlay::PIN_SECONDS);
-                m.force_resident(h, 0, keep);
-            }
-            Some(overlay::TextureAction::Limits {
-                handle,
-                finest,
-                required,
-            }) => {
-                m.set_level_limits(handle, finest, required);
-            }
-            _ => {}
-        }
+        overlay::apply_texture_action(self.renderer.manager_mut(), a.texture);
     }
 
     fn recreate_surface(&mut self) -> Result<(), String> {

@@ -232,3 +232,22 @@ impl Overlay {
         self.charges.charged_bytes()
     }
 }
+
+/// The texture table's control, applied to the manager: "pin" forces the whole chain resident
+/// for `PIN_SECONDS`, "cap" and "keep" set the level limits.
+pub fn apply_texture_action(m: &mut mipflow::BudgetManager, action: Option<TextureAction>) {
+    match action {
+        Some(TextureAction::Pin(h)) => {
+            let keep = std::time::Duration::from_secs_f32(mipflow_overlay::PIN_SECONDS);
+            m.force_resident(h, 0, keep);
+        }
+        Some(TextureAction::Limits {
+            handle,
+            finest,
+            required,
+        }) => {
+            m.set_level_limits(handle, finest, required);
+        }
+        None => {}
+    }
+}
