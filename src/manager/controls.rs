@@ -13,12 +13,10 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use super::BudgetManager;
-use crate::budget::planner::MAX_LEVELS;
+// A required level's bin holds `REQUIRED_PIXELS`: more than any view covers, so the planner
+// keeps that level before any view's wants (within the budget), and holds no texture short of it.
+use crate::budget::planner::{MAX_LEVELS, REQUIRED_PIXELS};
 use crate::stream::TextureHandle;
-
-/// Pixels given to a required level's bin of a texture's demand: more than any view covers, so
-/// the planner keeps that level before any view's wants (within the budget).
-const REQUIRED_PIXELS: f32 = 1e9;
 
 /// One texture's controls.
 #[derive(Clone, Copy, Debug)]

@@ -96,8 +96,9 @@ fn a_forced_texture_holds_its_level_for_the_duration_then_decays() {
     let hold = Duration::from_secs(4);
     assert!(m.force_resident(forced, 0, hold));
     let start = Instant::now();
-    // Within the planner's hold (`min_frames_between_changes`, 100 frames) at worst.
-    until(&mut m, &demand, 300, |m| level(m, forced) == 0);
+    // No hold keeps a forced texture short of its level: a few frames (deterministic reads).
+    let frames = until(&mut m, &demand, 300, |m| level(m, forced) == 0);
+    assert!(frames <= 20, "forced level 0 took {frames} frames");
     let mut frames_held = 0;
     while start.elapsed() < hold - Duration::from_millis(150) {
         let s = frame(&mut m, &demand);

@@ -95,6 +95,7 @@ mod incremental;
 mod order;
 mod replan;
 mod state;
+pub(crate) use state::REQUIRED_PIXELS;
 #[cfg(test)]
 mod tests;
 mod types;

@@ -351,6 +351,9 @@ impl Modes {
             && h.changed_at > self.epoch_frame
             && self.frame < h.changed_at.saturating_add(self.hold)
             && same_view
+            // A texture short of a level the game requires (forced resident, or a required
+            // level) is not held: the hold is for views, and a cut-scene cannot wait for it.
+            && !short_of_required(t, w.resident)
             // Above its floor, a texture that no view wants is not held: its levels gain
             // nothing, and pinning them for the hold would starve a texture in view (a level
             // kept when the camera passed a texture used to stay for the whole hold). It keeps
@@ -393,6 +396,20 @@ impl Modes {
             && (now.1 - then.1).abs() <= self.pixels_tolerance * now.1.max(then.1)
             && now.2 == then.2
     }
+}
+
+/// Pixels at or above this in a bin of a texture's histogram mark a level the game requires:
+/// the manager's forced and required levels (`BudgetManager::force_resident`,
+/// `TextureOptions::required_level`) are demand of this many pixels, more than any view covers.
+pub(crate) const REQUIRED_PIXELS: f32 = 1e9;
+
+/// Whether `t` wants, at `REQUIRED_PIXELS`, a level finer than `resident`.
+fn short_of_required(t: &PlanTexture, resident: u8) -> bool {
+    t.histogram
+        && t.level_pixels
+            .iter()
+            .take(usize::from(resident))
+            .any(|&p| p >= REQUIRED_PIXELS)
 }
 
 /// Octaves of blur when `level` is the finest resident level and `wanted` (mip bias included) is
