@@ -652,6 +652,13 @@ impl Streamer {
         }
     }
 
+    /// The 1x1 grey texture and view a texture with nothing resident is drawn with (the view
+    /// [`Streamer::texture_view`] hands out at version 0), on the ledger; made by the first
+    /// frame. An engine that needs the texture too (Bevy's `GpuImage`) takes it here.
+    pub fn fallback(&self) -> Option<(&wgpu::Texture, &wgpu::TextureView)> {
+        self.fallback.as_ref().map(|(t, v)| (t.texture(), v))
+    }
+
     /// Whether each frame waits for its reads ([`StreamConfig::deterministic`]).
     pub(crate) fn deterministic(&self) -> bool {
         self.config.deterministic

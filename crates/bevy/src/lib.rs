@@ -199,8 +199,6 @@ pub struct Mipflow {
     measure_every: Duration,
     stats: Option<FrameStats>,
     demand: demand::DemandState,
-    /// What an image with nothing resident shows (1x1 grey; 4 bytes of Bevy's, not tracked).
-    fallback: (mipflow::wgpu::Texture, mipflow::wgpu::TextureView),
 }
 
 impl Mipflow {
@@ -214,7 +212,6 @@ impl Mipflow {
         config.render_targets = false;
         config.stream.keep_replaced_frames =
             config.stream.keep_replaced_frames.max(KEEP_REPLACED_FRAMES);
-        let fallback = fallback_texture(&device, &queue);
         let manager = BudgetManager::with_adapter(adapter, device, queue, config)?;
         Ok(Self {
             manager: bevy_platform::cell::SyncCell::new(Some(manager)),
@@ -226,7 +223,6 @@ impl Mipflow {
             measure_every: settings.measure_every,
             stats: None,
             demand: demand::DemandState::default(),
-            fallback,
         })
     }
 
@@ -435,7 +431,10 @@ fn frame(
         // no material keeps the view of a texture that is gone.
         let (texture, view) = match m.streamer().resident_texture(s.texture) {
             Some(t) => (t, view),
-            None => (&mipflow.fallback.0, &mipflow.fallback.1),
+            None => match m.streamer().fallback() {
+                Some(f) => f,
+                None => continue,
+            },
         };
         s.sent = Some(version);
         mipflow.changed.push(*id);
@@ -444,39 +443,4 @@ fn frame(
             .swaps
             .send(render::Message::Swap(render::Swap::new(*id, texture, view)));
     }
-}
-
-/// A 1x1 grey texture (sRGB, as the streamed colour textures are).
-fn fallback_texture(
-    device: &mipflow::wgpu::Device,
-    queue: &mipflow::wgpu::Queue,
-) -> (mipflow::wgpu::Texture, mipflow::wgpu::TextureView) {
-    use mipflow::wgpu;
-    let size = wgpu::Extent3d {
-        width: 1,
-        height: 1,
-        depth_or_array_layers: 1,
-    };
-    let texture = device.create_texture(&wgpu::TextureDescriptor {
-        label: Some("mipflow-bevy fallback"),
-        size,
-        mip_level_count: 1,
-        sample_count: 1,
-        dimension: wgpu::TextureDimension::D2,
-        format: wgpu::TextureFormat::Rgba8UnormSrgb,
-        usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
-        view_formats: &[],
-    });
-    queue.write_texture(
-        texture.as_image_copy(),
-        &[128, 128, 128, 255],
-        wgpu::TexelCopyBufferLayout {
-            offset: 0,
-            bytes_per_row: Some(4),
-            rows_per_image: None,
-        },
-        size,
-    );
-    let view = texture.create_view(&Default::default());
-    (texture, view)
 }
