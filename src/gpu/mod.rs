@@ -185,8 +185,8 @@ impl GpuContext {
     }
 
     /// [`GpuContext::adopt`] with the adapter the device came from, so that its memory can be
-    /// read ([`GpuContext::adapter_memory`]: the device-local heap and, on Vulkan with
-    /// VK_EXT_memory_budget, the OS budget) for [`crate::Budget::adapter_fraction`].
+    /// read ([`GpuContext::adapter_memory`]: the device-local heap and the OS budget, from
+    /// VK_EXT_memory_budget, DXGI or Metal) for [`crate::Budget::adapter_fraction`].
     pub fn adopt_with_adapter(
         adapter: wgpu::Adapter,
         device: wgpu::Device,
@@ -403,12 +403,14 @@ impl GpuContext {
         m
     }
 
-    /// What the adapter says about its memory: the largest device-local heap and, where the driver
-    /// has VK_EXT_memory_budget, its budget. `None` where it cannot be known (adopted device,
-    /// non-Vulkan backend).
+    /// What the adapter says about its memory: the largest device-local heap and the driver's
+    /// budget for it, on Vulkan (VK_EXT_memory_budget), DX12 (DXGI `QueryVideoMemoryInfo`) and
+    /// Metal (`recommendedMaxWorkingSetSize`). `None` where it cannot be known (adopted device
+    /// without its adapter, GL, WebGPU). The DX12 and Metal sources are compiled but not yet run
+    /// on a machine of their kind.
     pub fn adapter_memory(&self) -> Option<AdapterMemory> {
         let adapter = self.adapter.as_ref()?;
-        adapter_memory::vulkan_memory(adapter)
+        adapter_memory::adapter_memory(adapter)
     }
 
     /// Blocks until the GPU has finished all submitted work.

@@ -6,10 +6,33 @@
 //! AMD's Mesa driver (RADV) so as not to enable it on the device, but the budget is a
 //! physical-device query (`vkGetPhysicalDeviceMemoryProperties2` with
 //! `VkPhysicalDeviceMemoryBudgetPropertiesEXT`), valid whenever the physical device supports the
-//! extension. DX12 (`QueryVideoMemoryInfo`) and Metal (`recommendedMaxWorkingSetSize`) have no
-//! source here yet: there the budget is bytes, a fraction of nothing known, or the caller's.
+//! extension.
+//!
+//! DX12 (`dx12.rs`: DXGI `QueryVideoMemoryInfo`) and Metal (`metal.rs`:
+//! `recommendedMaxWorkingSetSize`) are compiled on their own targets only; they type-check there
+//! (`cargo check --target x86_64-pc-windows-msvc` / `aarch64-apple-darwin`) but no machine of
+//! either kind has run them yet. GL and WebGPU have no source: there the budget is bytes, or the
+//! caller's.
 
 use crate::budget::AdapterMemory;
+
+#[cfg(windows)]
+mod dx12;
+#[cfg(target_vendor = "apple")]
+mod metal;
+
+/// What the adapter says about its memory, from whichever backend it runs on; `None` where no
+/// source exists (GL, WebGPU) or the query failed.
+pub(super) fn adapter_memory(adapter: &wgpu::Adapter) -> Option<AdapterMemory> {
+    match adapter.get_info().backend {
+        wgpu::Backend::Vulkan => vulkan_memory(adapter),
+        #[cfg(windows)]
+        wgpu::Backend::Dx12 => dx12::memory(adapter),
+        #[cfg(target_vendor = "apple")]
+        wgpu::Backend::Metal => metal::memory(adapter),
+        _ => None,
+    }
+}
 
 /// Where the budget figure of the driver comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,7 +69,7 @@ impl BudgetQuery {
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-pub(super) fn vulkan_memory(adapter: &wgpu::Adapter) -> Option<AdapterMemory> {
+fn vulkan_memory(adapter: &wgpu::Adapter) -> Option<AdapterMemory> {
     use ash::vk;
     // SAFETY: the hal adapter is only used within this function, while `adapter` is alive, and
     // only for read-only physical-device queries.
@@ -87,7 +110,7 @@ pub(super) fn vulkan_memory(adapter: &wgpu::Adapter) -> Option<AdapterMemory> {
 }
 
 #[cfg(target_arch = "wasm32")]
-pub(super) fn vulkan_memory(_adapter: &wgpu::Adapter) -> Option<AdapterMemory> {
+fn vulkan_memory(_adapter: &wgpu::Adapter) -> Option<AdapterMemory> {
     None
 }
 
