@@ -1,7 +1,8 @@
 //! The block-compressed formats mipflow reads, streams and writes: every BCn format wgpu has, with
-//! its sRGB variant where one exists. One table says, per format, its `vkFormat`, the wgpu format
-//! it is sampled as, the Khronos Data Format colour model its DFD must declare, and its block
-//! size; every size in the reader, the writer, the ledger and the planner comes from it.
+//! its sRGB variant where one exists. One table says, per format, its `vkFormat` (KTX2), its
+//! `DXGI_FORMAT` (DDS), the wgpu format it is sampled as, the Khronos Data Format colour model its
+//! DFD must declare, and its block size; every size in the readers, the writer, the ledger and the
+//! planner comes from it.
 
 use wgpu::TextureFormat as F;
 
@@ -10,6 +11,8 @@ use wgpu::TextureFormat as F;
 pub struct BlockFormat {
     /// `vkFormat` in the KTX2 header.
     pub vk_format: u32,
+    /// `DXGI_FORMAT` in a DDS file's DX10 header (BC1's RGB variants share the RGBA value).
+    pub dxgi_format: u32,
     /// The wgpu format it is created and sampled as.
     pub format: wgpu::TextureFormat,
     /// The DFD's `colorModel` (`KHR_DF_MODEL_BC1A` 128 ... `KHR_DF_MODEL_BC7` 134).
@@ -22,6 +25,7 @@ pub struct BlockFormat {
 
 const fn bf(
     vk_format: u32,
+    dxgi_format: u32,
     format: F,
     color_model: u8,
     block_bytes: u32,
@@ -29,6 +33,7 @@ const fn bf(
 ) -> BlockFormat {
     BlockFormat {
         vk_format,
+        dxgi_format,
         format,
         color_model,
         block_bytes,
@@ -41,28 +46,57 @@ const fn bf(
 /// with alpha 0 there, opaque black in Vulkan's RGB view: the colour matches, only alpha can
 /// differ, and an RGB texture's alpha is not meant to be read).
 pub const FORMATS: &[BlockFormat] = &[
-    bf(131, F::Bc1RgbaUnorm, 128, 8, "BC1_RGB_UNORM"),
-    bf(132, F::Bc1RgbaUnormSrgb, 128, 8, "BC1_RGB_SRGB"),
-    bf(133, F::Bc1RgbaUnorm, 128, 8, "BC1_RGBA_UNORM"),
-    bf(134, F::Bc1RgbaUnormSrgb, 128, 8, "BC1_RGBA_SRGB"),
-    bf(135, F::Bc2RgbaUnorm, 129, 16, "BC2_UNORM"),
-    bf(136, F::Bc2RgbaUnormSrgb, 129, 16, "BC2_SRGB"),
-    bf(137, F::Bc3RgbaUnorm, 130, 16, "BC3_UNORM"),
-    bf(138, F::Bc3RgbaUnormSrgb, 130, 16, "BC3_SRGB"),
-    bf(139, F::Bc4RUnorm, 131, 8, "BC4_UNORM"),
-    bf(140, F::Bc4RSnorm, 131, 8, "BC4_SNORM"),
-    bf(141, F::Bc5RgUnorm, 132, 16, "BC5_UNORM"),
-    bf(142, F::Bc5RgSnorm, 132, 16, "BC5_SNORM"),
-    bf(143, F::Bc6hRgbUfloat, 133, 16, "BC6H_UFLOAT"),
-    bf(144, F::Bc6hRgbFloat, 133, 16, "BC6H_SFLOAT"),
-    bf(145, F::Bc7RgbaUnorm, 134, 16, "BC7_UNORM"),
-    bf(146, F::Bc7RgbaUnormSrgb, 134, 16, "BC7_SRGB"),
+    bf(131, 71, F::Bc1RgbaUnorm, 128, 8, "BC1_RGB_UNORM"),
+    bf(132, 72, F::Bc1RgbaUnormSrgb, 128, 8, "BC1_RGB_SRGB"),
+    bf(133, 71, F::Bc1RgbaUnorm, 128, 8, "BC1_RGBA_UNORM"),
+    bf(134, 72, F::Bc1RgbaUnormSrgb, 128, 8, "BC1_RGBA_SRGB"),
+    bf(135, 74, F::Bc2RgbaUnorm, 129, 16, "BC2_UNORM"),
+    bf(136, 75, F::Bc2RgbaUnormSrgb, 129, 16, "BC2_SRGB"),
+    bf(137, 77, F::Bc3RgbaUnorm, 130, 16, "BC3_UNORM"),
+    bf(138, 78, F::Bc3RgbaUnormSrgb, 130, 16, "BC3_SRGB"),
+    bf(139, 80, F::Bc4RUnorm, 131, 8, "BC4_UNORM"),
+    bf(140, 81, F::Bc4RSnorm, 131, 8, "BC4_SNORM"),
+    bf(141, 83, F::Bc5RgUnorm, 132, 16, "BC5_UNORM"),
+    bf(142, 84, F::Bc5RgSnorm, 132, 16, "BC5_SNORM"),
+    bf(143, 95, F::Bc6hRgbUfloat, 133, 16, "BC6H_UFLOAT"),
+    bf(144, 96, F::Bc6hRgbFloat, 133, 16, "BC6H_SFLOAT"),
+    bf(145, 98, F::Bc7RgbaUnorm, 134, 16, "BC7_UNORM"),
+    bf(146, 99, F::Bc7RgbaUnormSrgb, 134, 16, "BC7_SRGB"),
 ];
 
 impl BlockFormat {
     /// The entry for a `vkFormat`, if mipflow reads it.
     pub fn from_vk(vk_format: u32) -> Option<&'static BlockFormat> {
         FORMATS.iter().find(|f| f.vk_format == vk_format)
+    }
+
+    /// The entry for a DDS file's `DXGI_FORMAT`, if mipflow reads it. A `_TYPELESS` BCn format
+    /// (70, 73, 76, 79, 82, 94, 97) is read as its UNORM variant (BC6H's as UFLOAT): the blocks
+    /// are the same, only the view's interpretation is left open.
+    pub fn from_dxgi(dxgi_format: u32) -> Option<&'static BlockFormat> {
+        let typed = match dxgi_format {
+            70 | 73 | 76 | 79 | 82 | 94 | 97 => dxgi_format + 1,
+            other => other,
+        };
+        // The RGBA BC1 entries come after the RGB ones: search from the end.
+        FORMATS.iter().rev().find(|f| f.dxgi_format == typed)
+    }
+
+    /// The entry for a legacy DDS pixel format's FourCC (no DX10 header): `DXT1` (BC1), `DXT2`
+    /// and `DXT3` (BC2), `DXT4` and `DXT5` (BC3), `ATI1`/`BC4U` and `BC4S`, `ATI2`/`BC5U` and
+    /// `BC5S`. All UNORM (or SNORM): a legacy header has no way to say sRGB.
+    pub fn from_fourcc(fourcc: [u8; 4]) -> Option<&'static BlockFormat> {
+        let vk = match &fourcc {
+            b"DXT1" => 133,
+            b"DXT2" | b"DXT3" => 135,
+            b"DXT4" | b"DXT5" => 137,
+            b"ATI1" | b"BC4U" => 139,
+            b"BC4S" => 140,
+            b"ATI2" | b"BC5U" => 141,
+            b"BC5S" => 142,
+            _ => return None,
+        };
+        Self::from_vk(vk)
     }
 
     /// The entry a wgpu format is written as (BC1 as its RGBA variant), if it is one of ours.
@@ -126,6 +160,8 @@ mod tests {
             assert_eq!(f.format.block_dimensions(), (4, 4), "{}", f.name);
             assert_eq!(f.name.ends_with("SRGB"), f.is_srgb(), "{}", f.name);
             assert_eq!(BlockFormat::from_vk(f.vk_format), Some(f));
+            let dds = BlockFormat::from_dxgi(f.dxgi_format).unwrap();
+            assert_eq!((dds.format, dds.block_bytes), (f.format, f.block_bytes));
             // Written back as the same vkFormat (BC1 RGB as RGBA, same blocks).
             let back = BlockFormat::from_wgpu(f.format).unwrap();
             assert_eq!(back.format, f.format);
@@ -136,6 +172,17 @@ mod tests {
             133
         );
         assert!(BlockFormat::from_vk(37).is_none());
+        assert!(BlockFormat::from_dxgi(28).is_none()); // R8G8B8A8_UNORM
+        assert_eq!(BlockFormat::from_dxgi(97).unwrap().format, F::Bc7RgbaUnorm); // typeless
+        assert_eq!(
+            BlockFormat::from_fourcc(*b"DXT5").unwrap().format,
+            F::Bc3RgbaUnorm
+        );
+        assert_eq!(
+            BlockFormat::from_fourcc(*b"ATI2").unwrap().format,
+            F::Bc5RgUnorm
+        );
+        assert!(BlockFormat::from_fourcc(*b"DX10").is_none());
         let bc1 = BlockFormat::from_vk(131).unwrap();
         assert_eq!(bc1.level_size(1000, 600), 250 * 150 * 8);
         assert_eq!(level_size(F::Bc4RUnorm, 3, 5), 2 * 8);

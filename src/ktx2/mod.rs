@@ -19,12 +19,14 @@
 //! so, never a panic.
 
 mod bytes;
+mod dds;
 mod format;
 mod metadata;
 mod reader;
 mod staged;
 mod writer;
 
+pub use dds::{DX10_HEADER_LEN as DDS_HEADER_LEN, DdsHeader, write_dds};
 pub use format::{BlockFormat, FORMATS, level_size};
 #[cfg(unix)]
 pub(crate) use reader::level_span;
@@ -59,9 +61,26 @@ pub enum Ktx2Error {
         /// Bytes available.
         available: u64,
     },
-    /// The file does not start with the KTX 2.0 identifier.
-    #[error("not a KTX 2.0 file (bad identifier)")]
+    /// The file starts with neither the KTX 2.0 identifier nor DDS's `"DDS "`.
+    #[error("neither a KTX 2.0 nor a DDS file (bad identifier)")]
     BadMagic,
+    /// A DDS file that mipflow does not stream (a cube map, an array, a volume, an uncompressed
+    /// or unknown pixel format): what it is.
+    #[error("DDS: {what}")]
+    UnsupportedDds {
+        /// What the file is, and what mipflow streams instead.
+        what: String,
+    },
+    /// A DDS header field that cannot be right.
+    #[error("DDS header: {field} is {found}: {reason}")]
+    BadDdsHeader {
+        /// The field.
+        field: &'static str,
+        /// The value found.
+        found: u64,
+        /// Why it is wrong.
+        reason: &'static str,
+    },
     /// The file is larger than [`ReadLimits::max_file_bytes`].
     #[error("file is {len} bytes, more than the reader's limit of {max} bytes")]
     FileTooLarge {
@@ -402,6 +421,36 @@ pub struct Ktx2Info {
     /// renames a new file over the old one) is an error, not the new file's bytes read at the
     /// old file's offsets and uploaded as the old texture's levels.
     pub stamp: Option<FileStamp>,
+    /// The file's container: KTX2, or DDS with the header that named its format.
+    pub container: Container,
+}
+
+/// The container a streamed file came in. Both are read level by level by byte range; the
+/// planner, the ledger and the streamer see only [`Ktx2Info`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum Container {
+    /// A KTX 2.0 file.
+    Ktx2,
+    /// A DDS file.
+    Dds(DdsHeader),
+}
+
+impl Container {
+    /// A short description, for `mipflow inspect` and errors.
+    pub fn describe(&self) -> String {
+        match self {
+            Container::Ktx2 => "KTX2".into(),
+            Container::Dds(DdsHeader::Dx10 { dxgi_format }) => {
+                format!("DDS (DX10 header, DXGI_FORMAT {dxgi_format})")
+            }
+            Container::Dds(DdsHeader::Legacy { fourcc }) => {
+                format!(
+                    "DDS (legacy header, FourCC {})",
+                    String::from_utf8_lossy(fourcc)
+                )
+            }
+        }
+    }
 }
 
 /// What identifies a file's contents on disk without reading them: its length, its modification
@@ -474,6 +523,7 @@ impl Ktx2Info {
             header_len: 0,
             file_len: 0,
             stamp: None,
+            container: Container::Ktx2,
         }
     }
 

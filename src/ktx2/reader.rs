@@ -166,7 +166,7 @@ pub(super) fn header_region_len(first_bytes: &[u8], limits: &ReadLimits) -> Resu
     Ok(idx + u64::from(h.dfd_byte_length) + u64::from(h.kvd_byte_length))
 }
 
-/// Validates a KTX2 file from its first bytes (which must cover the header region, see
+/// Validates a KTX2 file (or a DDS file: [`super::dds`]) from its first bytes (which must cover the header region, see
 /// [`super::header_region_len`]) and its total length, collecting **every** problem found rather
 /// than stopping at the first. [`Ktx2Info::parse`] is this plus "the first problem is an error".
 pub fn validate(bytes: &[u8], file_len: u64, limits: &ReadLimits) -> Validation {
@@ -177,6 +177,13 @@ pub fn validate(bytes: &[u8], file_len: u64, limits: &ReadLimits) -> Validation 
         problems: Vec::new(),
     };
     let file_len = file_len.max(bytes.len() as u64);
+    if super::dds::is_dds(bytes) {
+        match super::dds::parse(bytes, file_len, limits) {
+            Ok(info) => out.info = Some(info),
+            Err(e) => out.problems.push(e),
+        }
+        return out;
+    }
     if file_len > limits.max_file_bytes {
         problems.push(Ktx2Error::FileTooLarge {
             len: file_len,
@@ -494,6 +501,7 @@ pub fn validate(bytes: &[u8], file_len: u64, limits: &ReadLimits) -> Validation 
             header_len: header_end,
             file_len,
             stamp: None,
+            container: super::Container::Ktx2,
         });
     }
     out.header = Some(h);
@@ -574,9 +582,14 @@ pub fn read_info_from(
             max: limits.max_file_bytes,
         }));
     }
-    let mut first = Vec::with_capacity(HEADER_LEN as usize);
+    // Enough for a KTX2 header and for a whole DDS header (with its DX10 extension).
+    let first_len = HEADER_LEN.max(super::dds::DX10_HEADER_LEN);
+    let mut first = Vec::with_capacity(first_len as usize);
     file.seek(SeekFrom::Start(0)).map_err(io)?;
-    file.take(HEADER_LEN).read_to_end(&mut first).map_err(io)?;
+    file.take(first_len).read_to_end(&mut first).map_err(io)?;
+    if super::dds::is_dds(&first) {
+        return super::dds::parse(&first, file_len, limits).map_err(ktx);
+    }
     let region = header_region_len(&first, limits)
         .map_err(ktx)?
         .min(file_len);

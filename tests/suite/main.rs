@@ -4,6 +4,7 @@
 //! tests are exact whatever runs beside them.
 
 mod common;
+mod containers;
 mod controls;
 mod display;
 

@@ -1,4 +1,4 @@
-//! `mipflow inspect`: print and validate KTX2 files.
+//! `mipflow inspect`: print and validate KTX2 and DDS files.
 
 use std::fmt::Write as _;
 use std::fs::File;
@@ -6,14 +6,14 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use mipflow::ktx2::{
-    DfdSummary, HEADER_LEN, Ktx2Error, ReadLimits, Supercompression, header_region_len, level_dims,
-    read_level, validate,
+    DDS_HEADER_LEN, DfdSummary, HEADER_LEN, Ktx2Error, LevelInfo, ReadLimits, Supercompression,
+    header_region_len, level_dims, read_level, validate,
 };
 
 /// Arguments of `mipflow inspect`.
 #[derive(Debug, clap::Args)]
 pub struct InspectArgs {
-    /// KTX2 files to inspect.
+    /// KTX2 or DDS files to inspect.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// Print JSON instead of text.
@@ -60,6 +60,9 @@ pub struct InspectReport {
     pub valid: bool,
     /// File length, if it could be read.
     pub file_len: Option<u64>,
+    /// The container and how it named the format (`KTX2`, `DDS (DX10 header, DXGI_FORMAT 98)`),
+    /// if the file could be parsed.
+    pub container: Option<String>,
     /// vkFormat, if the header could be read.
     pub vk_format: Option<u32>,
     /// The wgpu format, for BC7 files.
@@ -121,6 +124,24 @@ fn raw_name(path: &Path) -> Option<String> {
     }
 }
 
+fn level_reports(levels: &[LevelInfo], width: u32, height: u32) -> Vec<LevelReport> {
+    levels
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let (width, height) = level_dims(width, height, i);
+            LevelReport {
+                level: i,
+                width,
+                height,
+                offset: l.offset,
+                byte_length: l.byte_length,
+                uncompressed_byte_length: l.uncompressed_byte_length,
+            }
+        })
+        .collect()
+}
+
 /// Validates the file at `path` (header, level index, DFD, key/value data, and every level's data,
 /// decompressed and size-checked) and reports what it holds and every problem found.
 pub fn inspect_file(path: &Path, limits: &ReadLimits) -> InspectReport {
@@ -129,6 +150,7 @@ pub fn inspect_file(path: &Path, limits: &ReadLimits) -> InspectReport {
         file_bytes: raw_name(path),
         valid: false,
         file_len: None,
+        container: None,
         vk_format: None,
         format: None,
         width: None,
@@ -154,7 +176,10 @@ pub fn inspect_file(path: &Path, limits: &ReadLimits) -> InspectReport {
         let file_len = file.metadata()?.len();
         report.file_len = Some(file_len);
         let mut first = Vec::new();
-        (&mut file).take(HEADER_LEN).read_to_end(&mut first)?;
+        // A KTX2 header, or a whole DDS header with its DX10 extension.
+        (&mut file)
+            .take(HEADER_LEN.max(DDS_HEADER_LEN))
+            .read_to_end(&mut first)?;
         // Read the header region the header declares (bounded by the limits); if the header itself
         // is unusable, validate what was read so that every problem is still listed.
         let region = header_region_len(&first, limits)
@@ -170,24 +195,16 @@ pub fn inspect_file(path: &Path, limits: &ReadLimits) -> InspectReport {
             report.width = Some(h.pixel_width);
             report.height = Some(h.pixel_height);
             report.supercompression_scheme = Some(h.supercompression_scheme);
-            report.levels = h
-                .levels
-                .iter()
-                .enumerate()
-                .map(|(i, l)| {
-                    let (width, height) = level_dims(h.pixel_width, h.pixel_height, i);
-                    LevelReport {
-                        level: i,
-                        width,
-                        height,
-                        offset: l.offset,
-                        byte_length: l.byte_length,
-                        uncompressed_byte_length: l.uncompressed_byte_length,
-                    }
-                })
-                .collect();
+            report.levels = level_reports(&h.levels, h.pixel_width, h.pixel_height);
         }
         if let Some(info) = &v.info {
+            report.container = Some(info.container.describe());
+            if v.header.is_none() {
+                // A DDS file: its levels are computed from the header, not stored in an index.
+                report.width = Some(info.width);
+                report.height = Some(info.height);
+                report.levels = level_reports(&info.levels, info.width, info.height);
+            }
             report.format = Some(format!("{:?}", info.format));
             report.supercompression = Some(info.supercompression);
             report.dfd = Some(info.dfd.clone());
@@ -236,9 +253,18 @@ pub fn report_text(r: &InspectReport) -> String {
     if let Some(len) = r.file_len {
         let _ = writeln!(s, "  file size         {len} bytes");
     }
-    if let Some(vk) = r.vk_format {
-        let f = r.format.as_deref().unwrap_or("unsupported");
-        let _ = writeln!(s, "  format            vkFormat {vk} ({f})");
+    if let Some(c) = &r.container {
+        let _ = writeln!(s, "  container         {c}");
+    }
+    match (r.vk_format, &r.format) {
+        (Some(vk), f) => {
+            let f = f.as_deref().unwrap_or("unsupported");
+            let _ = writeln!(s, "  format            vkFormat {vk} ({f})");
+        }
+        (None, Some(f)) => {
+            let _ = writeln!(s, "  format            {f}");
+        }
+        (None, None) => {}
     }
     if let (Some(w), Some(h)) = (r.width, r.height) {
         let _ = writeln!(s, "  size              {w}x{h}, {} levels", r.levels.len());

@@ -50,7 +50,7 @@ enum Command {
     /// Cook images (PNG, JPEG, TGA, BMP, OpenEXR, Radiance HDR) into block-compressed KTX2 files
     /// (BC7 by default; BC1, BC3, BC4, BC5, BC6H with --format) with full mip chains.
     Cook(mipflow_cli::cook_cmd::CookArgs),
-    /// Print and validate the contents of KTX2 files.
+    /// Print and validate the contents of KTX2 and DDS files.
     Inspect(mipflow_cli::inspect::InspectArgs),
     /// Run a scenario offscreen: JSON report, PNG plot, exit 1 when the budget was broken.
     #[command(after_help = "Examples:
@@ -69,7 +69,7 @@ struct HeadlessArgs {
     /// Scenario file (TOML); without it, the default scenario (demo scene, 600 frames, 256 MiB).
     #[arg(long)]
     scenario: Option<PathBuf>,
-    /// Show this folder of .ktx2 files as a gallery instead of the scenario's scene.
+    /// Show this folder of .ktx2 and .dds files as a gallery instead of the scenario's scene.
     #[arg(long)]
     textures: Option<PathBuf>,
     /// One budget for the whole run ("256MiB", "1.5GiB", bytes); overrides the scenario's schedule.

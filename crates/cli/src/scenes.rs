@@ -258,7 +258,7 @@ pub fn build_grid(
     Ok(side as f32)
 }
 
-/// The `.ktx2` files under `dir`, sorted; none is an error that says so (and how to cook the
+/// The `.ktx2` and `.dds` files under `dir`, sorted; none is an error that says so (and how to cook the
 /// images found there instead, if any).
 pub fn gallery_files(dir: &Path) -> Result<Vec<PathBuf>> {
     gallery_files_with_skips(dir, &mut Vec::new())
@@ -271,10 +271,11 @@ pub fn gallery_files_with_skips(
     skipped: &mut Vec<(PathBuf, String)>,
 ) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
-    let unreadable = crate::find_files(dir, &["ktx2"], &mut files).map_err(|source| Error::Io {
-        path: dir.to_path_buf(),
-        source,
-    })?;
+    let unreadable =
+        crate::find_files(dir, &["ktx2", "dds"], &mut files).map_err(|source| Error::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
     for (path, e) in unreadable {
         skipped.push((
             path,
@@ -301,7 +302,7 @@ pub fn gallery_files_with_skips(
             )
         };
         return Err(Error::Scenario(format!(
-            "no .ktx2 files under {}{hint}",
+            "no .ktx2 or .dds files under {}{hint}",
             dir.display()
         )));
     }

@@ -91,7 +91,7 @@ pub struct BenchArgs {
     /// scale and anisotropy are taken from it (flags win). Without it: the demo scene.
     #[arg(long, conflicts_with = "textures")]
     pub scenario: Option<PathBuf>,
-    /// Show this folder of .ktx2 files as a gallery instead of the demo scene.
+    /// Show this folder of .ktx2 and .dds files as a gallery instead of the demo scene.
     #[arg(long)]
     pub textures: Option<PathBuf>,
     /// Budget of mode (c) ("12MiB", bytes). Default: the scenario's schedule when it has one, else

@@ -15,7 +15,7 @@ pub const PROVISIONAL_BUDGET_BYTES: u64 = 64 << 20;
 /// Arguments of `mipflow demo` (also the defaults of `mipflow` with no subcommand).
 #[derive(Clone, Debug, clap::Args)]
 pub struct DemoArgs {
-    /// Show a folder of your own .ktx2 files (and PNG/JPEG/TGA/BMP images, cooked on the fly) as
+    /// Show a folder of your own .ktx2 and .dds files (and PNG/JPEG/TGA/BMP images, cooked on the fly) as
     /// a gallery instead of the procedural hall.
     #[arg(long, value_name = "DIR")]
     pub textures: Option<PathBuf>,

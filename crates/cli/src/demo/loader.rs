@@ -90,8 +90,8 @@ impl Job {
 
 type Message = (usize, Result<TextureSource>);
 
-/// Extensions the gallery shows: KTX2 as it is, images cooked on the fly.
-const GALLERY_EXTENSIONS: [&str; 6] = ["ktx2", "png", "jpg", "jpeg", "tga", "bmp"];
+/// Extensions the gallery shows: KTX2 and DDS as they are, images cooked on the fly.
+const GALLERY_EXTENSIONS: [&str; 7] = ["ktx2", "dds", "png", "jpg", "jpeg", "tga", "bmp"];
 
 /// The background scene builder (see the module documentation).
 pub struct Loader {
@@ -140,9 +140,9 @@ impl Loader {
                 files
                     .into_iter()
                     .map(|p| {
-                        if p.extension()
-                            .is_some_and(|x| x.eq_ignore_ascii_case("ktx2"))
-                        {
+                        if p.extension().is_some_and(|x| {
+                            x.eq_ignore_ascii_case("ktx2") || x.eq_ignore_ascii_case("dds")
+                        }) {
                             Job::Ktx2(p)
                         } else {
                             Job::Image(p)

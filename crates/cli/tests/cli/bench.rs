@@ -209,7 +209,7 @@ fn bad_flags_exit_2() {
             &["--scenario", "a.toml", "--textures", "b"][..],
             "cannot be used with",
         ),
-        (&["--textures", empty_arg][..], "no .ktx2 files"),
+        (&["--textures", empty_arg][..], "no .ktx2 or .dds files"),
     ] {
         let out = bench(args, &dir);
         let stderr = String::from_utf8_lossy(&out.stderr);
