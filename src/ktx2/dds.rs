@@ -224,11 +224,13 @@ pub(crate) fn parse(
             bytes_plane0: format.block_bytes as u8,
             samples: 0,
             blocks: 0,
+            channel_ids: Vec::new(),
         },
         header_len: data_offset,
         file_len,
         stamp: None,
         container: Container::Dds(header),
+        basis: None,
     })
 }
 

@@ -131,10 +131,7 @@ pub fn level_size(format: wgpu::TextureFormat, width: u32, height: u32) -> u64 {
 /// What an unsupported `vkFormat` probably is, for its error message.
 pub(super) fn unsupported_note(vk_format: u32) -> &'static str {
     match vk_format {
-        0 => concat!(
-            " (VK_FORMAT_UNDEFINED: Basis Universal UASTC or ETC1S, which needs a transcoder ",
-            "mipflow does not have yet)"
-        ),
+        0 => " (VK_FORMAT_UNDEFINED, which mipflow reads only as Basis Universal UASTC or ETC1S)",
         1..=130 => " (uncompressed or packed: cook the image with `mipflow cook`)",
         147..=184 => " (ETC2, EAC or ASTC, which desktop GPUs do not sample: cook it to BCn)",
         _ => "",
@@ -142,7 +139,8 @@ pub(super) fn unsupported_note(vk_format: u32) -> &'static str {
 }
 
 /// The supported `vkFormat`s, for an error message.
-pub const SUPPORTED: &str = "131 to 146: BC1 to BC7 (UNORM, SNORM, sRGB, BC6H's floats)";
+pub const SUPPORTED: &str =
+    "131 to 146: BC1 to BC7 (UNORM, SNORM, sRGB, BC6H's floats), and 0 for Basis UASTC or ETC1S";
 
 #[cfg(test)]
 mod tests {

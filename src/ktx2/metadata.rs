@@ -145,6 +145,9 @@ pub(super) fn parse_dfd(
         bytes_plane0: field(16) as u8,
         samples,
         blocks,
+        channel_ids: (0..samples)
+            .map(|k| (field(24 + 16 * k + 3) & 0xF) as u8)
+            .collect(),
     })
 }
 

@@ -18,6 +18,7 @@
 //! Everything else (cube maps, arrays, 3D, Basis Universal) is a typed [`Ktx2Error`] that says
 //! so, never a panic.
 
+mod basis;
 mod bytes;
 mod dds;
 mod format;
@@ -26,6 +27,7 @@ mod reader;
 mod staged;
 mod writer;
 
+pub use basis::{BasisChannels, BasisCodec, BasisInfo};
 pub use dds::{DX10_HEADER_LEN as DDS_HEADER_LEN, DdsHeader, write_dds};
 pub use format::{BlockFormat, FORMATS, level_size};
 #[cfg(unix)]
@@ -150,11 +152,31 @@ pub enum Ktx2Error {
     },
     /// `supercompressionScheme` is neither 0 (none) nor 2 (Zstandard).
     #[error(
-        "unsupported supercompressionScheme {scheme} (only 0 = none and 2 = Zstandard; 1 is BasisLZ, Basis Universal ETC1S, which needs a transcoder mipflow does not have yet)"
+        "unsupported supercompressionScheme {scheme} (mipflow reads 0 = none, 2 = Zstandard, and 1 = BasisLZ in a Basis ETC1S file)"
     )]
     UnsupportedSupercompression {
         /// The value found.
         scheme: u32,
+    },
+    /// A Basis Universal file mipflow does not transcode (UASTC HDR, animation): what it is.
+    #[error("Basis Universal: {what} is not streamed")]
+    UnsupportedBasis {
+        /// What the file holds.
+        what: String,
+    },
+    /// An ETC1S file's global data (codebooks, image descriptors) is malformed.
+    #[error("BasisLZ global data: {reason}")]
+    BadBasisGlobal {
+        /// What is wrong.
+        reason: String,
+    },
+    /// A Basis level's blocks could not be transcoded.
+    #[error("level {level}: Basis transcode failed: {reason}")]
+    Transcode {
+        /// The level.
+        level: usize,
+        /// Why.
+        reason: String,
     },
     /// Supercompression global data is present, but no supported scheme uses it.
     #[error(
@@ -332,6 +354,9 @@ pub struct ReadLimits {
     pub max_dfd_bytes: u32,
     /// Largest accepted key/value section (default 1 MiB).
     pub max_kvd_bytes: u32,
+    /// Largest accepted supercompression global data (ETC1S's codebooks; default 16 MiB, which
+    /// a 16384x16384 ETC1S texture's codebooks stay well under).
+    pub max_sgd_bytes: u64,
     /// Most key/value entries accepted (default 256).
     pub max_key_values: usize,
 }
@@ -343,6 +368,7 @@ impl Default for ReadLimits {
             max_file_bytes: 4 << 30,
             max_dfd_bytes: 4096,
             max_kvd_bytes: 1 << 20,
+            max_sgd_bytes: 16 << 20,
             max_key_values: 256,
         }
     }
@@ -356,6 +382,9 @@ pub enum Supercompression {
     None,
     /// Each level is one Zstandard frame.
     Zstd,
+    /// Basis Universal ETC1S's BasisLZ (scheme 1): levels decoded with the file's global
+    /// codebooks ([`BasisInfo`]).
+    BasisLz,
 }
 
 /// Where one level lives in the file. Validated against the file length and the format math.
@@ -390,6 +419,9 @@ pub struct DfdSummary {
     pub samples: usize,
     /// Number of descriptor blocks (a Basic block, plus any others).
     pub blocks: usize,
+    /// Each sample's channel id (the low 4 bits of its `channelType`): what a Basis file's
+    /// channels are (UASTC `RGBA` 3, `RRRG` 5, `RG` 6; ETC1S `RGB` 0, `RRR` 3, `GGG` 4, `AAA` 15).
+    pub channel_ids: Vec<u8>,
 }
 
 /// Everything streaming needs to know about a validated KTX2 file.
@@ -423,6 +455,9 @@ pub struct Ktx2Info {
     pub stamp: Option<FileStamp>,
     /// The file's container: KTX2, or DDS with the header that named its format.
     pub container: Container,
+    /// A Basis Universal file (`vkFormat` 0): its codec, transcoded into `format` level by level.
+    /// `None` for blocks stored as the GPU takes them.
+    pub basis: Option<BasisInfo>,
 }
 
 /// The container a streamed file came in. Both are read level by level by byte range; the
@@ -519,11 +554,13 @@ impl Ktx2Info {
                 bytes_plane0: format.block_copy_size(None).unwrap_or(0) as u8,
                 samples: 0,
                 blocks: 0,
+                channel_ids: Vec::new(),
             },
             header_len: 0,
             file_len: 0,
             stamp: None,
             container: Container::Ktx2,
+            basis: None,
         }
     }
 

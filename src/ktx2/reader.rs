@@ -163,7 +163,20 @@ pub(super) fn header_region_len(first_bytes: &[u8], limits: &ReadLimits) -> Resu
     // computing the region from the index end rather than the declared offsets keeps it bounded
     // even when the offsets are hostile.
     let idx = index_end(h.level_count);
-    Ok(idx + u64::from(h.dfd_byte_length) + u64::from(h.kvd_byte_length))
+    let end = idx + u64::from(h.dfd_byte_length) + u64::from(h.kvd_byte_length);
+    if h.sgd_byte_length == 0 {
+        return Ok(end);
+    }
+    // BasisLZ's global data follows, 8-byte aligned (checked in `validate`).
+    if h.sgd_byte_length > limits.max_sgd_bytes {
+        return Err(Ktx2Error::BadSection {
+            section: "supercompression global data",
+            offset: h.sgd_byte_offset,
+            length: h.sgd_byte_length,
+            reason: "larger than the reader's limit",
+        });
+    }
+    Ok(end.next_multiple_of(8) + h.sgd_byte_length)
 }
 
 /// Validates a KTX2 file (or a DDS file: [`super::dds`]) from its first bytes (which must cover the header region, see
@@ -199,14 +212,14 @@ pub fn validate(bytes: &[u8], file_len: u64, limits: &ReadLimits) -> Validation 
         }
     };
 
-    // Scalar header fields.
-    let block_format = BlockFormat::from_vk(h.vk_format);
-    if block_format.is_none() {
+    // Scalar header fields. vkFormat 0 is a Basis Universal file: its GPU format comes from its DFD.
+    let basis_file = h.vk_format == 0;
+    let mut block_format = BlockFormat::from_vk(h.vk_format);
+    if block_format.is_none() && !basis_file {
         problems.push(Ktx2Error::UnsupportedFormat {
             vk_format: h.vk_format,
         });
     }
-    let format = block_format.map(|b| b.format);
     if h.type_size != 1 {
         problems.push(Ktx2Error::BadTypeSize {
             type_size: h.type_size,
@@ -257,13 +270,15 @@ pub fn validate(bytes: &[u8], file_len: u64, limits: &ReadLimits) -> Validation 
     }
     let supercompression = match h.supercompression_scheme {
         0 => Some(Supercompression::None),
+        1 if basis_file => Some(Supercompression::BasisLz),
         2 => Some(Supercompression::Zstd),
         scheme => {
             problems.push(Ktx2Error::UnsupportedSupercompression { scheme });
             None
         }
     };
-    if h.sgd_byte_length != 0 || h.sgd_byte_offset != 0 {
+    let basislz = supercompression == Some(Supercompression::BasisLz);
+    if !basislz && (h.sgd_byte_length != 0 || h.sgd_byte_offset != 0) {
         problems.push(Ktx2Error::UnexpectedSgd {
             offset: h.sgd_byte_offset,
             length: h.sgd_byte_length,
@@ -366,7 +381,52 @@ pub fn validate(bytes: &[u8], file_len: u64, limits: &ReadLimits) -> Validation 
             }),
         }
     }
-    let header_end = idx_end.max(dfd_end).max(kvd_end);
+    let mut header_end = idx_end.max(dfd_end).max(kvd_end);
+
+    // A Basis file: the codec and the GPU format from the DFD; ETC1S's global data after the
+    // key/value data (8-byte aligned), within what the caller read.
+    let mut basis = None;
+    let mut sgd = None;
+    if let (true, Some(d), Some(sc)) = (basis_file, &dfd, supercompression) {
+        match super::basis::describe(d, sc) {
+            Ok((b, f)) => {
+                basis = Some(b);
+                block_format = Some(f);
+            }
+            Err(e) => problems.push(e),
+        }
+    }
+    if basislz {
+        let (off, len) = (h.sgd_byte_offset, h.sgd_byte_length);
+        let problem = |reason| Ktx2Error::BadSection {
+            section: "supercompression global data",
+            offset: off,
+            length: len,
+            reason,
+        };
+        let start = header_end.next_multiple_of(8);
+        if len == 0 {
+            problems.push(problem("absent, but BasisLZ needs it"));
+        } else if len > limits.max_sgd_bytes {
+            problems.push(problem("larger than the reader's limit"));
+        } else if off != start {
+            problems.push(problem(
+                "does not follow the key/value data (8-byte aligned)",
+            ));
+        } else if off + len > file_len {
+            problems.push(problem("extends past the end of the file"));
+        } else if let Some(section) = slice(bytes, off, len) {
+            sgd = Some(section);
+            header_end = off + len;
+        } else {
+            problems.push(Ktx2Error::Truncated {
+                what: "supercompression global data",
+                needed: off + len,
+                available: bytes.len() as u64,
+            });
+        }
+    }
+    let format = block_format.map(|b| b.format);
 
     // Levels: sizes against the format math, ranges against the file and each other.
     let mut levels_valid = index_read;
@@ -430,6 +490,25 @@ pub fn validate(bytes: &[u8], file_len: u64, limits: &ReadLimits) -> Validation 
                         });
                     }
                 }
+                Some(Supercompression::BasisLz) => {
+                    if l.uncompressed_byte_length != 0 {
+                        problems.push(Ktx2Error::LevelSizeMismatch {
+                            level: i,
+                            what: "uncompressedByteLength (0 for BasisLZ)",
+                            expected: 0,
+                            found: l.uncompressed_byte_length,
+                        });
+                        levels_valid = false;
+                    }
+                    if l.byte_length == 0 || l.byte_length > expected {
+                        problems.push(Ktx2Error::LevelCompressedSize {
+                            level: i,
+                            length: l.byte_length,
+                            bound: expected,
+                        });
+                        levels_valid = false;
+                    }
+                }
                 Some(Supercompression::Zstd) => {
                     if l.uncompressed_byte_length != expected {
                         problems.push(Ktx2Error::LevelSizeMismatch {
@@ -481,6 +560,12 @@ pub fn validate(bytes: &[u8], file_len: u64, limits: &ReadLimits) -> Validation 
         }
     }
 
+    if let (Some(b), Some(sgd), true) = (basis.as_mut(), sgd, levels_valid)
+        && let Err(e) = super::basis::attach_global(b, sgd, &h.levels)
+    {
+        problems.push(e);
+        levels_valid = false;
+    }
     if let (Some(format), Some(supercompression), Some(dfd), Some(key_values), true, true, true) = (
         format,
         supercompression,
@@ -502,6 +587,7 @@ pub fn validate(bytes: &[u8], file_len: u64, limits: &ReadLimits) -> Validation 
             file_len,
             stamp: None,
             container: super::Container::Ktx2,
+            basis,
         });
     }
     out.header = Some(h);
@@ -618,9 +704,18 @@ pub fn read_level(
             available: l.offset + data.len() as u64,
         });
     }
-    match info.supercompression {
-        Supercompression::None => Ok(data),
-        Supercompression::Zstd => decompress_level(&data, level, expected),
+    let data = match info.supercompression {
+        Supercompression::Zstd => decompress_level(&data, level, expected)?,
+        Supercompression::None | Supercompression::BasisLz => data,
+    };
+    match &info.basis {
+        Some(basis) => super::basis::transcode(info, basis, level, &data),
+        None if info.supercompression == Supercompression::BasisLz => {
+            Err(Ktx2Error::BadBasisGlobal {
+                reason: "BasisLZ levels without the file's global data".into(),
+            })
+        }
+        None => Ok(data),
     }
 }
 
@@ -643,6 +738,13 @@ pub(crate) fn level_span(
                 what: "byteLength",
                 expected,
                 found: l.byte_length,
+            });
+        }
+        Supercompression::BasisLz if l.byte_length == 0 || l.byte_length > expected => {
+            return Err(Ktx2Error::LevelCompressedSize {
+                level,
+                length: l.byte_length,
+                bound: expected,
             });
         }
         Supercompression::Zstd if l.byte_length == 0 || l.byte_length > zstd_bound(expected) => {
@@ -723,76 +825,5 @@ fn decompress_level(data: &[u8], level: usize, expected: u64) -> Result<Vec<u8>,
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A level stored as a skippable frame and then the real frame (valid per RFC 8878) decodes
-    /// to its bytes, by both decoders; a skippable frame cut short is an error, not a panic.
-    #[test]
-    fn a_skippable_frame_before_the_level_is_skipped() {
-        let level: Vec<u8> = (0..4096u32).map(|i| (i * 7 % 251) as u8).collect();
-        let frame = zstd::bulk::compress(&level, 3).unwrap();
-        let mut data = 0x184D_2A53u32.to_le_bytes().to_vec();
-        data.extend_from_slice(&5u32.to_le_bytes());
-        data.extend_from_slice(b"hello");
-        data.extend_from_slice(&frame);
-        assert_eq!(decompress_level(&data, 0, 4096).unwrap(), level);
-        let mut bounce = vec![0u8; 1000];
-        let mut got = Vec::new();
-        super::super::staged::decode(&data, 0, 4096, &mut bounce, &mut |b| {
-            got.extend_from_slice(b);
-            true
-        })
-        .unwrap();
-        assert_eq!(got, level);
-        // Cut inside the skippable frame: an error.
-        assert!(decompress_level(&data[..10], 0, 4096).is_err());
-    }
-
-    /// Zstandard's bound saturates: a hostile header's level size near u64::MAX (limits raised
-    /// to 2^32 sides) is refused by the size checks, not an overflow.
-    #[test]
-    fn the_zstd_bound_saturates() {
-        assert_eq!(zstd_bound(u64::MAX), u64::MAX);
-        assert_eq!(zstd_bound(u64::MAX - 300), u64::MAX);
-        assert_eq!(zstd_bound(0), 64);
-        assert_eq!(zstd_bound(1 << 20), (1 << 20) + (1 << 12));
-    }
-
-    /// Memory that cannot be had is that level's typed error, never an abort (an IO worker
-    /// reading under the process's memory limit fails the read, and the streamer retries).
-    #[test]
-    fn a_level_buffer_that_cannot_be_had_is_an_error() {
-        for bytes in [u64::MAX, 1 << 62] {
-            match level_buffer(3, bytes) {
-                Err(Ktx2Error::OutOfMemory { level: 3, bytes: b }) => assert_eq!(b, bytes),
-                other => panic!("{bytes}: {other:?}"),
-            }
-        }
-        assert!(level_buffer(0, 4096).unwrap().capacity() >= 4096);
-        let e = Ktx2Error::OutOfMemory {
-            level: 2,
-            bytes: 1 << 40,
-        };
-        assert_eq!(
-            e.to_string(),
-            "level 2: out of memory for its 1099511627776 bytes"
-        );
-    }
-
-    /// The image's shape: a cooked image's `mipflowSourceSize` (the size before it was
-    /// resampled to whole blocks and levels), else the texture's own size; a size that is
-    /// not `WxH` of two positive numbers counts as absent.
-    #[test]
-    fn the_display_aspect_is_the_source_image_s() {
-        let mut info = Ktx2Info::resident(wgpu::TextureFormat::Bc7RgbaUnorm, 448, 320);
-        assert_eq!(info.display_aspect(), 1.4);
-        info.key_values
-            .push(("mipflowSourceSize".into(), b"451x300\0".to_vec()));
-        assert_eq!(info.display_aspect(), 451.0 / 300.0);
-        for bad in [&b"0x300\0"[..], b"451x", b"wide", b"451x-3"] {
-            info.key_values[0].1 = bad.to_vec();
-            assert_eq!(info.display_aspect(), 1.4, "{bad:?}");
-        }
-    }
-}
+#[path = "reader_tests.rs"]
+mod tests;

@@ -18,6 +18,9 @@ pub fn read_level_with(
     bounce: &mut [u8],
     sink: &mut dyn FnMut(&[u8]) -> bool,
 ) -> Result<(), Ktx2Error> {
+    if transcoded(info) {
+        return whole(super::read_level(file, info, level)?, level, sink);
+    }
     let (l, expected, end) = level_span(info, level)?;
     if bounce.is_empty() {
         return Err(Ktx2Error::OutOfMemory { level, bytes: 1 });
@@ -42,7 +45,7 @@ pub fn read_level_with(
                 });
             }
         }
-        Supercompression::Zstd => {
+        Supercompression::Zstd | Supercompression::BasisLz => {
             let mut data = level_buffer(level, l.byte_length)?;
             file.take(l.byte_length).read_to_end(&mut data)?;
             if (data.len() as u64) < l.byte_length {
@@ -68,6 +71,10 @@ pub fn read_level_in(
     bounce: &mut [u8],
     sink: &mut dyn FnMut(&[u8]) -> bool,
 ) -> Result<(), Ktx2Error> {
+    if transcoded(info) {
+        let out = super::read_level(&mut std::io::Cursor::new(file), info, level)?;
+        return whole(out, level, sink);
+    }
     let (l, expected, end) = level_span(info, level)?;
     let Some(data) = usize::try_from(l.offset)
         .ok()
@@ -91,7 +98,31 @@ pub fn read_level_in(
             }
             Ok(())
         }
-        Supercompression::Zstd => decode(data, level, expected, bounce, sink),
+        Supercompression::Zstd | Supercompression::BasisLz => {
+            decode(data, level, expected, bounce, sink)
+        }
+    }
+}
+
+/// A Basis file's level is transcoded whole ([`super::read_level`]), then handed over.
+fn transcoded(info: &Ktx2Info) -> bool {
+    info.basis.is_some() || info.supercompression == Supercompression::BasisLz
+}
+
+/// Hands a whole level to `sink`.
+fn whole(
+    level_bytes: Vec<u8>,
+    level: usize,
+    sink: &mut dyn FnMut(&[u8]) -> bool,
+) -> Result<(), Ktx2Error> {
+    if sink(&level_bytes) {
+        Ok(())
+    } else {
+        Err(Ktx2Error::DecompressedSize {
+            level,
+            expected: level_bytes.len() as u64,
+            found: level_bytes.len() as u64,
+        })
     }
 }
 

@@ -380,7 +380,8 @@ fn read_direct(
     #[cfg(unix)]
     {
         use crate::ktx2::{Supercompression, level_span};
-        if info.supercompression != Supercompression::None {
+        if info.supercompression != Supercompression::None || info.basis.is_some() {
+            // Zstandard to undo, or Basis blocks to transcode: through the caller's buffer.
             return None;
         }
         let (span, _, end) = match level_span(info, level) {

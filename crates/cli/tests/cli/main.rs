@@ -10,3 +10,4 @@ mod bench;
 mod cook_cli;
 mod demo_screenshot;
 mod headless;
+mod inspect_containers;
