@@ -18,8 +18,8 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -30,6 +30,7 @@ use mipflow_cook::{
     BlockKind, ColorSpace, CookError, CookOptions, MAX_COOK_DIMENSION, MipFilter, Quality, Resize,
     Wrap, cook_rgba8, encoder_for_options, probe_alloc,
 };
+use mipflow_cook::{GpuEncoders, GpuMode, encoder::BlockEncoder};
 
 /// Arguments of `mipflow cook`.
 #[derive(Debug, Clone, clap::Args)]
@@ -81,6 +82,16 @@ pub struct CookArgs {
     /// worker threads, or 4 GiB where that is unknown.
     #[arg(long, value_name = "SIZE", value_parser = crate::size_arg)]
     pub max_memory: Option<u64>,
+    /// Encode the blocks on the GPU: `auto` where the machine has a real one (not a software
+    /// adapter such as lavapipe), `on` on whatever adapter there is (an error without one),
+    /// `off` on the CPU. OpenEXR and Radiance HDR inputs cooked to BC6H stay on the CPU.
+    #[arg(long, value_enum, default_value_t = GpuMode::Auto)]
+    pub gpu: GpuMode,
+}
+
+/// The block encoder for `opts`: on `gpu` where there is one, else the CPU's.
+fn encoder(opts: &CookOptions, gpu: Option<&Arc<GpuEncoders>>) -> Box<dyn BlockEncoder> {
+    gpu.map_or_else(|| encoder_for_options(opts), |g| g.encoder(opts))
 }
 
 impl CookArgs {
@@ -509,6 +520,17 @@ pub fn cook_bytes(
     opts: &CookOptions,
     max_memory: u64,
 ) -> Result<mipflow_cook::EncodedTexture, CookError> {
+    cook_bytes_on(name, bytes, opts, max_memory, None)
+}
+
+/// [`cook_bytes`], encoding on `gpu` where given.
+pub fn cook_bytes_on(
+    name: &Path,
+    bytes: &[u8],
+    opts: &CookOptions,
+    max_memory: u64,
+    gpu: Option<&Arc<GpuEncoders>>,
+) -> Result<mipflow_cook::EncodedTexture, CookError> {
     let hdr_input = name
         .extension()
         .and_then(|e| e.to_str())
@@ -555,10 +577,10 @@ pub fn cook_bytes(
             ];
         }
         drop(linear);
-        cook_rgba8(rgba, opts, encoder_for_options(opts).as_ref())
+        cook_rgba8(rgba, opts, encoder(opts, gpu).as_ref())
     } else {
         probe_alloc(pixels * 4, "the image as RGBA8")?;
-        cook_rgba8(img.into_rgba8(), opts, encoder_for_options(opts).as_ref())
+        cook_rgba8(img.into_rgba8(), opts, encoder(opts, gpu).as_ref())
     }
 }
 
@@ -588,6 +610,7 @@ fn cook_job(
     opts: &CookOptions,
     force: bool,
     max_memory: u64,
+    gpu: Option<&Arc<GpuEncoders>>,
 ) -> Result<Outcome, CookError> {
     let hdr_input = job
         .input
@@ -595,7 +618,10 @@ fn cook_job(
         .and_then(|e| e.to_str())
         .is_some_and(|e| HDR_EXTENSIONS.iter().any(|x| x.eq_ignore_ascii_case(e)));
     let opts = &hdr_default(opts, hdr_input);
-    let encoder = encoder_for_options(opts);
+    // An HDR input cooked to BC6H is encoded from floats, on the CPU (`cook_hdr`).
+    let floats = hdr_input && opts.block_kind() == BlockKind::Bc6h;
+    let gpu = gpu.filter(|_| !floats);
+    let encoder = encoder(opts, gpu);
     let bytes = read_input(&job.input)?;
     let stamp = stamp(opts, &encoder.name(), &bytes);
     if !force && up_to_date(&job.output, &stamp) {
@@ -603,7 +629,7 @@ fn cook_job(
     }
     let megapixels =
         header_dims(&job.input, &bytes).map_or(0.0, |(w, h)| f64::from(w) * f64::from(h) / 1e6);
-    let mut tex = cook_bytes(&job.input, &bytes, opts, max_memory)?;
+    let mut tex = cook_bytes_on(&job.input, &bytes, opts, max_memory, gpu)?;
     drop(bytes);
     tex.key_values.push((
         COOK_STAMP_KEY.to_string(),
@@ -631,6 +657,21 @@ fn probe_megapixels(path: &Path) -> f64 {
 /// bands), with an indicatif progress bar on stderr when `progress` is set (it stays hidden when
 /// stderr is not a terminal). Failures do not stop the run; they are listed in the summary.
 pub fn cook_files(args: &CookArgs, progress: bool) -> CookSummary {
+    match GpuEncoders::open(args.gpu) {
+        Ok(gpu) => cook_files_on(args, progress, gpu.as_ref()),
+        Err(e) => CookSummary {
+            failed: vec![e],
+            ..CookSummary::default()
+        },
+    }
+}
+
+/// [`cook_files`] with the GPU encoders already open (`None`: the CPU).
+pub fn cook_files_on(
+    args: &CookArgs,
+    progress: bool,
+    gpu: Option<&Arc<GpuEncoders>>,
+) -> CookSummary {
     let start = Instant::now();
     let opts = args.options();
     let (jobs, mut failed, split) = discover(args);
@@ -663,7 +704,7 @@ pub fn cook_files(args: &CookArgs, progress: bool) -> CookSummary {
         .enumerate()
         .with_max_len(1)
         .for_each(|(i, (job, mp))| {
-            let result = cook_job(job, &opts, args.force, max_memory);
+            let result = cook_job(job, &opts, args.force, max_memory, gpu);
             let kpx = (mp * 1000.0) as u64;
             if matches!(result, Ok(Outcome::Cooked { .. })) {
                 cooked_kpx.fetch_add(kpx, Ordering::Relaxed);
@@ -711,18 +752,29 @@ pub fn run_cook(args: &CookArgs) -> i32 {
         crate::say!("mipflow cook: {e}");
         return 2;
     }
+    let gpu = match GpuEncoders::open(args.gpu) {
+        Ok(gpu) => gpu,
+        Err(e) => {
+            crate::say!("mipflow cook: {e}");
+            return 2;
+        }
+    };
+    if let Some(g) = &gpu {
+        crate::say!("encoding on the GPU: {}", g.adapter());
+    }
+    let gpu = gpu.as_ref();
     let s = match args.threads {
         Some(n) => match rayon::ThreadPoolBuilder::new()
             .num_threads(usize::from(n))
             .build()
         {
-            Ok(pool) => pool.install(|| cook_files(args, true)),
+            Ok(pool) => pool.install(|| cook_files_on(args, true, gpu)),
             Err(e) => {
                 crate::say!("error: cannot start {n} worker threads: {e}");
                 return 1;
             }
         },
-        None => cook_files(args, true),
+        None => cook_files_on(args, true, gpu),
     };
     let rate = if s.seconds > 0.0 {
         s.megapixels / s.seconds

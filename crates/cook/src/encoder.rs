@@ -35,6 +35,12 @@ pub trait BlockEncoder: Send + Sync {
     fn block_bytes(&self) -> usize {
         16
     }
+
+    /// Whether [`encode_level`] gives it whole levels (padded to whole blocks) rather than
+    /// bands encoded in parallel: a GPU encoder, for which each call is a round trip.
+    fn whole_level(&self) -> bool {
+        false
+    }
 }
 
 /// intel_tex_2's BC7 encoder at a [`Quality`].
@@ -105,7 +111,7 @@ impl BlockEncoder for IntelBc7 {
 
 /// Checks an encoder's input surface (sides multiples of 4, `stride` bytes a row, enough data)
 /// and its output (`block_bytes` a block); returns the number of blocks.
-fn check_surface(
+pub(crate) fn check_surface(
     rgba: &[u8],
     (width, height, stride): (u32, u32, u32),
     out: &[u8],
@@ -307,7 +313,11 @@ pub fn encode_level(
     let (bw, bh) = (w.div_ceil(4), h.div_ceil(4));
     let bb = encoder.block_bytes();
     let mut out = crate::try_zeroed(bw * bh * bb, "the blocks of a level")?;
-    let band_rows = (TEXELS_PER_TASK / (bw * 16)).max(1);
+    let band_rows = if encoder.whole_level() {
+        bh
+    } else {
+        (TEXELS_PER_TASK / (bw * 16)).max(1)
+    };
     out.par_chunks_mut(bw * bb * band_rows)
         .enumerate()
         .try_for_each(|(band, blocks)| {

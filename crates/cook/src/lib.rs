@@ -24,6 +24,7 @@
 mod color;
 pub mod compare;
 pub mod encoder;
+mod gpu;
 mod hdr;
 mod metrics;
 pub mod mips;
@@ -36,6 +37,7 @@ pub use compare::psnr_rgb;
 pub use encoder::{
     BlockEncoder, IntelBc7, IntelBlock, encode_level, encoder_for, encoder_for_options,
 };
+pub use gpu::{GpuEncoders, GpuMode};
 pub use hdr::cook_hdr;
 pub use metrics::{decode_bc6h, decode_bc7, decode_blocks};
 pub use mipflow::ktx2::EncodedTexture;
@@ -143,6 +145,9 @@ pub enum CookError {
     /// format other than BC6H.
     #[error("block encoding failed: {0}")]
     Encode(String),
+    /// The GPU encoder could not run (`--gpu on` without an adapter, a device lost).
+    #[error("GPU encoder: {0}")]
+    Gpu(String),
     /// Several inputs would be written to the same output file.
     #[error(
         "{output} would be written by several inputs ({}): rename one, or cook them into \

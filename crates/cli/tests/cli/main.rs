@@ -8,6 +8,7 @@ mod display;
 
 mod bench;
 mod cook_cli;
+mod cook_gpu;
 mod demo_screenshot;
 mod headless;
 mod inspect_containers;
