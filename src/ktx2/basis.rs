@@ -285,30 +285,37 @@ pub(super) fn transcode(
     let (w, h) = info.level_dims(level);
     let (bx, by) = (w.div_ceil(4), h.div_ceil(4));
     let size = info.level_size(level);
+    let stored = info.stored_level_size(level);
     let fail = |reason: &str| Ktx2Error::Transcode {
         level,
         reason: reason.to_owned(),
     };
     let mut out = super::reader::level_buffer(level, size)?;
     out.resize(size as usize, 0);
-    let target = match basis.channels {
-        BasisChannels::Rg { .. } => TargetFormat::Bc5Rg,
-        _ => TargetFormat::Bc7Rgba,
+    let rgba = matches!(
+        info.format,
+        wgpu::TextureFormat::Rgba8Unorm | wgpu::TextureFormat::Rgba8UnormSrgb
+    );
+    let target = match (rgba, basis.channels) {
+        (true, _) => TargetFormat::Rgba32,
+        (false, BasisChannels::Rg { .. }) => TargetFormat::Bc5Rg,
+        (false, _) => TargetFormat::Bc7Rgba,
     };
     let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match basis.codec {
         BasisCodec::Uastc => {
-            if data.len() as u64 != size {
+            if data.len() as u64 != stored {
                 return Some(Err(Ktx2Error::LevelSizeMismatch {
                     level,
                     what: "UASTC data",
-                    expected: size,
+                    expected: stored,
                     found: data.len() as u64,
                 }));
             }
-            if basis.channels
-                == (BasisChannels::Rg {
-                    green_in_alpha: false,
-                })
+            if !rgba
+                && basis.channels
+                    == (BasisChannels::Rg {
+                        green_in_alpha: false,
+                    })
             {
                 // `RG`: green in G, which the crate's BC5 (red and alpha) does not read.
                 for (src, dst) in data.chunks_exact(16).zip(out.chunks_exact_mut(16)) {
@@ -362,7 +369,20 @@ pub(super) fn transcode(
         }
     }));
     match done {
-        Ok(Some(Ok(()))) => Ok(out),
+        Ok(Some(Ok(()))) => {
+            if rgba
+                && basis.channels
+                    == (BasisChannels::Rg {
+                        green_in_alpha: true,
+                    })
+            {
+                // Two channels as red and green: the second comes out in alpha.
+                for p in out.chunks_exact_mut(4) {
+                    (p[1], p[2], p[3]) = (p[3], 0, 255);
+                }
+            }
+            Ok(out)
+        }
         Ok(Some(Err(e))) => Err(e),
         Ok(None) => Err(fail(
             "the transcoder refused the level's blocks (corrupt data)",

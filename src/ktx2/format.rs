@@ -119,12 +119,13 @@ impl BlockFormat {
     }
 }
 
-/// Bytes of one level of a block-compressed `format` (any wgpu BCn format; BC7's 16-byte blocks
-/// for one that is not in [`FORMATS`]).
+/// Bytes of one level of `format`: any wgpu BCn format, or an uncompressed one (a Basis file
+/// transcoded to RGBA8 on an adapter without BC); 16-byte blocks for a format with no copy size.
 pub fn level_size(format: wgpu::TextureFormat, width: u32, height: u32) -> u64 {
     let block = format.block_copy_size(None).unwrap_or(16);
-    u64::from(width.div_ceil(4))
-        .saturating_mul(u64::from(height.div_ceil(4)))
+    let (bw, bh) = format.block_dimensions();
+    u64::from(width.div_ceil(bw))
+        .saturating_mul(u64::from(height.div_ceil(bh)))
         .saturating_mul(u64::from(block))
 }
 
@@ -185,6 +186,7 @@ mod tests {
         assert_eq!(bc1.level_size(1000, 600), 250 * 150 * 8);
         assert_eq!(level_size(F::Bc4RUnorm, 3, 5), 2 * 8);
         assert_eq!(level_size(F::Bc7RgbaUnorm, 3, 5), 2 * 16);
+        assert_eq!(level_size(F::Rgba8UnormSrgb, 3, 5), 3 * 5 * 4);
     }
 
     #[test]

@@ -577,6 +577,34 @@ impl Ktx2Info {
         format::level_size(self.format, w, h)
     }
 
+    /// Size in bytes of `level` as the file stores it once Zstandard is undone: for a Basis
+    /// file, UASTC's 16-byte 4x4 blocks (ETC1S's levels are bounded by it), else the level's
+    /// GPU size ([`Self::level_size`]).
+    pub fn stored_level_size(&self, level: usize) -> u64 {
+        match self.basis {
+            Some(_) => {
+                let (w, h) = self.level_dims(level);
+                format::level_size(wgpu::TextureFormat::Bc7RgbaUnorm, w, h)
+            }
+            None => self.level_size(level),
+        }
+    }
+
+    /// For an adapter without BC compression: a Basis file transcodes to RGBA8 instead (sRGB
+    /// where its DFD says so; two channels as red and green). `false` (and no change) for a file
+    /// of BCn blocks, which such an adapter cannot sample.
+    pub fn transcode_uncompressed(&mut self) -> bool {
+        if self.basis.is_none() {
+            return false;
+        }
+        self.format = if self.format.is_srgb() {
+            wgpu::TextureFormat::Rgba8UnormSrgb
+        } else {
+            wgpu::TextureFormat::Rgba8Unorm
+        };
+        true
+    }
+
     /// The value of key `key`, as stored (usually with its terminating NUL).
     pub fn key_value(&self, key: &str) -> Option<&[u8]> {
         self.key_values

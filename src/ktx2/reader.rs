@@ -729,7 +729,7 @@ pub(crate) fn level_span(
         level,
         count: info.levels.len(),
     })?;
-    let expected = info.level_size(level);
+    let expected = info.stored_level_size(level);
     // `Ktx2Info`'s fields are public: re-check what bounds the allocations below.
     match info.supercompression {
         Supercompression::None if l.byte_length != expected => {

@@ -99,7 +99,15 @@ pub fn load_resident(
     source: &TextureSource,
     limits: &crate::ktx2::ReadLimits,
 ) -> crate::Result<crate::gpu::TrackedTexture> {
-    let (info, levels) = source.read_all(limits)?;
+    let mut info = source.info(limits)?;
+    // Without BC, a Basis file comes as RGBA8 (BCn blocks fail at the texture's creation).
+    if !ctx.bc_supported() {
+        info.transcode_uncompressed();
+    }
+    let count = info.levels.len().min(usize::from(u8::MAX)) as u8;
+    let levels = source
+        .read_levels(&info, 0..count, &AtomicBool::new(false))
+        .map_err(|e| e.into_error(&source.describe()))?;
     let label = source.describe();
     let desc = wgpu::TextureDescriptor {
         label: Some(&label),

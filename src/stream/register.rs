@@ -267,7 +267,7 @@ impl Streamer {
         budget: u64,
         staged: bool,
     ) -> Result<TextureHandle> {
-        let info = source.info(&self.config.read_limits)?;
+        let mut info = source.info(&self.config.read_limits)?;
         let label = match &source {
             TextureSource::Path(p) => p
                 .file_name()
@@ -281,7 +281,8 @@ impl Streamer {
                 .unwrap_or_else(|| format!("memory texture {}x{}", info.width, info.height)),
             TextureSource::Reader(r) => r.describe(),
         };
-        if !ctx.bc_supported() {
+        // Without BC, a Basis file streams as RGBA8; BCn blocks cannot.
+        if !ctx.bc_supported() && !info.transcode_uncompressed() {
             return Err(Error::InvalidResource {
                 label,
                 reason: missing_bc(ctx),
@@ -669,7 +670,8 @@ fn missing_bc(ctx: &GpuContext) -> String {
     });
     match adapter_has {
         Some(false) => "the adapter cannot sample block-compressed (BC1 to BC7) textures \
-                        (no TEXTURE_COMPRESSION_BC)"
+                        (no TEXTURE_COMPRESSION_BC); only Basis Universal files stream there (as \
+                        RGBA8)"
             .into(),
         _ => "the device was made without TEXTURE_COMPRESSION_BC, which streaming BCn textures \
               needs: request mipflow::REQUIRED_FEATURES (or make the device from \

@@ -435,3 +435,81 @@ fn hostile_basis_files_are_typed_errors() {
         }
     }
 }
+
+/// On an adapter without BC compression a Basis file streams as RGBA8 (its decode, within the
+/// reference's BC7 decode by the BC7 encoding's error), priced at 4 bytes a texel; BCn blocks
+/// (a DDS file) are refused with the reason.
+#[test]
+fn without_bc_a_basis_file_streams_as_rgba8() {
+    let Some(ctx) = common::gpu() else {
+        return;
+    };
+    let adapter = ctx.adapter().unwrap().clone();
+    let mut desc = mipflow::device_descriptor(&adapter);
+    desc.required_features
+        .remove(wgpu::Features::TEXTURE_COMPRESSION_BC);
+    let (device, queue) = pollster::block_on(adapter.request_device(&desc)).unwrap();
+    let ctx = mipflow::GpuContext::adopt_with_adapter(adapter, device, queue, &Default::default());
+    assert!(!ctx.bc_supported());
+    let mut m = manager(ctx);
+    let dds = m.add_texture(
+        TextureSource::path(data("dds/bc7.dds")),
+        TextureOptions::default(),
+    );
+    assert!(
+        dds.unwrap_err()
+            .to_string()
+            .contains("TEXTURE_COMPRESSION_BC")
+    );
+    let cases = [
+        (
+            "uastc_coffee",
+            TextureSource::path(data("basis/uastc_coffee.ktx2")),
+            "bc7",
+        ),
+        (
+            "etc1s_chelsea_96x80",
+            TextureSource::path(data("basis/etc1s_chelsea_96x80.ktx2")),
+            "bc7",
+        ),
+        (
+            "etc1s_normal",
+            TextureSource::bytes(with_channel_ids("etc1s_normal", &[3, 4])),
+            "bc5",
+        ),
+    ];
+    let mut handles = Vec::new();
+    let mut expected_bytes = 0;
+    for (name, source, _) in &cases {
+        let info = source.info(&Default::default()).unwrap();
+        expected_bytes += (0..info.levels.len())
+            .map(|l| {
+                let (w, h) = info.level_dims(l);
+                u64::from(w) * u64::from(h) * 4
+            })
+            .sum::<u64>();
+        let h = m.add_texture(source.clone(), TextureOptions::default());
+        handles.push(h.unwrap_or_else(|e| panic!("{name}: {e}")));
+    }
+    stream_all(&mut m, &handles);
+    assert_eq!(
+        m.context().ledger().bytes(Category::Textures),
+        expected_bytes + 4
+    );
+    for ((name, _, target), h) in cases.iter().zip(&handles) {
+        let tex = m.streamer().resident_texture(*h).unwrap();
+        let srgb = *target == "bc7";
+        assert_eq!(tex.format().is_srgb(), srgb, "{name}");
+        assert_eq!(tex.format().block_dimensions(), (1, 1), "{name}");
+        let mask = if srgb {
+            [true, true, true, false]
+        } else {
+            [true, true, false, false]
+        };
+        for l in 0..3 {
+            let got = mipflow::low_level::read_level(m.context(), tex, l).unwrap();
+            let db = psnr(&got, reference(name, target, l as usize).as_raw(), mask);
+            assert!(db > 40.0, "{name} level {l}: {db:.1} dB");
+        }
+    }
+}
