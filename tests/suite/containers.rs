@@ -513,3 +513,67 @@ fn without_bc_a_basis_file_streams_as_rgba8() {
         }
     }
 }
+
+/// `bytes` (a KTX2 file without supercompression global data) with `key = value` added to its
+/// key/value data: the levels move down by a multiple of 16 (UASTC's alignment) and the index
+/// follows them.
+fn with_key_value(bytes: &[u8], key: &str, value: &str) -> Vec<u8> {
+    let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+    let levels = u32_at(40);
+    let (kvd_off, kvd_len) = (u32_at(56), u32_at(60));
+    assert_eq!(u32_at(72), 0, "no global data");
+    let mut entry = Vec::new();
+    let pair = [key.as_bytes(), b"\0", value.as_bytes(), b"\0"].concat();
+    entry.extend_from_slice(&(pair.len() as u32).to_le_bytes());
+    entry.extend_from_slice(&pair);
+    entry.resize(entry.len().next_multiple_of(4), 0);
+    // Entries are sorted by key: "KTXorientation" comes before "KTXwriter".
+    let kvd_end = kvd_off + kvd_len;
+    let shift = entry.len().next_multiple_of(16);
+    let mut out = bytes[..kvd_off].to_vec();
+    out.extend_from_slice(&entry);
+    out.extend_from_slice(&bytes[kvd_off..kvd_end]);
+    out.resize(out.len() + shift - entry.len(), 0);
+    out.extend_from_slice(&bytes[kvd_end..]);
+    out[60..64].copy_from_slice(&((kvd_len + entry.len()) as u32).to_le_bytes());
+    for l in 0..levels {
+        let at = 80 + 24 * l;
+        let offset = u64::from_le_bytes(out[at..at + 8].try_into().unwrap()) + shift as u64;
+        out[at..at + 8].copy_from_slice(&offset.to_le_bytes());
+    }
+    out
+}
+
+/// A Basis file's orientation is read as any KTX2's: basisu's `-y_flip` file with
+/// `KTXorientation` "ru" added says rows go up, and its level 0, turned over, is the unflipped
+/// file's picture.
+#[test]
+fn a_basis_file_keeps_its_orientation() {
+    let flipped = std::fs::read(data("basis/uastc_flipped_coffee.ktx2")).unwrap();
+    let source = TextureSource::bytes(with_key_value(&flipped, "KTXorientation", "ru"));
+    let info = source.info(&Default::default()).unwrap();
+    assert!(info.orientation().flip_y && !info.orientation().flip_x);
+    let read = |source: &TextureSource, info| {
+        let l = source
+            .read_levels(info, 0..1, &std::sync::atomic::AtomicBool::new(false))
+            .unwrap();
+        mipflow_cook::decode_blocks(wgpu::TextureFormat::Bc7RgbaUnormSrgb, &l[0], 128, 128)
+    };
+    let up = read(&source, &info);
+    let plain = TextureSource::path(data("basis/uastc_coffee.ktx2"));
+    let down = read(&plain, &plain.info(&Default::default()).unwrap());
+    assert!(
+        !TextureSource::path(data("basis/uastc_coffee.ktx2"))
+            .info(&Default::default())
+            .unwrap()
+            .orientation()
+            .flip_y
+    );
+    let turned: Vec<u8> = up.chunks_exact(128 * 4).rev().flatten().copied().collect();
+    let db = psnr(&turned, &down, [true, true, true, false]);
+    assert!(db > 40.0, "{db:.1} dB");
+    assert!(
+        psnr(&up, &down, [true, true, true, false]) < 25.0,
+        "the picture is not upside down"
+    );
+}
