@@ -7,6 +7,8 @@
 //!   function says so.
 //! - Two channels, as the DFD declares them (UASTC `RRRG` or `RG`, ETC1S `RRR` + `GGG`: a normal
 //!   map): BC5.
+//! - UASTC HDR 4x4 (`vkFormat` ASTC 4x4 SFLOAT with the UASTC HDR DFD model): BC6H (unsigned).
+//! - On an adapter without BC: RGBA8 (RGBA16F for HDR) instead ([`Ktx2Info::transcode_uncompressed`]).
 //!
 //! Every target has 16-byte blocks, as UASTC has: a UASTC level's stored size is its GPU size.
 //! ETC1S's global codebooks (the file's supercompression global data) are decoded once, when the
@@ -31,6 +33,8 @@ pub(super) const MODEL_ETC1S: u8 = 163;
 pub(super) const MODEL_UASTC: u8 = 166;
 /// `KHR_DF_MODEL_UASTC_HDR` (4x4).
 const MODEL_UASTC_HDR: u8 = 167;
+/// `VK_FORMAT_ASTC_4x4_SFLOAT_BLOCK`: a UASTC HDR 4x4 file's `vkFormat` (its blocks are ASTC's).
+pub(super) const VK_FORMAT_ASTC_4X4_SFLOAT: u32 = 1_000_066_000;
 
 /// The Basis codec of a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -39,6 +43,8 @@ pub enum BasisCodec {
     Uastc,
     /// ETC1S with BasisLZ supercompression.
     Etc1s,
+    /// UASTC HDR 4x4 (raw or Zstandard).
+    UastcHdr,
 }
 
 /// The channels the DFD declares, which choose the GPU format.
@@ -93,6 +99,7 @@ impl BasisInfo {
         let codec = match self.codec {
             BasisCodec::Uastc => "Basis UASTC",
             BasisCodec::Etc1s => "Basis ETC1S (BasisLZ)",
+            BasisCodec::UastcHdr => "Basis UASTC HDR",
         };
         let channels = match self.channels {
             BasisChannels::Rgb => "RGB",
@@ -121,8 +128,19 @@ fn bad_dfd(reason: impl Into<String>) -> Ktx2Error {
 pub(super) fn describe(
     dfd: &DfdSummary,
     supercompression: Supercompression,
+    vk_format: u32,
 ) -> Result<(BasisInfo, &'static BlockFormat), Ktx2Error> {
     let ids = &dfd.channel_ids;
+    let hdr = dfd.color_model == MODEL_UASTC_HDR;
+    if hdr != (vk_format == VK_FORMAT_ASTC_4X4_SFLOAT) {
+        return Err(Ktx2Error::UnsupportedBasis {
+            what: format!(
+                "vkFormat {vk_format} with DFD colour model {} (UASTC HDR is vkFormat {} with \
+                 model 167; UASTC and ETC1S are vkFormat 0)",
+                dfd.color_model, VK_FORMAT_ASTC_4X4_SFLOAT
+            ),
+        });
+    }
     let (codec, channels) = match dfd.color_model {
         MODEL_UASTC => {
             if supercompression == Supercompression::BasisLz {
@@ -166,9 +184,10 @@ pub(super) fn describe(
             (BasisCodec::Etc1s, channels)
         }
         MODEL_UASTC_HDR => {
-            return Err(Ktx2Error::UnsupportedBasis {
-                what: "UASTC HDR (DFD colour model 167)".into(),
-            });
+            if supercompression == Supercompression::BasisLz {
+                return Err(bad_dfd("UASTC HDR with BasisLZ supercompression"));
+            }
+            (BasisCodec::UastcHdr, BasisChannels::Rgb)
         }
         model => {
             return Err(Ktx2Error::UnsupportedBasis {
@@ -180,6 +199,7 @@ pub(super) fn describe(
     };
     let srgb = dfd.transfer_function == 2;
     let vk = match (channels, srgb) {
+        _ if hdr => 143,
         (BasisChannels::Rg { .. }, _) => 141,
         (_, true) => super::VK_FORMAT_BC7_SRGB,
         (_, false) => super::VK_FORMAT_BC7_UNORM,
@@ -294,14 +314,30 @@ pub(super) fn transcode(
     out.resize(size as usize, 0);
     let rgba = matches!(
         info.format,
-        wgpu::TextureFormat::Rgba8Unorm | wgpu::TextureFormat::Rgba8UnormSrgb
+        wgpu::TextureFormat::Rgba8Unorm
+            | wgpu::TextureFormat::Rgba8UnormSrgb
+            | wgpu::TextureFormat::Rgba16Float
     );
     let target = match (rgba, basis.channels) {
+        _ if basis.codec == BasisCodec::UastcHdr && rgba => TargetFormat::RgbaHalf,
+        _ if basis.codec == BasisCodec::UastcHdr => TargetFormat::Bc6h,
         (true, _) => TargetFormat::Rgba32,
         (false, BasisChannels::Rg { .. }) => TargetFormat::Bc5Rg,
         (false, _) => TargetFormat::Bc7Rgba,
     };
     let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match basis.codec {
+        BasisCodec::UastcHdr => {
+            if data.len() as u64 != stored {
+                return Some(Err(Ktx2Error::LevelSizeMismatch {
+                    level,
+                    what: "UASTC HDR data",
+                    expected: stored,
+                    found: data.len() as u64,
+                }));
+            }
+            basisu::dispatch::transcode_uastc_hdr(data, bx, by, w, h, target.as_i32(), &mut out)
+                .map(Ok)
+        }
         BasisCodec::Uastc => {
             if data.len() as u64 != stored {
                 return Some(Err(Ktx2Error::LevelSizeMismatch {

@@ -133,6 +133,7 @@ pub fn level_size(format: wgpu::TextureFormat, width: u32, height: u32) -> u64 {
 pub(super) fn unsupported_note(vk_format: u32) -> &'static str {
     match vk_format {
         0 => " (VK_FORMAT_UNDEFINED, which mipflow reads only as Basis Universal UASTC or ETC1S)",
+        1_000_066_000 => " (ASTC 4x4 SFLOAT, which mipflow reads only as Basis UASTC HDR)",
         1..=130 => " (uncompressed or packed: cook the image with `mipflow cook`)",
         147..=184 => " (ETC2, EAC or ASTC, which desktop GPUs do not sample: cook it to BCn)",
         _ => "",

@@ -591,16 +591,16 @@ impl Ktx2Info {
     }
 
     /// For an adapter without BC compression: a Basis file transcodes to RGBA8 instead (sRGB
-    /// where its DFD says so; two channels as red and green). `false` (and no change) for a file
+    /// where its DFD says so; two channels as red and green; RGBA16F for UASTC HDR). `false` (and no change) for a file
     /// of BCn blocks, which such an adapter cannot sample.
     pub fn transcode_uncompressed(&mut self) -> bool {
         if self.basis.is_none() {
             return false;
         }
-        self.format = if self.format.is_srgb() {
-            wgpu::TextureFormat::Rgba8UnormSrgb
-        } else {
-            wgpu::TextureFormat::Rgba8Unorm
+        self.format = match self.format {
+            wgpu::TextureFormat::Bc6hRgbUfloat => wgpu::TextureFormat::Rgba16Float,
+            f if f.is_srgb() => wgpu::TextureFormat::Rgba8UnormSrgb,
+            _ => wgpu::TextureFormat::Rgba8Unorm,
         };
         true
     }

@@ -212,8 +212,9 @@ pub fn validate(bytes: &[u8], file_len: u64, limits: &ReadLimits) -> Validation 
         }
     };
 
-    // Scalar header fields. vkFormat 0 is a Basis Universal file: its GPU format comes from its DFD.
-    let basis_file = h.vk_format == 0;
+    // Scalar header fields. vkFormat 0 is a Basis Universal file (as is ASTC 4x4 SFLOAT with
+    // UASTC HDR's DFD): its GPU format comes from its DFD.
+    let basis_file = h.vk_format == 0 || h.vk_format == super::basis::VK_FORMAT_ASTC_4X4_SFLOAT;
     let mut block_format = BlockFormat::from_vk(h.vk_format);
     if block_format.is_none() && !basis_file {
         problems.push(Ktx2Error::UnsupportedFormat {
@@ -388,7 +389,7 @@ pub fn validate(bytes: &[u8], file_len: u64, limits: &ReadLimits) -> Validation 
     let mut basis = None;
     let mut sgd = None;
     if let (true, Some(d), Some(sc)) = (basis_file, &dfd, supercompression) {
-        match super::basis::describe(d, sc) {
+        match super::basis::describe(d, sc, h.vk_format) {
             Ok((b, f)) => {
                 basis = Some(b);
                 block_format = Some(f);

@@ -577,3 +577,98 @@ fn a_basis_file_keeps_its_orientation() {
         "the picture is not upside down"
     );
 }
+
+/// An ASTC HDR void-extent block: one colour (half floats) over the whole 4x4 block, which UASTC
+/// HDR 4x4 files may hold (their blocks are ASTC HDR blocks).
+fn hdr_block(rgb: [f32; 3]) -> [u8; 16] {
+    // Half-float bits of a normal value (truncated mantissa; 0 as 0).
+    let half = |v: f32| -> u64 {
+        if v == 0.0 {
+            return 0;
+        }
+        let b = v.to_bits();
+        let exp = u64::from((b >> 23) & 0xFF) + 15 - 127;
+        exp << 10 | u64::from((b >> 13) & 0x3FF)
+    };
+    // Bits 0-8: the void-extent marker 0x1FC; 9: HDR; 10-11: ones; 12-63: no extent (all ones).
+    let low: u64 = 0xFFFF_FFFF_FFFF_FFFC | (1 << 9);
+    let high = half(rgb[0]) | half(rgb[1]) << 16 | half(rgb[2]) << 32 | half(1.0) << 48;
+    let mut b = [0u8; 16];
+    b[..8].copy_from_slice(&low.to_le_bytes());
+    b[8..].copy_from_slice(&high.to_le_bytes());
+    b
+}
+
+/// A UASTC HDR 4x4 file written here (no encoder on this machine writes one: basisu 1.16.3 has
+/// no HDR mode): an 8x8 texture of four HDR colours up to 16.0, its smaller levels one colour
+/// each, as `vkFormat` ASTC 4x4 SFLOAT with the UASTC HDR DFD model.
+fn uastc_hdr_file(colours: &[[f32; 3]; 4]) -> Vec<u8> {
+    let level0: Vec<u8> = colours.iter().flat_map(|c| hdr_block(*c)).collect();
+    let tex = mipflow::ktx2::EncodedTexture {
+        format: wgpu::TextureFormat::Bc6hRgbUfloat,
+        width: 8,
+        height: 8,
+        levels: vec![
+            level0,
+            hdr_block([1.0, 2.0, 3.0]).to_vec(),
+            hdr_block([4.0, 0.5, 0.0]).to_vec(),
+            hdr_block([0.25, 0.25, 12.0]).to_vec(),
+        ],
+        key_values: Vec::new(),
+    };
+    let mut bytes = Vec::new();
+    mipflow::ktx2::write_ktx2(&mut bytes, &tex, None, "mipflow test").unwrap();
+    bytes[12..16].copy_from_slice(&1_000_066_000u32.to_le_bytes());
+    let dfd = u32::from_le_bytes(bytes[48..52].try_into().unwrap()) as usize;
+    bytes[dfd + 12] = 167;
+    bytes
+}
+
+/// UASTC HDR streams as BC6H: the colours (above 1.0 too) come back from the GPU's blocks within
+/// BC6H's precision, priced as BC6H.
+#[test]
+fn uastc_hdr_streams_as_bc6h() {
+    let Some(ctx) = common::gpu() else {
+        return;
+    };
+    let colours = [
+        [2.0, 0.5, 0.25],
+        [8.0, 4.0, 1.0],
+        [0.1, 0.2, 0.3],
+        [16.0, 16.0, 16.0],
+    ];
+    let source = TextureSource::bytes(uastc_hdr_file(&colours));
+    let info = source.info(&Default::default()).unwrap();
+    assert_eq!(info.format, wgpu::TextureFormat::Bc6hRgbUfloat);
+    assert_eq!(
+        info.basis.as_ref().unwrap().codec,
+        mipflow::ktx2::BasisCodec::UastcHdr
+    );
+    let mut m = manager(ctx);
+    let h = m.add_texture(source, TextureOptions::default()).unwrap();
+    stream_all(&mut m, &[h]);
+    assert_eq!(
+        m.context().ledger().bytes(Category::Textures),
+        (4 + 3) * 16 + 4
+    );
+    let tex = m.streamer().resident_texture(h).unwrap();
+    let blocks = mipflow::low_level::read_level(m.context(), tex, 0).unwrap();
+    let rgb = mipflow_cook::decode_bc6h(&blocks, 8, 8, false);
+    // Block k covers texels (4 * (k % 2) .. , 4 * (k / 2) ..).
+    for (k, c) in colours.iter().enumerate() {
+        let (x, y) = (4 * (k % 2) + 1, 4 * (k / 2) + 2);
+        let got = &rgb[(y * 8 + x) * 3..][..3];
+        for ch in 0..3 {
+            let err = (got[ch] - c[ch]).abs() / c[ch].max(0.05);
+            assert!(
+                err < 0.02,
+                "block {k} channel {ch}: {} for {}",
+                got[ch],
+                c[ch]
+            );
+        }
+    }
+    let l3 = mipflow::low_level::read_level(m.context(), tex, 3).unwrap();
+    let rgb = mipflow_cook::decode_bc6h(&l3, 1, 1, false);
+    assert!((rgb[2] - 12.0).abs() < 0.2, "{rgb:?}");
+}
