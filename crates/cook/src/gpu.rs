@@ -56,8 +56,11 @@ impl GpuEncoders {
         if mode == GpuMode::Off {
             return Ok(None);
         }
-        let instance =
-            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+        // Vulkan, Metal, DX12 (WGPU_BACKEND may say otherwise): GL cannot run the encoders'
+        // compute shaders, and probing it prints EGL errors on machines without a display.
+        desc.backends = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::PRIMARY);
+        let instance = wgpu::Instance::new(desc);
         let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
             power_preference: wgpu::PowerPreference::HighPerformance,
             ..Default::default()
