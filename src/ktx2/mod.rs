@@ -23,6 +23,7 @@ mod bytes;
 mod dds;
 mod format;
 mod metadata;
+mod open;
 mod reader;
 mod staged;
 mod writer;
@@ -30,12 +31,11 @@ mod writer;
 pub use basis::{BasisChannels, BasisCodec, BasisInfo};
 pub use dds::{DX10_HEADER_LEN as DDS_HEADER_LEN, DdsHeader, write_dds};
 pub use format::{BlockFormat, FORMATS, level_size};
+pub(crate) use open::open_checked;
+pub use open::{read_info, read_info_from};
 #[cfg(unix)]
 pub(crate) use reader::level_span;
-pub(crate) use reader::open_checked;
-pub use reader::{
-    HEADER_LEN, RawHeader, Validation, read_info, read_info_from, read_level, validate,
-};
+pub use reader::{HEADER_LEN, RawHeader, Validation, read_level, validate};
 pub use staged::{read_level_in, read_level_with};
 pub use writer::write_ktx2;
 

@@ -4,6 +4,7 @@
 //! file's blocks and the ledger equal to the format's sizes.
 
 use crate::common;
+use crate::common::psnr;
 
 use std::path::PathBuf;
 
@@ -136,28 +137,6 @@ fn a_dds_file_reads_the_same_from_memory_and_from_disk() {
     let from_disk = read(TextureSource::path(&path));
     assert_eq!(from_disk, dds_levels(&bytes, 148, 16, 96, 80));
     assert_eq!(read(TextureSource::bytes(bytes)), from_disk);
-}
-
-/// RGB PSNR (dB; 99 for identical) of `a` against `b`, both RGBA8 of the same size, over the
-/// channels `mask` selects.
-fn psnr(a: &[u8], b: &[u8], mask: [bool; 4]) -> f64 {
-    assert_eq!(a.len(), b.len());
-    let (mut se, mut n) = (0f64, 0u64);
-    for (pa, pb) in a.chunks_exact(4).zip(b.chunks_exact(4)) {
-        for c in 0..4 {
-            if mask[c] {
-                let d = f64::from(pa[c]) - f64::from(pb[c]);
-                se += d * d;
-                n += 1;
-            }
-        }
-    }
-    let mse = se / n.max(1) as f64;
-    if mse == 0.0 {
-        99.0
-    } else {
-        10.0 * (255.0f64 * 255.0 / mse).log10()
-    }
 }
 
 /// The reference decoder's PNG of `name`'s level `level` (`bc7` or `bc5`), as RGBA8.

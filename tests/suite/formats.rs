@@ -6,6 +6,7 @@
 //! DFD says `bytesPlane0 = 0` loads.
 
 use crate::common;
+use crate::common::psnr;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -151,26 +152,6 @@ fn card() -> image::DynamicImage {
             255,
         ])
     }))
-}
-
-/// PSNR over the channels `mask` selects.
-fn psnr(a: &[u8], b: &[u8], mask: [bool; 4]) -> f64 {
-    let (mut se, mut n) = (0f64, 0u64);
-    for (pa, pb) in a.chunks_exact(4).zip(b.chunks_exact(4)) {
-        for c in 0..4 {
-            if mask[c] {
-                let d = f64::from(pa[c]) - f64::from(pb[c]);
-                se += d * d;
-                n += 1;
-            }
-        }
-    }
-    let mse = se / n.max(1) as f64;
-    if mse == 0.0 {
-        99.0
-    } else {
-        10.0 * (255.0f64 * 255.0 / mse).log10()
-    }
 }
 
 #[test]

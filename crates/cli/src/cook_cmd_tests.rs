@@ -1,6 +1,8 @@
 //! `mipflow cook`'s unit tests (decoding limits, damaged images).
 
+use super::decode::decode_error;
 use super::*;
+use mipflow_cook::MAX_COOK_DIMENSION;
 
 /// A decode stopped at the limits says which limits, not only "Image size exceeds limit".
 #[test]

@@ -78,12 +78,7 @@ impl IntelBc7 {
 
 impl BlockEncoder for IntelBc7 {
     fn name(&self) -> String {
-        let profile = match self.quality {
-            Quality::Fast => "very_fast",
-            Quality::Default => "fast",
-            Quality::Slow => "basic",
-        };
-        format!("intel_tex_2-0.5/{profile}")
+        format!("intel_tex_2-0.5/{}", self.quality.profile())
     }
 
     fn encode_blocks(
@@ -179,11 +174,7 @@ impl BlockEncoder for IntelBlock {
             BlockKind::Bc5 => "bc5",
             BlockKind::Bc6h => "bc6h",
         };
-        let q = match self.quality {
-            Quality::Fast => "very_fast",
-            Quality::Default => "fast",
-            Quality::Slow => "basic",
-        };
+        let q = self.quality.profile();
         let linear = if self.srgb_to_linear { "/linear" } else { "" };
         format!("intel_tex_2-0.5/{kind}/{q}{linear}")
     }

@@ -215,11 +215,7 @@ impl GpuEncoder {
 impl BlockEncoder for GpuEncoder {
     fn name(&self) -> String {
         let kind = format!("{:?}", self.kind).to_lowercase();
-        let q = match self.quality {
-            Quality::Fast => "very_fast",
-            Quality::Default => "fast",
-            Quality::Slow => "basic",
-        };
+        let q = self.quality.profile();
         let linear = if self.srgb_to_linear && self.kind == BlockKind::Bc6h {
             "/linear"
         } else {

@@ -213,6 +213,18 @@ pub enum Quality {
     Slow,
 }
 
+impl Quality {
+    /// The ISPC kernels' profile each quality uses (the CPU's intel_tex_2 and the GPU's
+    /// block_compression share them), as the encoders' names record it.
+    pub fn profile(self) -> &'static str {
+        match self {
+            Quality::Fast => "very_fast",
+            Quality::Default => "fast",
+            Quality::Slow => "basic",
+        }
+    }
+}
+
 /// The block format a cook writes (`mipflow cook --format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]

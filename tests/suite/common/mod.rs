@@ -116,3 +116,25 @@ pub fn texture_2d(
     )
     .expect("texture")
 }
+
+/// RGB PSNR (dB; 99 for identical) of `a` against `b`, both RGBA8 of the same size, over the
+/// channels `mask` selects.
+pub fn psnr(a: &[u8], b: &[u8], mask: [bool; 4]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    let (mut se, mut n) = (0f64, 0u64);
+    for (pa, pb) in a.chunks_exact(4).zip(b.chunks_exact(4)) {
+        for c in 0..4 {
+            if mask[c] {
+                let d = f64::from(pa[c]) - f64::from(pb[c]);
+                se += d * d;
+                n += 1;
+            }
+        }
+    }
+    let mse = se / n.max(1) as f64;
+    if mse == 0.0 {
+        99.0
+    } else {
+        10.0 * (255.0f64 * 255.0 / mse).log10()
+    }
+}
