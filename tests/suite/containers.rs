@@ -341,7 +341,8 @@ fn put_u64(b: &mut [u8], at: usize, v: u64) {
 }
 
 /// Hostile Basis files: global data cut short or lying about its sections, slices past their
-/// level, levels whose sizes lie, huge declared sizes, garbage blocks and codebooks. Each is a
+/// level, levels whose sizes lie, huge declared sizes, garbage blocks and codebooks; and hostile
+/// DDS files. Each is a
 /// typed error naming the file (or, for garbage blocks the transcoder can still read, a level of
 /// the right size): never a panic, never an allocation the file sized.
 #[test]
@@ -399,6 +400,19 @@ fn hostile_basis_files_are_typed_errors() {
     let dfd = u32::from_le_bytes(f[48..52].try_into().unwrap()) as usize;
     f[dfd + 12] = 167; // UASTC HDR
     cases.push(("uastc_hdr_model.ktx2", f, "UASTC HDR"));
+    // DDS: a cube map, a file cut short, a DX10 header naming an uncompressed format.
+    let dds = std::fs::read(data("dds/bc7.dds")).unwrap();
+    let mut f = dds.clone();
+    put_u32(&mut f, 112, 0x200);
+    cases.push(("cube.dds", f, "cube map"));
+    cases.push((
+        "short.dds",
+        dds[..dds.len() - 1].to_vec(),
+        "runs past the end",
+    ));
+    let mut f = dds.clone();
+    put_u32(&mut f, 128, 28);
+    cases.push(("rgba8.dds", f, "DXGI_FORMAT 28"));
     for (name, bytes, says) in cases {
         match first_error(name, bytes) {
             Some(e) => {
