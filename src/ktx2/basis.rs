@@ -8,7 +8,8 @@
 //! - Two channels, as the DFD declares them (UASTC `RRRG` or `RG`, ETC1S `RRR` + `GGG`: a normal
 //!   map): BC5.
 //! - UASTC HDR 4x4 (`vkFormat` ASTC 4x4 SFLOAT with the UASTC HDR DFD model): BC6H (unsigned).
-//! - On an adapter without BC: RGBA8 (RGBA16F for HDR) instead ([`Ktx2Info::transcode_uncompressed`]).
+//! - On an adapter without BC: RGBA8 (RGBA16F for HDR) instead
+//!   ([`Ktx2Info::transcode_uncompressed`]).
 //!
 //! Every target has 16-byte blocks, as UASTC has: a UASTC level's stored size is its GPU size.
 //! ETC1S's global codebooks (the file's supercompression global data) are decoded once, when the

@@ -1,22 +1,25 @@
-//! KTX2 reading (hardened against hostile files) and writing, for block-compressed (BC1 to BC7)
-//! textures with mip chains.
+//! Reading streamed texture files (hardened against hostile files): KTX2 with BCn blocks, Basis
+//! Universal KTX2 (transcoded level by level, [`BasisInfo`]) and DDS ([`DdsHeader`]); and
+//! writing KTX2, for block-compressed (BC1 to BC7) textures with mip chains.
 //!
 //! - [`Ktx2Info::parse`] / [`read_info`] validate the header, the level index, the Data Format
-//!   Descriptor (DFD) and the key/value data of an untrusted file **before allocating anything whose
-//!   size comes from the file**, and expose each level's byte range ([`LevelInfo`]) so that streaming
-//!   can read one level without reading the whole file.
-//! - [`read_level`] reads one level by its byte range, undoes Zstandard supercompression into an output
-//!   bounded by the size the format and the dimensions allow, and checks that size.
-//! - [`validate`] does the same checks as [`Ktx2Info::parse`] but collects every problem instead of
-//!   stopping at the first one (used by `mipflow inspect`).
-//! - [`write_ktx2`] writes a KTX 2.0 file (the format's DFD, levels stored smallest first with the spec's
-//!   alignment, `KTXorientation` and `KTXwriter` metadata, optional per-level Zstandard).
+//!   Descriptor (DFD) and the key/value data of an untrusted file (or a DDS header) **before
+//!   allocating anything whose size comes from the file**, and expose each level's byte range
+//!   ([`LevelInfo`]) so that streaming can read one level without reading the whole file.
+//! - [`read_level`] reads one level by its byte range, undoes Zstandard supercompression into an
+//!   output bounded by the size the format and the dimensions allow, transcodes a Basis level,
+//!   and checks the size.
+//! - [`validate`] does the same checks as [`Ktx2Info::parse`] but collects every problem instead
+//!   of stopping at the first one (used by `mipflow inspect`).
+//! - [`write_ktx2`] writes a KTX 2.0 file (the format's DFD, levels stored smallest first with the
+//!   spec's alignment, `KTXorientation` and `KTXwriter` metadata, optional per-level Zstandard);
+//!   [`write_dds`] a DDS file (tests and tools).
 //!
 //! Only what mipflow streams is accepted: 2D, one layer, one face, a format of [`FORMATS`] (every
-//! BCn format: BC1 to BC7, UNORM, SNORM, sRGB, BC6H's floats), no supercompression or Zstandard.
-//! `KTXorientation` is read ([`Ktx2Info::orientation`]); the data is never rewritten for it.
-//! Everything else (cube maps, arrays, 3D, Basis Universal) is a typed [`Ktx2Error`] that says
-//! so, never a panic.
+//! BCn format: BC1 to BC7, UNORM, SNORM, sRGB, BC6H's floats) raw or Zstandard, or Basis UASTC,
+//! UASTC HDR and ETC1S. `KTXorientation` is read ([`Ktx2Info::orientation`]); the data is never
+//! rewritten for it. Everything else (cube maps, arrays, 3D, uncompressed formats) is a typed
+//! [`Ktx2Error`] that says so, never a panic.
 
 mod basis;
 mod bytes;
@@ -591,8 +594,8 @@ impl Ktx2Info {
     }
 
     /// For an adapter without BC compression: a Basis file transcodes to RGBA8 instead (sRGB
-    /// where its DFD says so; two channels as red and green; RGBA16F for UASTC HDR). `false` (and no change) for a file
-    /// of BCn blocks, which such an adapter cannot sample.
+    /// where its DFD says so; two channels as red and green; RGBA16F for UASTC HDR). `false`
+    /// (and no change) for a file of BCn blocks, which such an adapter cannot sample.
     pub fn transcode_uncompressed(&mut self) -> bool {
         if self.basis.is_none() {
             return false;

@@ -177,9 +177,9 @@ pub(super) fn header_region_len(first_bytes: &[u8], limits: &ReadLimits) -> Resu
     Ok(end.next_multiple_of(8) + h.sgd_byte_length)
 }
 
-/// Validates a KTX2 file (or a DDS file: [`super::dds`]) from its first bytes (which must cover the header region, see
-/// [`super::header_region_len`]) and its total length, collecting **every** problem found rather
-/// than stopping at the first. [`Ktx2Info::parse`] is this plus "the first problem is an error".
+/// Validates a KTX2 file (or a DDS file) from its first bytes (which must cover
+/// the header region, see [`super::header_region_len`]) and its total length, collecting
+/// **every** problem found rather than stopping at the first. [`Ktx2Info::parse`] is this plus "the first problem is an error".
 pub fn validate(bytes: &[u8], file_len: u64, limits: &ReadLimits) -> Validation {
     let mut problems = Vec::new();
     let mut out = Validation {
