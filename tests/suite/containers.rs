@@ -49,6 +49,28 @@ fn stream_all(m: &mut BudgetManager, handles: &[TextureHandle]) {
     }
 }
 
+/// Adds every source to `m`, streams them all to level 0, and checks that the ledger holds
+/// `expected_bytes` of textures (plus the 4-byte fallback).
+fn add_and_stream<'a>(
+    m: &mut BudgetManager,
+    sources: impl IntoIterator<Item = (&'a str, TextureSource)>,
+    expected_bytes: u64,
+) -> Vec<TextureHandle> {
+    let handles: Vec<TextureHandle> = sources
+        .into_iter()
+        .map(|(name, source)| {
+            let h = m.add_texture(source, TextureOptions::default());
+            h.unwrap_or_else(|e| panic!("{name}: {e}"))
+        })
+        .collect();
+    stream_all(m, &handles);
+    assert_eq!(
+        m.context().ledger().bytes(Category::Textures),
+        expected_bytes + 4
+    );
+    handles
+}
+
 /// The file's levels as the DDS layout puts them, computed here (not by mipflow's reader): the
 /// header, then each level's blocks, full size first.
 fn dds_levels(bytes: &[u8], header: usize, block: usize, w: u32, h: u32) -> Vec<Vec<u8>> {
@@ -87,9 +109,9 @@ fn dds_files_stream_with_their_own_blocks() {
         ("dds/bc7_chelsea_96x80.dds", F::Bc7RgbaUnormSrgb, 148, 16, (96, 80)),
     ];
     let mut m = manager(ctx);
-    let mut handles = Vec::new();
     let mut expected_bytes = 0;
     let mut files = Vec::new();
+    let mut handles = Vec::new();
     for (name, format, header, block, (w, h)) in cases {
         let bytes = std::fs::read(data(name)).unwrap();
         let levels = dds_levels(&bytes, header, block, w, h);
@@ -280,21 +302,15 @@ fn basis_files_stream_through_the_budget() {
         TextureSource::bytes(with_channel_ids("uastc_normal", &[5])),
         "bc5",
     ));
-    let mut handles = Vec::new();
     let mut expected_bytes = 0;
-    for (name, source, _) in &sources {
+    for (_, source, _) in &sources {
         let info = source.info(&Default::default()).unwrap();
         expected_bytes += (0..info.levels.len())
             .map(|l| info.level_size(l))
             .sum::<u64>();
-        let h = m.add_texture(source.clone(), TextureOptions::default());
-        handles.push(h.unwrap_or_else(|e| panic!("{name}: {e}")));
     }
-    stream_all(&mut m, &handles);
-    assert_eq!(
-        m.context().ledger().bytes(Category::Textures),
-        expected_bytes + 4
-    );
+    let named = sources.iter().map(|(n, s, _)| (n.as_str(), s.clone()));
+    let handles = add_and_stream(&mut m, named, expected_bytes);
     for ((name, _, target), h) in sources.iter().zip(&handles) {
         let tex = m.streamer().resident_texture(*h).unwrap();
         let mask = if *target == "bc5" {
@@ -471,9 +487,8 @@ fn without_bc_a_basis_file_streams_as_rgba8() {
             "bc5",
         ),
     ];
-    let mut handles = Vec::new();
     let mut expected_bytes = 0;
-    for (name, source, _) in &cases {
+    for (_, source, _) in &cases {
         let info = source.info(&Default::default()).unwrap();
         expected_bytes += (0..info.levels.len())
             .map(|l| {
@@ -481,14 +496,9 @@ fn without_bc_a_basis_file_streams_as_rgba8() {
                 u64::from(w) * u64::from(h) * 4
             })
             .sum::<u64>();
-        let h = m.add_texture(source.clone(), TextureOptions::default());
-        handles.push(h.unwrap_or_else(|e| panic!("{name}: {e}")));
     }
-    stream_all(&mut m, &handles);
-    assert_eq!(
-        m.context().ledger().bytes(Category::Textures),
-        expected_bytes + 4
-    );
+    let named = cases.iter().map(|(n, s, _)| (*n, s.clone()));
+    let handles = add_and_stream(&mut m, named, expected_bytes);
     for ((name, _, target), h) in cases.iter().zip(&handles) {
         let tex = m.streamer().resident_texture(*h).unwrap();
         let srgb = *target == "bc7";
