@@ -169,8 +169,8 @@ pub mod low_level {
 
     pub use crate::budget::EffectiveBudget;
     pub use crate::budget::planner::{
-        BucketCost, ContractViolation, MAX_LEVELS, Plan, PlanInput, PlanTexture, Planner,
-        SimExecutor, Transition, TransitionKind,
+        BucketCost, ContractViolation, MAX_LEVELS, Plan, PlanInput, PlanTexture, PlanTextures,
+        Planner, SimExecutor, Transition, TransitionKind,
     };
     pub use crate::budget::size::{
         block_bytes, copy_block_bytes, copy_level_bytes, full_mip_count, level_bytes, mip_extent,

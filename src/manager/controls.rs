@@ -301,15 +301,17 @@ impl BudgetManager {
             let shift = bias.round() as isize;
             for k in 0..self.demanded.0.len() {
                 let i = self.demanded.0[k] as usize;
-                if let Some(p) = self.streamer.plan_textures_mut().get_mut(i) {
+                let textures = self.streamer.plan_textures_mut();
+                if i < textures.len() {
+                    let (p, bins) = textures.histogram_mut(i);
                     if p.histogram {
-                        let old = p.level_pixels;
-                        p.level_pixels = [0.0; MAX_LEVELS];
+                        let old = *bins;
+                        *bins = [0.0; MAX_LEVELS];
                         for (l, px) in old.into_iter().enumerate() {
                             let to = (l as isize + shift).clamp(0, MAX_LEVELS as isize - 1);
-                            p.level_pixels[to as usize] += px;
+                            bins[to as usize] += px;
                         }
-                        p.summarize_histogram();
+                        p.summarize_histogram(bins);
                     } else if p.wanted_level.is_finite() {
                         p.wanted_level = (p.wanted_level + bias).max(0.0);
                     }
@@ -335,7 +337,7 @@ impl BudgetManager {
             let i = c.handle.index() as usize;
             let size = self.streamer.texture_size(c.handle).unwrap_or((1, 1));
             self.begin_demand_at(i);
-            let p = &mut self.streamer.plan_textures_mut()[i];
+            let (p, bins) = self.streamer.plan_textures_mut().histogram_mut(i);
             let last = p.level_count.saturating_sub(1);
             if let Some(r) = c.requested {
                 // Instead of the view: the level over the texture's own texels there.
@@ -359,11 +361,11 @@ impl BudgetManager {
                 let cap = c.finest.min(last);
                 if p.histogram {
                     let mut moved = 0.0;
-                    for l in 0..usize::from(cap) {
-                        moved += std::mem::take(&mut p.level_pixels[l]);
+                    for bin in &mut bins[..usize::from(cap)] {
+                        moved += std::mem::take(bin);
                     }
-                    p.level_pixels[usize::from(cap)] += moved;
-                    p.summarize_histogram();
+                    bins[usize::from(cap)] += moved;
+                    p.summarize_histogram(bins);
                 } else {
                     p.wanted_level = p.wanted_level.max(f32::from(cap));
                 }
@@ -382,20 +384,19 @@ impl BudgetManager {
             let Some(r) = c.required_at(now) else {
                 continue;
             };
-            let Some(p) = self
-                .streamer
-                .plan_textures_mut()
-                .get_mut(c.handle.index() as usize)
-            else {
+            let textures = self.streamer.plan_textures_mut();
+            let i = c.handle.index() as usize;
+            if i >= textures.len() {
                 continue;
-            };
+            }
+            let (p, bins) = textures.histogram_mut(i);
             if r >= p.floor_level {
                 continue; // always resident anyway
             }
-            super::demand::into_histogram(p);
-            let bin = &mut p.level_pixels[usize::from(r)];
+            super::demand::into_histogram(p, bins);
+            let bin = &mut bins[usize::from(r)];
             *bin = (*bin + REQUIRED_PIXELS).min(f32::MAX);
-            p.summarize_histogram();
+            p.summarize_histogram(bins);
         }
     }
 
@@ -423,15 +424,18 @@ impl BudgetManager {
             .demanded
             .1
             .iter()
-            .filter_map(|&i| Some((*targets.get(i as usize)?, textures.get(i as usize)?)))
-            .filter(|(_, p)| {
+            .filter_map(|&i| {
+                let i = i as usize;
+                Some((i, *targets.get(i)?, textures.get(i)?))
+            })
+            .filter(|(_, _, p)| {
                 p.level_count > 0
                     && p.wanted_level.is_finite()
                     && p.wanted_level < f32::from(p.level_count)
             })
-            .map(|(t, p)| {
+            .map(|(i, t, p)| {
                 let w = (p.wanted_level.max(0.0).floor() as u8).min(p.level_count);
-                p.bytes_from(w.max(t))
+                textures.bytes_from(i, w.max(t))
             })
             .sum();
         let streamer = &self.streamer;

@@ -29,13 +29,13 @@ impl BudgetManager {
         if wanted_level.is_nan() || !pixels.is_finite() || pixels < 0.0 {
             return;
         }
-        let p = &mut self.streamer.plan_textures_mut()[i];
+        let (p, bins) = self.streamer.plan_textures_mut().histogram_mut(i);
         if p.histogram {
             if wanted_level.is_finite() {
                 let bin = (wanted_level.max(0.0) as usize).min(MAX_LEVELS - 1);
                 // Saturating: a bin at infinity would price every level at 0 (inf x 0).
-                p.level_pixels[bin] = (p.level_pixels[bin] + pixels).min(f32::MAX);
-                p.summarize_histogram();
+                bins[bin] = (bins[bin] + pixels).min(f32::MAX);
+                p.summarize_histogram(bins);
             }
             return;
         }
@@ -79,16 +79,16 @@ impl BudgetManager {
         let Some(i) = self.begin_demand(h) else {
             return false;
         };
-        let p = &mut self.streamer.plan_textures_mut()[i];
+        let (p, bins) = self.streamer.plan_textures_mut().histogram_mut(i);
         // Form (a) given earlier this frame joins the histogram.
-        into_histogram(p);
+        into_histogram(p, bins);
         for (l, &px) in pixels_per_level.iter().enumerate() {
             if px > 0.0 && px.is_finite() {
-                let b = &mut p.level_pixels[l.min(MAX_LEVELS - 1)];
+                let b = &mut bins[l.min(MAX_LEVELS - 1)];
                 *b = (*b + px).min(f32::MAX);
             }
         }
-        p.summarize_histogram();
+        p.summarize_histogram(bins);
         true
     }
 
@@ -158,7 +158,8 @@ impl BudgetManager {
             self.demand_frame[i] = next;
             // Within the capacity of earlier frames: grows with the texture count only.
             self.demanded.0.push(i as u32);
-            reset_demand(&mut self.streamer.plan_textures_mut()[i]);
+            let (p, bins) = self.streamer.plan_textures_mut().histogram_mut(i);
+            reset_demand(p, bins);
         }
     }
 }
@@ -179,8 +180,9 @@ impl BudgetManager {
                 && *d != now
             {
                 *d = 0;
-                if let Some(p) = textures.get_mut(i) {
-                    reset_demand(p);
+                if i < textures.len() {
+                    let (p, bins) = textures.histogram_mut(i);
+                    reset_demand(p, bins);
                 }
             }
         }
@@ -191,17 +193,16 @@ impl BudgetManager {
             if self.demand_frame.get(i) != Some(&now) {
                 continue;
             }
-            if let Some(p) = textures.get_mut(i)
-                && p.screen_pixels > screen
-            {
+            if i < textures.len() && textures[i].screen_pixels > screen {
+                let (p, bins) = textures.histogram_mut(i);
                 if p.histogram {
                     // A histogram over more than the screen: scaled down as a whole, so its
                     // shape (which levels are wanted) stays.
                     let k = screen / p.screen_pixels;
-                    for b in &mut p.level_pixels {
+                    for b in bins.iter_mut() {
                         *b *= k;
                     }
-                    p.summarize_histogram();
+                    p.summarize_histogram(bins);
                 } else {
                     p.screen_pixels = screen;
                 }
@@ -225,23 +226,23 @@ impl BudgetManager {
 
 /// A texture's demand as a histogram: form (a)'s level and pixels (given earlier this frame)
 /// become its bin; a histogram stays as it is.
-pub(super) fn into_histogram(p: &mut PlanTexture) {
+pub(super) fn into_histogram(p: &mut PlanTexture, bins: &mut [f32; MAX_LEVELS]) {
     if !p.histogram {
         let (level, pixels) = (p.wanted_level, p.screen_pixels);
-        p.level_pixels = [0.0; MAX_LEVELS];
+        *bins = [0.0; MAX_LEVELS];
         p.histogram = true;
         if level.is_finite() && pixels > 0.0 {
-            p.level_pixels[(level.max(0.0) as usize).min(MAX_LEVELS - 1)] = pixels;
+            bins[(level.max(0.0) as usize).min(MAX_LEVELS - 1)] = pixels;
         }
     }
 }
 
 /// No demand: not wanted, no pixels, no histogram.
-pub(super) fn reset_demand(p: &mut PlanTexture) {
+pub(super) fn reset_demand(p: &mut PlanTexture, bins: &mut [f32; MAX_LEVELS]) {
     p.wanted_level = f32::INFINITY;
     p.screen_pixels = 0.0;
     if p.histogram {
         p.histogram = false;
-        p.level_pixels = [0.0; MAX_LEVELS];
+        *bins = [0.0; MAX_LEVELS];
     }
 }

@@ -27,7 +27,7 @@ use std::time::Instant;
 
 use crate::budget::ledger::ManagedScope;
 use crate::budget::planner::{
-    BucketCost, Plan, PlanInput, PlanStatus, PlanTexture, Planner, TransitionKind,
+    BucketCost, Plan, PlanInput, PlanStatus, PlanTextures, Planner, TransitionKind,
 };
 use crate::budget::{Budget, Category, EffectiveBudget, LedgerSnapshot};
 use crate::gpu::{GpuConfig, GpuContext, TrackedTexture};
@@ -395,7 +395,7 @@ impl BudgetManager {
     }
 
     /// The planner's per-texture view (demand and residency), for reports.
-    pub fn plan_textures(&self) -> &[PlanTexture] {
+    pub fn plan_textures(&self) -> &PlanTextures {
         self.streamer.plan_textures()
     }
 

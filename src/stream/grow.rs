@@ -217,7 +217,8 @@ impl Streamer {
             let weight = p.screen_pixels.max(0.0) * p.priority.max(0.0) * deficit;
             let to = slots[i as usize].step_target(p);
             let next = Self::next_step(p, p.resident_level, to);
-            let step = p.bytes_from(next) - p.bytes_from(p.resident_level);
+            let i = i as usize;
+            let step = plan_tex.bytes_from(i, next) - plan_tex.bytes_from(i, p.resident_level);
             (weight, step)
         };
         self.ready.sort_unstable_by(|&a, &b| {
@@ -236,7 +237,7 @@ impl Streamer {
                 let to = self.slots[i].step_target(&p);
                 let from = p.resident_level;
                 let next = Self::next_step(&p, from, to);
-                let new_bytes = p.bytes_from(next);
+                let new_bytes = self.plan_tex.bytes_from(i, next);
                 let elapsed_ms = t0.elapsed().as_secs_f32() * 1e3;
                 let over_time =
                     !self.config.deterministic && elapsed_ms > self.config.upload_ms_per_frame;
@@ -250,7 +251,7 @@ impl Streamer {
                 // (from the CPU) is written with the texture; the IO levels go in bands, each
                 // only when its staging fits under the budget.
                 let floor_upload = if from > p.floor_level {
-                    p.bytes_from(p.floor_level.max(next))
+                    self.plan_tex.bytes_from(i, p.floor_level.max(next))
                 } else {
                     0
                 };

@@ -38,7 +38,7 @@ use std::time::Instant;
 
 use crate::budget::Category;
 use crate::budget::ledger::Charge;
-use crate::budget::planner::{PlanTexture, Transition, TransitionKind};
+use crate::budget::planner::{PlanTexture, PlanTextures, Transition, TransitionKind};
 use crate::budget::size;
 use crate::gpu::staging::{StagedLevel, StagingRing};
 use crate::gpu::{GpuContext, TrackedTexture, upload};
@@ -384,7 +384,7 @@ pub struct Streamer {
     /// earlier streamer of the same manager holds (see [`Streamer::after_generations`]), and
     /// apart from other streamers' ([`NEXT_GENERATION_BASE`]).
     generation_base: u32,
-    plan_tex: Vec<PlanTexture>,
+    plan_tex: PlanTextures,
     /// One bit per slot, set when the slot's grow is requested (`Slot::inflight` becomes
     /// `Some`) and cleared lazily once it is `None`: the per-frame IO pass visits the grows in
     /// flight, in slot order, not every slot (100k slots are megabytes).
@@ -541,7 +541,7 @@ impl Streamer {
             // generation) unless a slot there was reused 16 million times (or 256 streamers
             // were made in between: the counter wraps).
             generation_base: NEXT_GENERATION_BASE.fetch_add(1 << 24, Ordering::Relaxed),
-            plan_tex: Vec::new(),
+            plan_tex: PlanTextures::new(),
             inflight_bits: Vec::new(),
             backing_off: Vec::new(),
             touched: Vec::new(),
@@ -699,12 +699,12 @@ impl Streamer {
 
     /// The planner's view of every texture (index = slot), to fill in `wanted_level` and
     /// `screen_pixels` before [`Streamer::plan`]. Dead slots have `level_count == 0`.
-    pub(crate) fn plan_textures_mut(&mut self) -> &mut [PlanTexture] {
+    pub(crate) fn plan_textures_mut(&mut self) -> &mut PlanTextures {
         &mut self.plan_tex
     }
 
     /// The planner's view of every texture.
-    pub fn plan_textures(&self) -> &[PlanTexture] {
+    pub fn plan_textures(&self) -> &PlanTextures {
         &self.plan_tex
     }
 
@@ -747,7 +747,7 @@ impl Streamer {
     pub fn texture_infos(&self) -> Vec<TextureInfo> {
         self.slots
             .iter()
-            .zip(&self.plan_tex)
+            .zip(self.plan_tex.as_slice())
             .enumerate()
             .filter(|(_, (s, _))| s.alive)
             .map(|(i, (s, p))| TextureInfo {
@@ -792,8 +792,10 @@ impl Streamer {
                 continue;
             }
             let w = (p.wanted_level.max(0.0).floor() as u8).min(p.level_count);
-            want += p.bytes_from(w);
-            have += p.bytes_from(w.max(p.resident_level));
+            want += self.plan_tex.bytes_from(i as usize, w);
+            have += self
+                .plan_tex
+                .bytes_from(i as usize, w.max(p.resident_level));
         }
         (have, want)
     }

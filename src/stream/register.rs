@@ -358,10 +358,12 @@ impl Streamer {
         let level_bytes: Vec<u64> = (0..count)
             .map(|l| info.level_size(usize::from(l)))
             .collect();
-        let mut pt = PlanTexture::new(&level_bytes, floor_level);
-        pt.base_levels = bases;
-        pt.priority = opts.priority;
-        let floor_bytes = pt.bytes_from(floor_level);
+        // Nothing resident (no room for the floor, or its creation failed): set in the
+        // planner's record once the slot is placed.
+        let mut nothing_resident = false;
+        let floor_bytes = level_bytes[usize::from(floor_level)..]
+            .iter()
+            .fold(0u64, |a, &b| a.saturating_add(b));
         self.floor_cpu_bytes += floor_data.iter().map(|d| d.len() as u64).sum::<u64>();
 
         let (index, generation) = match self.free.pop() {
@@ -416,13 +418,11 @@ impl Streamer {
                         self.frame_stats.oom_events += 1;
                     }
                     slot.error = Some(e.to_string());
-                    pt.resident_level = count;
-                    pt.in_flight_level = count;
+                    nothing_resident = true;
                 }
             }
         } else {
-            pt.resident_level = count;
-            pt.in_flight_level = count;
+            nothing_resident = true;
         }
         let id = SlotId {
             generation,
@@ -430,12 +430,19 @@ impl Streamer {
             height: slot.info.height,
             alive: true,
         };
-        if index as usize == self.slots.len() {
+        let pt = if index as usize == self.slots.len() {
             self.slots.push(slot);
-            self.plan_tex.push(pt);
+            self.plan_tex.push(&level_bytes, floor_level)
         } else {
             self.slots[index as usize] = slot;
-            self.plan_tex[index as usize] = pt;
+            self.plan_tex
+                .replace(index as usize, &level_bytes, floor_level)
+        };
+        pt.base_levels = bases;
+        pt.priority = opts.priority;
+        if nothing_resident {
+            pt.resident_level = count;
+            pt.in_flight_level = count;
         }
         self.set_id(index, id);
         self.changed = true;
@@ -481,10 +488,10 @@ impl Streamer {
         };
         if index as usize == self.slots.len() {
             self.slots.push(slot);
-            self.plan_tex.push(PlanTexture::default());
+            self.plan_tex.push_empty();
         } else {
             self.slots[index as usize] = slot;
-            self.plan_tex[index as usize] = PlanTexture::default();
+            self.plan_tex.clear_slot(index as usize);
         }
         self.set_id(
             index,
@@ -539,7 +546,7 @@ impl Streamer {
         let held: u64 = s.floor_data.iter().map(|d| d.len() as u64).sum();
         s.floor_data = Vec::new();
         self.floor_cpu_bytes = self.floor_cpu_bytes.saturating_sub(held);
-        self.plan_tex[i] = PlanTexture::default();
+        self.plan_tex.clear_slot(i);
         self.ready.retain(|&r| r as usize != i);
         self.free.push(h.index);
         self.changed = true;

@@ -193,7 +193,7 @@ impl Streamer {
             TransitionKind::Evict => {
                 let count = self.plan_tex[i].level_count;
                 let floor = self.plan_tex[i].floor_level;
-                let before = self.plan_tex[i].bytes_from(self.plan_tex[i].resident_level);
+                let before = self.plan_tex.bytes_from(i, self.plan_tex[i].resident_level);
                 // Destroyed first, no transient bytes (unless kept for frames in flight).
                 let old = self.slots[i].gpu.take();
                 self.drop_resident(old);
@@ -216,7 +216,8 @@ impl Streamer {
                 p.resident_level = resident;
                 p.in_flight_level = resident;
                 self.frame_stats.evictions += 1;
-                self.frame_stats.freed_bytes += before.saturating_sub(p.bytes_from(resident));
+                let after = self.plan_tex.bytes_from(i, resident);
+                self.frame_stats.freed_bytes += before.saturating_sub(after);
             }
             TransitionKind::Shrink => {
                 let from = self.plan_tex[i].resident_level;
@@ -228,7 +229,7 @@ impl Streamer {
                 // yet (it lives in the headroom, and a previous frame's may still be there): if
                 // the copy would pass the budget, it waits a frame (the plan asks again).
                 let total = ctx.ledger().total_bytes();
-                let during = total.saturating_add(self.plan_tex[i].bytes_from(t.to));
+                let during = total.saturating_add(self.plan_tex.bytes_from(i, t.to));
                 if total <= self.plan_budget && during > self.plan_budget {
                     self.frame_stats.deferred += 1;
                     return;
@@ -236,9 +237,9 @@ impl Streamer {
                 match self.rebuild(ctx, i, t.to, from) {
                     Ok(()) => {
                         self.frame_stats.shrinks += 1;
-                        let p = &self.plan_tex[i];
+                        let p = &self.plan_tex;
                         self.frame_stats.freed_bytes +=
-                            p.bytes_from(from).saturating_sub(p.bytes_from(t.to));
+                            p.bytes_from(i, from).saturating_sub(p.bytes_from(i, t.to));
                     }
                     Err(e) => self.note_create_error(ctx, i, &e),
                 }

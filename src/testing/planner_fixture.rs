@@ -4,15 +4,15 @@
 
 use super::SplitMix64 as Rng;
 use crate::budget::planner::{
-    BucketCost, Plan, PlanInput, PlanTexture, Planner, PlannerConfig, SimExecutor,
+    BucketCost, Plan, PlanInput, PlanTexture, PlanTextures, Planner, PlannerConfig, SimExecutor,
 };
 
 /// Output pixels of the scene (1080p).
 pub const OUTPUT_PIXELS: u64 = 1920 * 1080;
 
-/// A BC7 chain for `side x side` (a power of two) with its floor at the first level no larger
-/// than 32x32.
-pub fn bc7_chain(side: u32) -> PlanTexture {
+/// A BC7 chain for `side x side` (a power of two), added to `textures` with its floor at the
+/// first level no larger than 32x32.
+pub fn bc7_chain(textures: &mut PlanTextures, side: u32) -> &mut PlanTexture {
     let mut levels = Vec::new();
     let mut s = side;
     let mut floor = 0;
@@ -26,13 +26,13 @@ pub fn bc7_chain(side: u32) -> PlanTexture {
         }
         s /= 2;
     }
-    PlanTexture::new(&levels, floor)
+    textures.push(&levels, floor)
 }
 
 /// The scene and its planner.
 pub struct BenchScene {
     /// Every texture (executed plans applied).
-    pub textures: Vec<PlanTexture>,
+    pub textures: PlanTextures,
     /// The render-scale buckets.
     pub buckets: Vec<BucketCost>,
     /// The budget.
@@ -60,21 +60,20 @@ impl BenchScene {
     /// world sees a few percent of what it has registered), planned with `config`.
     pub fn with(n: usize, visible: f64, config: PlannerConfig) -> Self {
         let mut rng = Rng(n as u64);
-        let mut textures = Vec::with_capacity(n);
+        let mut textures = PlanTextures::with_capacity(n);
         let mut demand = 0u64;
-        for _ in 0..n {
+        for i in 0..n {
             let side = 1u32 << (4 + rng.next() % 10);
-            let mut t = bc7_chain(side);
-            if f64::from(rng.unit()) < visible {
+            let t = bc7_chain(&mut textures, side);
+            let level = if f64::from(rng.unit()) < visible {
                 let extent = 4.0 * 512f32.powf(rng.unit());
                 t.wanted_level = (side as f32 / extent).log2();
                 t.screen_pixels = extent * extent * 0.5;
-                let level = (t.wanted_level.max(0.0) as u8).min(t.floor_level);
-                demand += t.bytes_from(level);
+                (t.wanted_level.max(0.0) as u8).min(t.floor_level)
             } else {
-                demand += t.bytes_from(t.floor_level);
-            }
-            textures.push(t);
+                t.floor_level
+            };
+            demand += textures.bytes_from(i, level);
         }
         let buckets: Vec<BucketCost> = (8..=16)
             .map(|k| {
@@ -97,7 +96,7 @@ impl BenchScene {
         }
     }
 
-    fn input<'a>(&self, textures: &'a [PlanTexture], buckets: &'a [BucketCost]) -> PlanInput<'a> {
+    fn input<'a>(&self, textures: &'a PlanTextures, buckets: &'a [BucketCost]) -> PlanInput<'a> {
         PlanInput {
             frame: self.frame,
             budget: self.budget,
@@ -171,7 +170,7 @@ impl BenchScene {
     /// Moves every visible texture's wanted level by `delta` (a slow dolly): the next plan
     /// starts from scratch.
     pub fn move_view(&mut self, delta: f32) {
-        for t in &mut self.textures {
+        for t in self.textures.as_mut_slice() {
             if t.wanted_level.is_finite() {
                 t.wanted_level += delta;
             }

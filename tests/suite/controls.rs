@@ -85,7 +85,10 @@ fn a_forced_texture_holds_its_level_for_the_duration_then_decays() {
     let others_bytes = |m: &BudgetManager| -> u64 {
         others
             .iter()
-            .map(|&h| m.plan_textures()[h.index() as usize].bytes_from(level(m, h)))
+            .map(|&h| {
+                m.plan_textures()
+                    .bytes_from(h.index() as usize, level(m, h))
+            })
             .sum()
     };
     until(&mut m, &demand, 60, |m| level(m, forced) == forced_floor);

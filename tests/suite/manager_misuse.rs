@@ -277,7 +277,7 @@ fn demand_lasts_its_frame_and_is_capped_at_the_output() {
     frame(&mut m);
     assert_eq!(demand(&m, h[0]), (0.0, screen));
     assert_eq!(demand(&m, h[1]), (1.0, 100.0));
-    let bins = m.plan_textures()[h[2].index() as usize].level_pixels;
+    let bins = m.plan_textures().level_pixels(h[2].index() as usize);
     assert_eq!((bins[0], bins[1]), (0.75 * screen, 0.25 * screen));
     assert_eq!(demand(&m, h[3]), (f32::INFINITY, 0.0));
 
@@ -287,7 +287,8 @@ fn demand_lasts_its_frame_and_is_capped_at_the_output() {
     assert_eq!(demand(&m, h[0]), (f32::INFINITY, 0.0));
     assert_eq!(demand(&m, h[1]), (2.0, 50.0));
     let p2 = m.plan_textures()[h[2].index() as usize];
-    assert!(!p2.histogram && p2.screen_pixels == 0.0 && p2.level_pixels == [0.0; 16]);
+    let bins2 = m.plan_textures().level_pixels(h[2].index() as usize);
+    assert!(!p2.histogram && p2.screen_pixels == 0.0 && *bins2 == [0.0; 16]);
 
     // Demand, then a skipped frame, then a frame with no demand: none left.
     assert!(m.add_demand(h[3], 1.5, 300.0));

@@ -36,7 +36,7 @@ use crate::common;
 use std::time::Instant;
 
 use mipflow::low_level::{
-    BucketCost, Plan, PlanInput, PlanTexture, Planner, SimExecutor, TransitionKind,
+    BucketCost, Plan, PlanInput, PlanTexture, PlanTextures, Planner, SimExecutor, TransitionKind,
 };
 
 use mipflow::{PlanStatus, PlannerConfig};
@@ -49,7 +49,7 @@ const OUTPUT_PIXELS: u64 = 1920 * 1080;
 
 /// A BC7 chain for `w x h` with its floor at the first level no larger than 32x32 that may be a
 /// texture's base (a multiple of the 4x4 block), as the streamer registers it.
-fn bc7(w: u32, h: u32) -> PlanTexture {
+fn bc7(textures: &mut PlanTextures, w: u32, h: u32) -> &mut PlanTexture {
     let mut levels = Vec::new();
     let (mut lw, mut lh) = (w, h);
     loop {
@@ -65,7 +65,7 @@ fn bc7(w: u32, h: u32) -> PlanTexture {
     // A chain with no allowed base cannot be created: the streamer refuses it; here its last
     // level stands in (the planner's arithmetic does not care).
     let floor = PlanTexture::floor_for(w, h, 32, count, bases).unwrap_or(count - 1);
-    let mut t = PlanTexture::new(&levels, floor);
+    let t = textures.push(&levels, floor);
     t.base_levels = bases | 1 << floor;
     t
 }
@@ -85,15 +85,18 @@ struct View {
 }
 
 impl View {
-    fn apply(&self, t: &mut PlanTexture) {
-        t.histogram = false;
+    fn apply(&self, textures: &mut PlanTextures, i: usize) {
+        textures.clear_histogram(i);
         if self.extent > 0.0 && self.histogram {
             let wanted = (self.texels / self.extent).log2().max(0.0) as usize;
             let pixels = self.extent * self.extent * self.coverage;
             let mut bins = [0.0f32; 16];
             bins[wanted.min(15)] += 0.1 * pixels;
             bins[(wanted + 2).min(15)] += 0.9 * pixels;
-            t.set_level_pixels(&bins);
+            textures.set_level_pixels(i, &bins);
+        }
+        let t = &mut textures[i];
+        if self.extent > 0.0 && self.histogram {
         } else if self.extent > 0.0 {
             t.wanted_level = (self.texels / self.extent).log2();
             t.screen_pixels = self.extent * self.extent * self.coverage;
@@ -182,10 +185,10 @@ fn plan_digest(mut h: u64, plan: &Plan, status: PlanStatus) -> u64 {
 
 /// Bytes the view wants: every floor, and each visible texture down to its wanted level at
 /// this bucket's mip bias.
-fn demand(textures: &[PlanTexture], fixed: u64, bucket: BucketCost) -> u64 {
+fn demand(textures: &PlanTextures, fixed: u64, bucket: BucketCost) -> u64 {
     let bias = -bucket.scale.log2();
     let mut total = fixed + bucket.bytes;
-    for t in textures {
+    for (i, t) in textures.iter().enumerate() {
         let w = t.wanted_level + bias;
         let level = if w < f32::from(t.level_count) {
             (w.max(0.0).floor() as u8).min(t.floor_level)
@@ -197,7 +200,7 @@ fn demand(textures: &[PlanTexture], fixed: u64, bucket: BucketCost) -> u64 {
             .rev()
             .find(|&k| k == t.floor_level || t.base_allowed(k))
             .unwrap_or(level);
-        total += t.bytes_from(level);
+        total += textures.bytes_from(i, level);
     }
     total
 }
@@ -205,7 +208,7 @@ fn demand(textures: &[PlanTexture], fixed: u64, bucket: BucketCost) -> u64 {
 fn simulate(seed: u64) -> Report {
     let mut rng = Rng(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ 0xD1B5_4A32_D192_ED03);
     let n = rng.log_range(10.0, 5000.0).round() as usize;
-    let mut textures = Vec::with_capacity(n);
+    let mut textures = PlanTextures::with_capacity(n);
     let mut views = Vec::with_capacity(n);
     let visible = rng.range(0.05, 0.9);
     for _ in 0..n {
@@ -218,16 +221,14 @@ fn simulate(seed: u64) -> Report {
         };
         let w = side(&mut rng);
         let h = if rng.chance(0.7) { w } else { side(&mut rng) };
-        let t = bc7(w, h);
+        bc7(&mut textures, w, h);
         let priority = if rng.chance(0.1) {
             rng.log_range(0.25, 4.0) as f32
         } else {
             1.0
         };
         let v = random_view(&mut rng, w.max(h) as f32, visible, priority);
-        let mut t = t;
-        v.apply(&mut t);
-        textures.push(t);
+        v.apply(&mut textures, views.len());
         views.push(v);
     }
 
@@ -248,7 +249,9 @@ fn simulate(seed: u64) -> Report {
             .collect()
     };
     let fixed = rng.below(8 << 20);
-    let floor_sum: u64 = textures.iter().map(|t| t.bytes_from(t.floor_level)).sum();
+    let floor_sum: u64 = (0..n)
+        .map(|i| textures.bytes_from(i, textures[i].floor_level))
+        .sum();
     let floor_bytes = fixed + buckets[0].bytes + floor_sum;
     let want = demand(&textures, fixed, *buckets.last().unwrap());
     let pick_budget = |rng: &mut Rng| -> u64 {
@@ -318,7 +321,7 @@ fn simulate(seed: u64) -> Report {
     // name textures that did not change). Its plans must be the incremental ones.
     let mut hinted_planner = Planner::new(config);
     let mut hinted_plan = Plan::default();
-    let mut hinted_seen: Vec<PlanTexture> = Vec::new();
+    let mut hinted_seen = PlanTextures::new();
     let mut hints: Vec<u32> = Vec::new();
     // Its own generator: the run's is left as it was (the digest of the plans stays).
     let mut hint_rng = Rng(0x5EED_u64 ^ n as u64);
@@ -369,10 +372,10 @@ fn simulate(seed: u64) -> Report {
                     };
                 }
                 Event::ViewSwitch { fraction, visible } => {
-                    for (t, v) in textures.iter_mut().zip(&mut views) {
+                    for (i, v) in views.iter_mut().enumerate() {
                         if rng.chance(fraction) {
                             *v = random_view(&mut rng, v.texels, visible, v.priority);
-                            v.apply(t);
+                            v.apply(&mut textures, i);
                         }
                     }
                 }
@@ -392,7 +395,7 @@ fn simulate(seed: u64) -> Report {
                 } else if v.extent > 0.0 {
                     v.extent = (v.extent * rng.range(0.85, 1.18) as f32).clamp(1.0, 4096.0);
                 }
-                v.apply(&mut textures[i]);
+                v.apply(&mut textures, i);
             }
             changed = true;
         }
@@ -419,7 +422,7 @@ fn simulate(seed: u64) -> Report {
         if hinted_seen.len() == textures.len() {
             hints.extend(
                 (0..textures.len())
-                    .filter(|&i| !same_bits(&hinted_seen[i], &textures[i]))
+                    .filter(|&i| !same_bits(&hinted_seen, &textures, i))
                     .map(|i| i as u32),
             );
         }
@@ -551,7 +554,7 @@ fn simulate(seed: u64) -> Report {
             .map(|&(i, _)| i)
             .collect();
         for &i in &ready {
-            let t = &textures[i as usize];
+            let t = textures[i as usize];
             let from_disk = t.resident_level != t.level_count;
             if from_disk && rng.chance(0.01) {
                 exec.abandon(i, &mut textures); // an IO error: keeps what it had
@@ -582,7 +585,7 @@ fn simulate(seed: u64) -> Report {
             // any) within the hold.
             let t = &textures[i];
             let wanted = if t.histogram {
-                t.level_pixels.iter().any(|&p| p > 0.0)
+                textures.level_pixels(i).iter().any(|&p| p > 0.0)
             } else {
                 t.screen_pixels > 0.0 && t.wanted_level.is_finite()
             };
@@ -666,7 +669,7 @@ fn simulate(seed: u64) -> Report {
                         } else {
                             (0..r).rev().find(|&k| t.base_allowed(k)).unwrap_or(r)
                         };
-                        let fits = total + t.bytes_from(next) <= limit;
+                        let fits = total + textures.bytes_from(i, next) <= limit;
                         let could_grow = fits && (r > t.floor_level || (wants && next < r));
                         assert!(
                             !could_grow,
@@ -803,14 +806,12 @@ fn planner_simulation() {
 #[test]
 fn no_allocation_per_frame_after_warm_up() {
     let mut rng = Rng(7);
-    let mut textures: Vec<PlanTexture> = (0..2000)
-        .map(|_| {
-            let side = 1u32 << (4 + rng.below(10));
-            let mut t = bc7(side, side);
-            random_view(&mut rng, side as f32, 0.5, 1.0).apply(&mut t);
-            t
-        })
-        .collect();
+    let mut textures = PlanTextures::new();
+    for i in 0..2000 {
+        let side = 1u32 << (4 + rng.below(10));
+        bc7(&mut textures, side, side);
+        random_view(&mut rng, side as f32, 0.5, 1.0).apply(&mut textures, i);
+    }
     let buckets: Vec<BucketCost> = (8..=16)
         .map(|k| BucketCost {
             scale: k as f32 / 16.0,
@@ -822,7 +823,7 @@ fn no_allocation_per_frame_after_warm_up() {
     let mut bucket = buckets.len() - 1;
     let run = |frame: u64,
                budget: u64,
-               textures: &mut Vec<PlanTexture>,
+               textures: &mut PlanTextures,
                bucket: &mut usize,
                planner: &mut Planner,
                plan: &mut Plan,
@@ -862,8 +863,8 @@ fn no_allocation_per_frame_after_warm_up() {
             300 << 20
         };
         if frame == 300 {
-            for t in &mut textures {
-                random_view(&mut rng, 1024.0, 0.5, 1.0).apply(t);
+            for i in 0..textures.len() {
+                random_view(&mut rng, 1024.0, 0.5, 1.0).apply(&mut textures, i);
             }
         }
         run(
@@ -885,7 +886,7 @@ fn no_allocation_per_frame_after_warm_up() {
             300 << 20
         };
         if frame < 450 {
-            for t in &mut textures {
+            for t in textures.iter_mut() {
                 if t.wanted_level.is_finite() {
                     t.wanted_level += if frame % 2 == 0 { 0.01 } else { -0.01 };
                 }
@@ -911,14 +912,12 @@ fn no_allocation_per_frame_after_warm_up() {
 #[test]
 fn gallery_256_48_256_mib() {
     const MIB: u64 = 1 << 20;
-    let mut textures: Vec<PlanTexture> = (0..64)
-        .map(|i| {
-            let mut t = bc7(1024, 1024);
-            t.wanted_level = 0.0;
-            t.screen_pixels = 20_000.0 + 1000.0 * i as f32;
-            t
-        })
-        .collect();
+    let mut textures = PlanTextures::new();
+    for i in 0..64 {
+        let t = bc7(&mut textures, 1024, 1024);
+        t.wanted_level = 0.0;
+        t.screen_pixels = 20_000.0 + 1000.0 * i as f32;
+    }
     let buckets = [BucketCost {
         scale: 1.0,
         bytes: 16 * MIB,
@@ -980,18 +979,20 @@ fn gallery_256_48_256_mib() {
 
 /// Whether two textures are the same field for field, floats by their bits (`==` takes -0.0
 /// for +0.0, which the planner's change check does not).
-fn same_bits(a: &PlanTexture, b: &PlanTexture) -> bool {
-    let bits = |t: &PlanTexture| {
+fn same_bits(a: &PlanTextures, b: &PlanTextures, i: usize) -> bool {
+    let bits = |s: &PlanTextures| {
+        let t = &s[i];
         (
             [
                 t.wanted_level.to_bits(),
                 t.screen_pixels.to_bits(),
                 t.priority.to_bits(),
             ],
-            t.level_pixels.map(f32::to_bits),
+            s.level_pixels(i).map(f32::to_bits),
         )
     };
-    let rest = |t: &PlanTexture| {
+    let rest = |s: &PlanTextures| {
+        let t = &s[i];
         (
             t.level_count,
             t.floor_level,
@@ -1000,7 +1001,7 @@ fn same_bits(a: &PlanTexture, b: &PlanTexture) -> bool {
             t.busy,
             t.histogram,
             t.base_levels,
-            t.level_bytes,
+            s.level_bytes(i).to_vec(),
         )
     };
     bits(a) == bits(b) && rest(a) == rest(b)

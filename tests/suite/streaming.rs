@@ -766,7 +766,8 @@ fn a_grow_whose_view_wants_more_is_retargeted_and_nothing_is_uploaded_twice() {
     let handles = vec![h.add(files[0].clone(), TextureOptions::default(), 64 * MIB)];
     let p = h.m.streamer().plan_textures()[0];
     // Only the levels finer than the floor come by IO and upload.
-    let io_bytes = p.bytes_from(0) - p.bytes_from(p.floor_level);
+    let sizes = h.m.streamer().plan_textures();
+    let io_bytes = sizes.bytes_from(0, 0) - sizes.bytes_from(0, p.floor_level);
     let (mut uploaded, mut cancels, mut retargets, mut frames) = (0u64, 0, 0, 0);
     let mut tally = |h: &Harness| {
         let s = h.m.streamer().frame_stats();
@@ -1037,7 +1038,11 @@ fn a_cancelled_grows_levels_are_reused_without_reading_again() {
     assert_eq!((st.cancels, st.cancels_after_arrival), (1, 1), "{st:?}");
     let kept = h.m.streamer().reuse_cache_bytes();
     let p = h.m.streamer().plan_textures()[0];
-    assert_eq!(kept, p.bytes_from(0) - p.bytes_from(p.floor_level));
+    let sizes = h.m.streamer().plan_textures();
+    assert_eq!(
+        kept,
+        sizes.bytes_from(0, 0) - sizes.bytes_from(0, p.floor_level)
+    );
     // Wanted again: no read, the kept levels are built.
     let (mut io, mut reused, mut frames) = (0, 0, 0);
     while !h.all_at(0) && frames < 50 {

@@ -1,6 +1,6 @@
 //! The reference executor: the contract of the module docs, run on plain numbers.
 
-use super::{BucketCost, Plan, PlanInput, PlanTexture, Transition, TransitionKind};
+use super::{BucketCost, Plan, PlanInput, PlanTexture, PlanTextures, Transition, TransitionKind};
 
 /// A step that breaks the executor contract (see [`Planner`](super::Planner)'s contract).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -62,8 +62,9 @@ impl SimExecutor {
             .current_bucket
             .min(input.buckets.len().saturating_sub(1));
         let rt = input.buckets.get(bucket).map_or(0, |b| b.bytes);
-        let textures = input.textures.iter().fold(0u64, |a, t| {
-            a.saturating_add(t.bytes_from(t.resident_level))
+        let all = input.textures;
+        let textures = (0..all.len()).fold(0u64, |a, i| {
+            a.saturating_add(all.bytes_from(i, all[i].resident_level))
         });
         let total = input
             .fixed_bytes
@@ -113,7 +114,7 @@ impl SimExecutor {
         &mut self,
         plan: &Plan,
         buckets: &[BucketCost],
-        textures: &mut [PlanTexture],
+        textures: &mut PlanTextures,
     ) -> Result<(), ContractViolation> {
         self.limit = plan.limit;
         for &tr in &plan.transitions {
@@ -126,7 +127,7 @@ impl SimExecutor {
         &mut self,
         tr: Transition,
         buckets: &[BucketCost],
-        textures: &mut [PlanTexture],
+        textures: &mut PlanTextures,
     ) -> Result<(), ContractViolation> {
         let unknown = ContractViolation::Unknown { transition: tr };
         let before = self.total();
@@ -149,7 +150,8 @@ impl SimExecutor {
             self.peak = self.peak.max(after);
             return Ok(());
         }
-        let Some(t) = textures.get_mut(tr.texture as usize) else {
+        let i = tr.texture as usize;
+        let Some(&t) = textures.get(i) else {
             return Err(unknown);
         };
         let count = t.level_count.min(super::MAX_LEVELS as u8);
@@ -165,7 +167,7 @@ impl SimExecutor {
         let base_ok = |t: &PlanTexture, l: u8| {
             l >= count || l == t.floor_level.min(count) || t.base_allowed(l)
         };
-        if matches!(tr.kind, TransitionKind::Grow | TransitionKind::Shrink) && !base_ok(t, tr.to) {
+        if matches!(tr.kind, TransitionKind::Grow | TransitionKind::Shrink) && !base_ok(&t, tr.to) {
             return Err(unknown);
         }
         // A grow on a busy texture retargets it to a finer level; anything else on a busy
@@ -176,8 +178,9 @@ impl SimExecutor {
         {
             return Err(stale);
         }
-        let old = t.bytes_from(tr.from);
-        let new = t.bytes_from(tr.to);
+        let old = textures.bytes_from(i, tr.from);
+        let new = textures.bytes_from(i, tr.to);
+        let t = &mut textures[i];
         match tr.kind {
             TransitionKind::Cancel => {
                 t.busy = false;
@@ -224,9 +227,10 @@ impl SimExecutor {
     pub fn build(
         &mut self,
         texture: u32,
-        textures: &mut [PlanTexture],
+        textures: &mut PlanTextures,
     ) -> Result<(), ContractViolation> {
-        let Some(t) = textures.get_mut(texture as usize) else {
+        let i = texture as usize;
+        let Some(&t) = textures.get(i) else {
             return Err(ContractViolation::Unknown {
                 transition: Transition {
                     texture,
@@ -249,8 +253,8 @@ impl SimExecutor {
                 busy: false,
             });
         }
-        let old = t.bytes_from(t.resident_level);
-        let new = t.bytes_from(t.in_flight_level);
+        let old = textures.bytes_from(i, t.resident_level);
+        let new = textures.bytes_from(i, t.in_flight_level);
         let before = self.total();
         let during = before.saturating_add(new);
         if during > self.limit {
@@ -258,13 +262,14 @@ impl SimExecutor {
         }
         self.peak = self.peak.max(during);
         self.textures = self.textures.saturating_sub(old).saturating_add(new);
+        let t = &mut textures[i];
         t.resident_level = t.in_flight_level;
         t.busy = false;
         Ok(())
     }
 
     /// An in-flight grow failed (IO error, corrupt level): the texture keeps what it had.
-    pub fn abandon(&mut self, texture: u32, textures: &mut [PlanTexture]) {
+    pub fn abandon(&mut self, texture: u32, textures: &mut PlanTextures) {
         if let Some(t) = textures.get_mut(texture as usize) {
             t.busy = false;
         }

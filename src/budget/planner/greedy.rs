@@ -8,7 +8,7 @@ impl Planner {
     /// whether the mandatory part (pinned textures, floors, render targets) fits.
     pub(super) fn greedy(
         &mut self,
-        tex: &[PlanTexture],
+        tex: &PlanTextures,
         bucket: usize,
         limit: u64,
         compete: bool,
@@ -21,13 +21,13 @@ impl Planner {
             // level sizes, and its work).
             if let Some(&ahead) = list.get(k + super::PREFETCH_AHEAD) {
                 let j = ahead as usize;
-                super::prefetch(tex.get(j).map(|t| &t.level_bytes[0]));
-                super::prefetch(tex.get(j).map(|t| &t.level_bytes[7]));
+                super::prefetch(tex.sizes(j).map(|s| &s[0]));
+                super::prefetch(tex.sizes(j).map(|s| &s[7]));
                 super::prefetch(work.get(j));
             }
             fill.add(
                 i,
-                &tex[i as usize],
+                tex.view(i as usize),
                 &mut work[i as usize],
                 &mut self.scratch,
             );
@@ -148,13 +148,13 @@ impl Planner {
     /// The planner's objective at a bucket, with the current targets: the scale's blur on every
     /// output pixel (times [`PlannerConfig::scale_blur_weight`]) plus each texture's missing
     /// octaves times its pixels and priority.
-    pub(super) fn cost(&self, tex: &[PlanTexture], bucket: usize) -> f64 {
+    pub(super) fn cost(&self, tex: &PlanTextures, bucket: usize) -> f64 {
         self.output_pixels as f64 * self.scale_blur(bucket) * self.scale_weight()
             + self.texture_blur(tex, bucket)
     }
 
     /// Texture blur (priority-weighted) of the current targets at a bucket's mip bias.
-    pub(super) fn texture_blur(&self, tex: &[PlanTexture], bucket: usize) -> f64 {
+    pub(super) fn texture_blur(&self, tex: &PlanTextures, bucket: usize) -> f64 {
         let mb = self.mip_bias(bucket);
         self.list
             .iter()
@@ -165,7 +165,7 @@ impl Planner {
                 } else {
                     w.target
                 };
-                w.blur_at(&tex[i as usize], level, mb, true)
+                w.blur_at(tex.view(i as usize), level, mb, true)
             })
             .sum()
     }
@@ -190,7 +190,7 @@ impl Fill {
     /// Adds texture `i` (inputs `t`, its work `w` with its mode decided): its mandatory bytes,
     /// its target before the greedy, and its mip steps as items.
     #[inline(always)]
-    pub(super) fn add(&mut self, i: u32, t: &PlanTexture, w: &mut Work, s: &mut Scratch) {
+    pub(super) fn add(&mut self, i: u32, t: Tex<'_>, w: &mut Work, s: &mut Scratch) {
         s.old[i as usize] = w.resident_bytes;
         let mut grower = false;
         match w.mode {
@@ -262,15 +262,7 @@ pub(super) struct Scratch {
 /// unless the texture's format forbids some bases); the resident ones all, then while a step
 /// gains. The same gains, bit for bit, as [`Work::gain`] (one `blur` per level instead of two).
 #[inline(always)]
-fn steps(
-    items: &mut Vec<Item>,
-    i: u32,
-    t: &PlanTexture,
-    w: &Work,
-    mb: f32,
-    bonus: f32,
-    can_grow: bool,
-) {
+fn steps(items: &mut Vec<Item>, i: u32, t: Tex<'_>, w: &Work, mb: f32, bonus: f32, can_grow: bool) {
     let (floor, resident) = (w.floor, w.resident);
     // `resident <= floor <= 16`: the mask has room for bit 16. Levels finer than the finest
     // allowed base (a texture's level cap clears the bits below it) are not kept either: the
@@ -287,7 +279,7 @@ fn steps(
     let mut prev_blur = blur(floor, wanted);
     let mut bytes = 0u64;
     for k in (0..floor).rev() {
-        bytes = bytes.saturating_add(t.level_bytes[usize::from(k)]);
+        bytes = bytes.saturating_add(t.sizes[usize::from(k)]);
         if allowed & 1 << k == 0 {
             continue;
         }

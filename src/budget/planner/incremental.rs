@@ -23,7 +23,7 @@ impl Planner {
     /// new inputs keep it quiet (its demand moved but still asks for nothing finer than its
     /// floor: a distant object while the camera moves); otherwise the scan took its mark (it is
     /// judged again after the plan). See [`Quiet::stays`].
-    pub(super) fn select(&mut self, tex: &[PlanTexture], full: bool) {
+    pub(super) fn select(&mut self, tex: &PlanTextures, full: bool) {
         let n = tex.len();
         self.list.clear();
         self.levels.resize(n, 0);
@@ -80,7 +80,7 @@ impl Planner {
     /// is released and the bucket stays; the caller checks and redoes the rest otherwise).
     pub(super) fn observe(
         &mut self,
-        tex: &[PlanTexture],
+        tex: &PlanTextures,
         frame: u64,
         resize: bool,
         scanned: bool,
@@ -94,16 +94,16 @@ impl Planner {
             if let Some(&ahead) = self.list.get(k + PREFETCH_AHEAD) {
                 let j = ahead as usize;
                 prefetch(tex.get(j));
-                // `level_bytes` runs past the first line: its middle is in the second.
-                prefetch(tex.get(j).map(|t| &t.level_bytes[8]));
+                // The sizes' first line: the steps above a floor read it.
+                prefetch(tex.sizes(j));
                 prefetch(self.history.get(j));
                 prefetch(self.work.get(j));
             }
             let i = self.list[k] as usize;
-            let t = &tex[i];
+            let t = tex.view(i);
             if !scanned {
-                let seen = Seen::of(t);
-                let hash = histogram_hash(t);
+                let seen = Seen::of(&t);
+                let hash = histogram_hash(&t, t.bins);
                 view_changed |= seen.view_differs(&self.seen[i]) || hash != self.hashes[i];
                 self.seen[i] = seen;
                 self.hashes[i] = hash;
@@ -111,7 +111,7 @@ impl Planner {
             let count = t.count();
             let floor = t.floor();
             let resident = t.resident();
-            let identity = (t.level_bytes[0], count, floor);
+            let identity = (t.level0_bytes, count, floor);
             let h = &mut self.history[i];
             if h.identity != identity {
                 *h = History::fresh(t);
@@ -182,7 +182,7 @@ impl Planner {
     /// while the floors compete, nor when incremental planning is off).
     pub(super) fn post_pass(
         &mut self,
-        tex: &[PlanTexture],
+        tex: &PlanTextures,
         frame: u64,
         bucket: usize,
         allowed: bool,
@@ -209,7 +209,7 @@ impl Planner {
                 prefetch(self.history.get(ahead as usize));
             }
             let i = self.list[k] as usize;
-            let t = &tex[i];
+            let t = tex.view(i);
             let w = &self.work[i];
             let h = &mut self.history[i];
             let busy_kept = w.mode == Mode::Busy;
@@ -296,22 +296,28 @@ impl Quiet<'_> {
     /// and a new run forgets every mark). So only the demand is checked, without reading the
     /// history: a distant object while the camera moves costs the words it changed.
     #[inline(always)]
-    pub(super) fn stays(&mut self, t: &PlanTexture, i: usize, view_only: bool) -> bool {
+    pub(super) fn stays(
+        &mut self,
+        t: &PlanTexture,
+        bins: &[f32; MAX_LEVELS],
+        i: usize,
+        view_only: bool,
+    ) -> bool {
         // Without branches on the mark or the demand (either way at random in a moving view):
         // the demand test is a few float operations on a line already read.
         let marked = self.marks.get(i).copied().unwrap_or(false);
         let floor = t.floor();
         let still = if view_only {
-            asks_nothing(t, floor, self.min_bias)
+            asks_nothing(t, bins, floor, self.min_bias)
         } else {
             let h = &self.history[i];
             marked
                 && !t.busy
                 && t.resident() == floor
                 && h.level == floor
-                && h.identity == (t.level_bytes[0], t.count(), floor)
+                && h.identity == (t.level0_bytes, t.count(), floor)
                 && (h.changed_at == NEVER || self.frame >= h.changed_at.saturating_add(self.hold))
-                && asks_nothing(t, floor, self.min_bias)
+                && asks_nothing(t, bins, floor, self.min_bias)
         };
         // Marked and not still, as one comparison (rare: a branch the CPU predicts).
         if u8::from(marked) > u8::from(still) {
@@ -343,9 +349,9 @@ pub(super) struct Post {
 /// or not, is 0: no pixels, or not in view. (No priority is not enough: the plan's
 /// `quality_cost` counts the blur of every pixel, whatever its priority.) Reads the texture
 /// only for a histogram.
-pub(super) fn no_demand(w: &Work, t: &PlanTexture) -> bool {
+pub(super) fn no_demand(w: &Work, t: Tex<'_>) -> bool {
     if w.hist {
-        !t.level_pixels.iter().any(|&p| p > 0.0)
+        !t.bins.iter().any(|&p| p > 0.0)
     } else {
         w.pixels == 0.0 || w.wanted == f32::INFINITY
     }
@@ -353,9 +359,9 @@ pub(super) fn no_demand(w: &Work, t: &PlanTexture) -> bool {
 
 /// [`asks_nothing`] from a texture's work (the same sanitised inputs): reads the texture only
 /// for a histogram.
-fn asks_nothing_now(w: &Work, t: &PlanTexture, min_bias: f32) -> bool {
+fn asks_nothing_now(w: &Work, t: Tex<'_>, min_bias: f32) -> bool {
     if w.hist {
-        asks_nothing(t, w.floor, min_bias)
+        asks_nothing(&t, t.bins, w.floor, min_bias)
     } else {
         w.pixels == 0.0 || w.wanted == f32::INFINITY || blur(w.floor, w.wanted + min_bias) == 0.0
     }
@@ -368,9 +374,14 @@ fn asks_nothing_now(w: &Work, t: &PlanTexture, min_bias: f32) -> bool {
 /// at its floor it adds only its floor bytes to a plan: it may be quiet. From the texture's
 /// inputs as [`Planner::observe`] sanitises them.
 #[inline(always)]
-pub(super) fn asks_nothing(t: &PlanTexture, floor: u8, min_bias: f32) -> bool {
+pub(super) fn asks_nothing(
+    t: &PlanTexture,
+    bins: &[f32; MAX_LEVELS],
+    floor: u8,
+    min_bias: f32,
+) -> bool {
     if t.histogram {
-        histogram_asks_nothing(t, floor, min_bias)
+        histogram_asks_nothing(t, bins, floor, min_bias)
     } else {
         let wanted = if t.wanted_level.is_nan() {
             f32::INFINITY
@@ -388,7 +399,12 @@ pub(super) fn asks_nothing(t: &PlanTexture, floor: u8, min_bias: f32) -> bool {
 
 /// [`asks_nothing`] of a texture with a histogram (out of line: most have none).
 #[inline(never)]
-fn histogram_asks_nothing(t: &PlanTexture, floor: u8, min_bias: f32) -> bool {
+fn histogram_asks_nothing(
+    t: &PlanTexture,
+    bins: &[f32; MAX_LEVELS],
+    floor: u8,
+    min_bias: f32,
+) -> bool {
     // `blur_pixels` is 0 exactly when every bin with pixels has no blur at `floor`.
-    !t.level_pixels.iter().any(|&p| p > 0.0) || t.blur_pixels(floor, min_bias) == 0.0
+    !bins.iter().any(|&p| p > 0.0) || super::textures::blur_pixels(t, bins, floor, min_bias) == 0.0
 }

@@ -1,8 +1,8 @@
 //! The budget planner: how ONE budget is spent on texture mips and on the render-target scale.
 //!
 //! Pure CPU, no wgpu types, and no allocation per frame once its buffers have grown to the scene.
-//! The streaming code keeps one [`PlanTexture`] per streamed texture (its index is the texture's id
-//! in [`Transition::texture`]), updates the fields every frame and calls [`Planner::plan`]. The
+//! The streaming code keeps a [`PlanTextures`] (one [`PlanTexture`] per streamed texture, its index
+//! the texture's id in [`Transition::texture`]), updates it every frame and calls [`Planner::plan`]. The
 //! [`Plan`] says which mips each texture should have, which render-target scale bucket to use, and
 //! the [`Transition`]s that get there, in execution order.
 //!
@@ -95,6 +95,7 @@ mod incremental;
 mod order;
 mod replan;
 mod state;
+mod textures;
 pub(crate) use state::REQUIRED_PIXELS;
 #[cfg(test)]
 mod tests;
@@ -102,8 +103,10 @@ mod types;
 
 pub use exec::{ContractViolation, SimExecutor};
 use state::*;
+use textures::Tex;
+pub use textures::{PlanTexture, PlanTextures};
 pub use types::{
-    BucketCost, Plan, PlanInput, PlanStatus, PlanTexture, PlannerConfig, Transition, TransitionKind,
+    BucketCost, Plan, PlanInput, PlanStatus, PlannerConfig, Transition, TransitionKind,
 };
 
 /// The most mip levels a texture may have (a 32768² texture has 16).
@@ -340,7 +343,8 @@ impl Planner {
     /// listed; one that does not stay quiet loses its mark here, while its line is in the
     /// cache. The steady-view cost of a frame, so a branch-free scan and compaction; it is bound
     /// by reading one cache line per texture.
-    fn scan(&mut self, textures: &[PlanTexture], frame: u64) -> bool {
+    fn scan(&mut self, all: &PlanTextures, frame: u64) -> bool {
+        let textures = all.as_slice();
         // Few changes last time (fewer than one a block of 64: a steady view): each block is
         // first checked as a whole.
         let steady = self.n_changed * 64 <= textures.len();
@@ -398,6 +402,7 @@ impl Planner {
                 let i = block * 64 + j;
                 let Some(stays) = scan_one::<true>(
                     &tex[j],
+                    all.level_pixels(i),
                     &mut seen[j],
                     &mut self.hashes[i],
                     i,
@@ -425,10 +430,11 @@ impl Planner {
     /// of no change; checked in debug builds). A list half as long as the scene or longer
     /// (repeats counted) is checked as a whole instead: the full scan's sequential pass over
     /// every texture is then as fast (measured at 10k textures, half of them listed).
-    fn scan_listed(&mut self, textures: &[PlanTexture], frame: u64, hint: &[u32]) -> bool {
+    fn scan_listed(&mut self, all: &PlanTextures, frame: u64, hint: &[u32]) -> bool {
+        let textures = all.as_slice();
         let n = textures.len();
         if hint.len() * 2 >= n {
-            return self.scan(textures, frame);
+            return self.scan(all, frame);
         }
         self.n_changed = 0;
         self.n_listed = 0;
@@ -489,6 +495,7 @@ impl Planner {
                 }
                 let Some(stays) = scan_one::<false>(
                     &textures[i],
+                    all.level_pixels(i),
                     &mut seen[i],
                     &mut hashes[i],
                     i,
@@ -511,7 +518,8 @@ impl Planner {
                     continue;
                 }
                 assert!(
-                    Seen::of(t) == self.seen[i] && histogram_hash(t) == self.hashes[i],
+                    Seen::of(t) == self.seen[i]
+                        && histogram_hash(t, all.level_pixels(i)) == self.hashes[i],
                     "Planner::plan_with_changes: texture {i} changed but is not in the list"
                 );
             }
@@ -620,6 +628,7 @@ pub(super) fn prefetch<T>(x: Option<&T>) {
 #[inline(always)]
 fn scan_one<const DIFFERS: bool>(
     t: &PlanTexture,
+    bins: &[f32; MAX_LEVELS],
     seen: &mut Seen,
     hash: &mut u64,
     i: usize,
@@ -641,7 +650,7 @@ fn scan_one<const DIFFERS: bool>(
     } else {
         // The exact words and a histogram's hash decide; a changed texture's are kept here
         // (the plan that follows does not compute them again).
-        let (now, h) = (Seen::of(t), histogram_hash(t));
+        let (now, h) = (Seen::of(t), histogram_hash(t, bins));
         if seen.xor(&now) == 0 && *hash == h {
             return None;
         }
@@ -650,5 +659,5 @@ fn scan_one<const DIFFERS: bool>(
         *seen = now;
         *hash = h;
     }
-    Some(quiet.stays(t, i, view_only))
+    Some(quiet.stays(t, bins, i, view_only))
 }

@@ -12,7 +12,7 @@ impl Planner {
     /// levels are worth least per byte is evicted to its floor instead, until the rest fit.
     pub(super) fn order_drops(
         &mut self,
-        tex: &[PlanTexture],
+        tex: &PlanTextures,
         mut total: u64,
         limit: u64,
         mb: f32,
@@ -23,7 +23,7 @@ impl Planner {
         let mut peak = total;
         for k in 0..self.list.len() {
             let i = self.list[k] as usize;
-            let (t, w) = (&tex[i], &mut self.work[i]);
+            let (t, w) = (tex.view(i), &mut self.work[i]);
             w.done = false;
             if matches!(w.mode, Mode::Busy | Mode::Cooling | Mode::Kept) || w.target <= w.resident {
                 continue;
@@ -100,7 +100,7 @@ impl Planner {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn transitions(
         &mut self,
-        tex: &[PlanTexture],
+        tex: &PlanTextures,
         input: &PlanInput<'_>,
         cur: usize,
         bucket: usize,
@@ -179,7 +179,7 @@ impl Planner {
                 kind: d.kind,
             });
             total =
-                total.saturating_sub(w.resident_bytes) + tex[d.texture as usize].bytes_from(d.to);
+                total.saturating_sub(w.resident_bytes) + tex.bytes_from(d.texture as usize, d.to);
             // Forced by a new budget, not chosen: the texture must be free to grow back at once.
             if d.forced && new_epoch {
                 self.history[d.texture as usize].exempt = true;

@@ -70,8 +70,7 @@ impl Planner {
         self.work.resize(n, Work::default());
         if self.history.len() < n {
             // An identity no texture has (level counts are at most 16): reset on first sight.
-            let mut none = History::fresh(&PlanTexture::default());
-            none.identity = (u64::MAX, u8::MAX, u8::MAX);
+            let none = History::none();
             self.history.resize(n, none);
         }
         let resize = std::mem::take(&mut self.resize);
@@ -149,7 +148,7 @@ impl Planner {
                     super::prefetch(self.history.get(ahead as usize));
                 }
                 let i = self.list[k] as usize;
-                modes.decide(&tex[i], &mut self.work[i], &self.history[i]);
+                modes.decide(tex.view(i), &mut self.work[i], &self.history[i]);
             }
         }
         let mut wake = modes.wake;

@@ -45,7 +45,7 @@ pub(super) struct Work {
     /// before a new identity or run cleared the history): its view now is taken as the
     /// decision ([`Planner::post_pass`] records it), and the grow is held.
     pub(super) adopt: bool,
-    /// The demand is the texture's histogram ([`PlanTexture::level_pixels`]); `wanted` is then
+    /// The demand is the texture's histogram ([`PlanTextures::level_pixels`]); `wanted` is then
     /// its pixel-weighted mean level, for the view tolerance only.
     pub(super) hist: bool,
     /// Sanitised inputs: wanted level (NaN -> infinity), pixels and priority (>= 0).
@@ -70,13 +70,13 @@ impl Work {
 
     /// Bytes of `t` from `level` on, from the sizes already known where possible (levels above
     /// the floor are few).
-    pub(super) fn bytes_at(&self, t: &PlanTexture, level: u8) -> u64 {
+    pub(super) fn bytes_at(&self, t: Tex<'_>, level: u8) -> u64 {
         if level == self.resident {
             self.resident_bytes
         } else if level == self.floor {
             self.floor_bytes
         } else if level < self.floor {
-            t.level_bytes[usize::from(level)..usize::from(self.floor)]
+            t.sizes[usize::from(level)..usize::from(self.floor)]
                 .iter()
                 .fold(self.floor_bytes, |a, &b| a.saturating_add(b))
         } else {
@@ -92,7 +92,7 @@ impl Work {
     /// Blur removed (priority-weighted pixel-octaves) by having `to` resident instead of `from`,
     /// at mip bias `mb`.
     #[inline]
-    pub(super) fn gain(&self, t: &PlanTexture, from: u8, to: u8, mb: f32) -> f32 {
+    pub(super) fn gain(&self, t: Tex<'_>, from: u8, to: u8, mb: f32) -> f32 {
         if self.hist {
             (self.priority * (t.blur_pixels(from, mb) - t.blur_pixels(to, mb))).min(f32::MAX)
         } else {
@@ -102,7 +102,7 @@ impl Work {
     }
 
     /// Blur (pixel-octaves) with `level` resident at mip bias `mb`, weighted by priority or not.
-    pub(super) fn blur_at(&self, t: &PlanTexture, level: u8, mb: f32, weighted: bool) -> f64 {
+    pub(super) fn blur_at(&self, t: Tex<'_>, level: u8, mb: f32, weighted: bool) -> f64 {
         let weight = if weighted { self.priority } else { 1.0 };
         if self.hist {
             f64::from(weight) * f64::from(t.blur_pixels(level, mb))
@@ -115,9 +115,9 @@ impl Work {
 
 /// The pixel-weighted mean wanted level of a histogram texture (infinity with no pixels): what
 /// the view tolerance compares frame to frame.
-pub(super) fn histogram_mean(t: &PlanTexture) -> f32 {
+pub(super) fn histogram_mean(t: Tex<'_>) -> f32 {
     let (mut sum, mut total) = (0.0f64, 0.0f64);
-    for (l, &p) in t.level_pixels.iter().enumerate() {
+    for (l, &p) in t.bins.iter().enumerate() {
         if p > 0.0 {
             sum += f64::from(p) * l as f64;
             total += f64::from(p);
@@ -134,7 +134,7 @@ pub(super) fn histogram_mean(t: &PlanTexture) -> f32 {
 /// few XORs per texture. Each word is a run of [`PlanTexture`]'s fields in memory order (one
 /// load each): the view (wanted level and pixels); the priority and the levels (the in-flight
 /// level too, which matters only while busy: a change of it while idle costs one needless
-/// re-plan, never a different plan); the identity (`level_bytes[0]`); `busy`, `histogram` and
+/// re-plan, never a different plan); the identity (level 0's bytes); `busy`, `histogram` and
 /// the allowed bases, with [`HISTOGRAM_MARK`] for a texture with a histogram, whose 64-bit hash
 /// the planner keeps beside these words (only histogram textures read theirs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -164,7 +164,7 @@ impl Seen {
                 | u64::from(t.floor_level) << 40
                 | u64::from(t.resident_level) << 48
                 | u64::from(t.in_flight_level) << 56,
-            t.level_bytes[0],
+            t.level0_bytes,
             u64::from(t.busy) | u64::from(t.histogram) << 8 | u64::from(t.base_levels) << 16,
         ])
     }
@@ -209,12 +209,8 @@ const HISTOGRAM_MARK: u64 = 1 << 32;
 
 /// A 64-bit hash of a texture's histogram's bits, 0 without one (never 0 with one).
 #[inline(always)]
-pub(super) fn histogram_hash(t: &PlanTexture) -> u64 {
-    if t.histogram {
-        hash_bins(&t.level_pixels)
-    } else {
-        0
-    }
+pub(super) fn histogram_hash(t: &PlanTexture, bins: &[f32; MAX_LEVELS]) -> u64 {
+    if t.histogram { hash_bins(bins) } else { 0 }
 }
 
 /// Out of line: most textures have no histogram.
@@ -255,9 +251,24 @@ pub(super) struct History {
 }
 
 impl History {
-    pub(super) fn fresh(t: &PlanTexture) -> Self {
+    /// The history of a slot not seen yet: an identity no texture has (level counts are at
+    /// most 16), so the first sight starts it afresh.
+    pub(super) fn none() -> Self {
         Self {
-            identity: (t.level_bytes[0], t.count(), t.floor()),
+            identity: (u64::MAX, u8::MAX, u8::MAX),
+            level: 0,
+            changed_at: NEVER,
+            decided: None,
+            exempt: false,
+            floor_returned: false,
+            floor_bytes: 0,
+            resident_bytes: 0,
+        }
+    }
+
+    pub(super) fn fresh(t: Tex<'_>) -> Self {
+        Self {
+            identity: (t.level0_bytes, t.count(), t.floor()),
             level: t.resident(),
             changed_at: NEVER,
             decided: None,
@@ -332,7 +343,7 @@ impl Modes {
     /// Decides the mode of texture `t` (its work `w`, sanitised, and history `h`) and adds it
     /// to the sums.
     #[inline(always)]
-    pub(super) fn decide(&mut self, t: &PlanTexture, w: &mut Work, h: &History) {
+    pub(super) fn decide(&mut self, t: Tex<'_>, w: &mut Work, h: &History) {
         let now = (w.wanted, w.pixels, w.priority);
         let same_view = h.decided.is_some_and(|d| self.same_view(now, d, w.count));
         w.mode = if w.busy {
@@ -404,9 +415,9 @@ impl Modes {
 pub(crate) const REQUIRED_PIXELS: f32 = 1e9;
 
 /// Whether `t` wants, at `REQUIRED_PIXELS`, a level finer than `resident`.
-fn short_of_required(t: &PlanTexture, resident: u8) -> bool {
+fn short_of_required(t: Tex<'_>, resident: u8) -> bool {
     t.histogram
-        && t.level_pixels
+        && t.bins
             .iter()
             .take(usize::from(resident))
             .any(|&p| p >= REQUIRED_PIXELS)

@@ -5,8 +5,8 @@ use super::*;
 
 /// 1000 textures at their floor (level 2), out of view but for the first 10, which want level
 /// 0.5 on 5000 pixels.
-fn thousand_with_ten_in_view() -> Vec<PlanTexture> {
-    let mut textures: Vec<PlanTexture> = (0..1000).map(|_| tex(2, f32::INFINITY, 0.0)).collect();
+fn thousand_with_ten_in_view() -> PlanTextures {
+    let mut textures = scene((0..1000).map(|_| tex(2, f32::INFINITY, 0.0)));
     for t in textures.iter_mut().take(10) {
         t.wanted_level = 0.5;
         t.screen_pixels = 5000.0;
@@ -30,9 +30,9 @@ fn step_both(
     full: &mut Planner,
     frame: u64,
     budget: u64,
-    textures: &mut [PlanTexture],
+    textures: &mut PlanTextures,
 ) -> usize {
-    let snapshot = textures.to_vec();
+    let snapshot = textures.clone();
     let mut b = Plan::default();
     let _ = full.plan(&input(frame, budget, &snapshot), &mut b);
     let a = run(inc, frame, budget, textures);
@@ -56,7 +56,7 @@ fn a_moving_view_replans_only_the_textures_in_view() {
     let (mut inc, mut full) = (Planner::default(), full_planner());
     let budget = 1000 * 20 + 10 * 340;
     let mut frame = 0;
-    let mut step = |textures: &mut Vec<PlanTexture>, frame: u64| {
+    let mut step = |textures: &mut PlanTextures, frame: u64| {
         step_both(&mut inc, &mut full, frame, budget, textures)
     };
     // Settle past the holds.
@@ -93,16 +93,16 @@ fn a_moving_view_replans_only_the_textures_in_view() {
 fn a_moving_view_skips_what_wants_nothing_finer_than_its_floor() {
     let mut textures = thousand_with_ten_in_view();
     // 300 far away (the floor is level 2): 200 by their wanted level, 100 by a histogram.
-    for t in &mut textures[10..210] {
+    for t in &mut textures.as_mut_slice()[10..210] {
         t.wanted_level = 2.5;
         t.screen_pixels = 40.0;
     }
-    for t in &mut textures[210..310] {
-        t.set_level_pixels(&[0.0, 0.0, 30.0, 10.0]);
+    for i in 210..310 {
+        textures.set_level_pixels(i, &[0.0, 0.0, 30.0, 10.0]);
     }
     let (mut inc, mut full) = (Planner::default(), full_planner());
     let budget = 1000 * 20 + 10 * 340 + 600;
-    let mut step = |textures: &mut Vec<PlanTexture>, frame: u64| {
+    let mut step = |textures: &mut PlanTextures, frame: u64| {
         step_both(&mut inc, &mut full, frame, budget, textures)
     };
     let mut frame = 0;
@@ -116,18 +116,22 @@ fn a_moving_view_skips_what_wants_nothing_finer_than_its_floor() {
             t.wanted_level += if k % 2 == 0 { 0.01 } else { -0.01 };
             t.screen_pixels *= 1.0 + d;
         }
-        for t in &mut textures[210..310] {
-            t.set_level_pixels(&[0.0, 0.0, 30.0 + k as f32, 10.0]);
+        for i in 210..310 {
+            textures.set_level_pixels(i, &[0.0, 0.0, 30.0 + k as f32, 10.0]);
         }
         let planned = step(&mut textures, frame);
         assert_eq!(planned, 10, "frame {frame}: only the 10 near ones");
         frame += 1;
     }
-    assert!(textures[10..310].iter().all(|t| t.resident_level == 2));
+    assert!(
+        textures.as_slice()[10..310]
+            .iter()
+            .all(|t| t.resident_level == 2)
+    );
     // One far texture comes close, one histogram gets pixels that want level 1: both planned.
     textures[20].wanted_level = 0.0;
     textures[20].screen_pixels = 2000.0;
-    textures[220].set_level_pixels(&[0.0, 500.0, 30.0, 10.0]);
+    textures.set_level_pixels(220, &[0.0, 500.0, 30.0, 10.0]);
     assert_eq!(step(&mut textures, frame), 12);
     assert!(textures[20].resident_level < 2, "the near one grows");
     assert!(textures[220].resident_level < 2, "so does the histogram");
@@ -138,10 +142,10 @@ fn a_moving_view_skips_what_wants_nothing_finer_than_its_floor() {
 /// blur at scale 1 was -0.0 before a texture's +0.0 was added to it).
 #[test]
 fn a_plan_through_no_texture_reports_the_same_blur_bits() {
-    let mut textures: Vec<PlanTexture> = (0..100).map(|_| tex(2, 2.5, 40.0)).collect();
+    let mut textures = scene((0..100).map(|_| tex(2, 2.5, 40.0)));
     let (mut inc, mut full) = (Planner::default(), full_planner());
     for frame in 0..300 {
-        for t in &mut textures {
+        for t in textures.iter_mut() {
             t.wanted_level = 2.5 + 0.01 * (frame % 2) as f32;
         }
         let planned = step_both(&mut inc, &mut full, frame, 10_000, &mut textures);
@@ -156,7 +160,7 @@ fn a_plan_through_no_texture_reports_the_same_blur_bits() {
 /// planner's on every frame, past its hold.
 #[test]
 fn a_texture_with_no_priority_still_counts_its_blur() {
-    let mut textures: Vec<PlanTexture> = (0..100).map(|_| tex(2, f32::INFINITY, 0.0)).collect();
+    let mut textures = scene((0..100).map(|_| tex(2, f32::INFINITY, 0.0)));
     textures[0] = tex(2, 0.0, 1000.0);
     textures[0].priority = 0.0;
     textures[1] = tex(2, 0.5, 5000.0);

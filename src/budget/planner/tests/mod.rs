@@ -10,14 +10,29 @@ use super::*;
 const CHAIN: [u64; 4] = [256, 64, 16, 4];
 
 fn tex(resident: u8, wanted: f32, pixels: f32) -> PlanTexture {
-    let mut t = PlanTexture::new(&CHAIN, 2);
+    let mut t = *PlanTextures::new().push(&CHAIN, 2);
     t.resident_level = resident;
     t.wanted_level = wanted;
     t.screen_pixels = pixels;
     t
 }
 
-fn input<'a>(frame: u64, budget: u64, textures: &'a [PlanTexture]) -> PlanInput<'a> {
+/// The textures of these records, each with [`CHAIN`]'s sizes (the records' own level count
+/// and floor).
+fn scene(records: impl IntoIterator<Item = PlanTexture>) -> PlanTextures {
+    let mut s = PlanTextures::new();
+    for r in records {
+        *s.push(&CHAIN, r.floor_level) = r;
+    }
+    s
+}
+
+/// Every texture's resident level.
+fn levels(textures: &PlanTextures) -> Vec<u8> {
+    textures.iter().map(|t| t.resident_level).collect()
+}
+
+fn input<'a>(frame: u64, budget: u64, textures: &'a PlanTextures) -> PlanInput<'a> {
     PlanInput {
         frame,
         budget,
@@ -41,8 +56,8 @@ fn tr(texture: u32, from: u8, to: u8, kind: TransitionKind) -> Transition {
 
 /// Plans frame `frame` at `budget`, executes step 1 through the reference executor, builds
 /// every grow, and returns the plan; panics on any contract violation.
-fn run(planner: &mut Planner, frame: u64, budget: u64, textures: &mut [PlanTexture]) -> Plan {
-    let before = textures.to_vec();
+fn run(planner: &mut Planner, frame: u64, budget: u64, textures: &mut PlanTextures) -> Plan {
+    let before = textures.clone();
     let inp = input(frame, budget, &before);
     let mut plan = Plan::default();
     let _ = planner.plan(&inp, &mut plan);
@@ -59,7 +74,7 @@ fn run(planner: &mut Planner, frame: u64, budget: u64, textures: &mut [PlanTextu
 
 #[test]
 fn floors_only_when_the_budget_is_the_floor() {
-    let textures = [tex(2, 0.0, 1000.0), tex(2, 0.0, 100.0)];
+    let textures = scene([tex(2, 0.0, 1000.0), tex(2, 0.0, 100.0)]);
     let mut plan = Plan::default();
     let status = Planner::default().plan(&input(0, 40, &textures), &mut plan);
     assert_eq!(status, PlanStatus::Ok);
@@ -78,7 +93,7 @@ fn best_gain_per_byte_first_with_the_grow_transient() {
     // A: 1000 px, B: 100 px, same chain. A's two steps (15.6 and 3.9 px-octaves per byte) beat
     // B's; A at level 0 is 340 + B's floor 20 = 360, plus A's old 20 bytes alive during its
     // build = 380. B's next step would need 360 + 64 + 20 = 444 > 400.
-    let textures = [tex(2, 0.0, 1000.0), tex(2, 0.0, 100.0)];
+    let textures = scene([tex(2, 0.0, 1000.0), tex(2, 0.0, 100.0)]);
     let mut plan = Plan::default();
     let _ = Planner::default().plan(&input(0, 400, &textures), &mut plan);
     assert_eq!(plan.target_level, [0, 2]);
@@ -91,7 +106,7 @@ fn best_gain_per_byte_first_with_the_grow_transient() {
 fn a_grow_needs_room_for_old_and_new_texture() {
     // Resident from level 1 (84 bytes); level 0 makes 340, and the 84-byte old texture lives
     // until the new one is built: 424.
-    let textures = [tex(1, 0.0, 100.0)];
+    let textures = scene([tex(1, 0.0, 100.0)]);
     let mut plan = Plan::default();
     let _ = Planner::default().plan(&input(0, 423, &textures), &mut plan);
     assert_eq!(plan.target_level, [1]);
@@ -104,7 +119,7 @@ fn a_grow_needs_room_for_old_and_new_texture() {
 #[test]
 fn drop_before_add_shrink_when_it_fits_evict_when_not() {
     // A holds level 0 (340 bytes) but wants level 1 only; B wants level 0 with 1000 px.
-    let mut textures = [tex(0, 1.0, 100.0), tex(2, 0.0, 1000.0)];
+    let mut textures = scene([tex(0, 1.0, 100.0), tex(2, 0.0, 1000.0)]);
     // 520: B gets level 0 (360 + 20), A keeps level 1 (424 + 20 = 444); A's worthless level 0
     // goes. The shrink's new 84-byte texture fits next to the current 360: peak 444.
     let plan = run(&mut Planner::default(), 0, 520, &mut textures.clone());
@@ -138,7 +153,7 @@ fn budget_drop_below_usage_evicts_without_overshoot_then_regrows() {
     // Three full chains: 1020 bytes. The budget drops to 300: each texture fits at level 1
     // (3 x 84 = 252), but no shrink's 84-byte new texture fits while the total is above 216, so
     // all three are evicted (each frees before it allocates) and grow back next frame.
-    let mut textures = [tex(0, 0.0, 1000.0), tex(0, 0.0, 500.0), tex(0, 0.0, 100.0)];
+    let mut textures = scene([tex(0, 0.0, 1000.0), tex(0, 0.0, 500.0), tex(0, 0.0, 100.0)]);
     let mut planner = Planner::default();
     let plan = run(&mut planner, 0, 2000, &mut textures);
     assert!(plan.transitions.is_empty());
@@ -163,11 +178,7 @@ fn budget_drop_below_usage_evicts_without_overshoot_then_regrows() {
     let plan = run(&mut planner, 2, 300, &mut textures);
     assert_eq!(plan.target_level, [1, 1, 1]);
     assert_eq!((plan.steady_bytes, plan.peak_bytes), (252, 272));
-    assert_eq!(
-        textures.map(|t| t.resident_level),
-        [1, 1, 1],
-        "all three grew back"
-    );
+    assert_eq!(levels(&textures), [1, 1, 1], "all three grew back");
 }
 
 #[test]
@@ -175,11 +186,11 @@ fn the_keep_bonus_ignores_a_texture_worth_barely_more() {
     // A holds level 1 (84 bytes) with 100 px; B wants the same with 110 px. 104 bytes hold one
     // level-1 step plus both floors, and a swap needs room for B's build: 20 + 84 + 84 > 104
     // anyway, so check the ranking with more room: 190 holds one swap but not both textures.
-    let textures = [tex(1, 1.0, 100.0), tex(2, 1.0, 110.0)];
+    let textures = scene([tex(1, 1.0, 100.0), tex(2, 1.0, 110.0)]);
     let mut plan = Plan::default();
     let _ = Planner::default().plan(&input(0, 167, &textures), &mut plan);
     assert_eq!(plan.target_level, [1, 2], "10% more is not enough to swap");
-    let textures = [tex(1, 1.0, 100.0), tex(2, 1.0, 130.0)];
+    let textures = scene([tex(1, 1.0, 100.0), tex(2, 1.0, 130.0)]);
     let _ = Planner::default().plan(&input(0, 167, &textures), &mut plan);
     assert_eq!(plan.target_level, [2, 1], "30% more is");
     assert_eq!(
@@ -193,7 +204,7 @@ fn the_keep_bonus_ignores_a_texture_worth_barely_more() {
 
 #[test]
 fn a_recent_change_holds_while_its_view_is_unchanged() {
-    let mut textures = [tex(2, 0.0, 1000.0), tex(2, f32::INFINITY, 0.0)];
+    let mut textures = scene([tex(2, 0.0, 1000.0), tex(2, f32::INFINITY, 0.0)]);
     let mut planner = Planner::default();
     let plan = run(&mut planner, 0, 400, &mut textures);
     assert_eq!(plan.target_level, [0, 2]);
@@ -220,12 +231,12 @@ fn a_recent_change_holds_while_its_view_is_unchanged() {
             tr(1, 2, 0, TransitionKind::Grow)
         ]
     );
-    assert_eq!(textures.map(|t| t.resident_level), [2, 0]);
+    assert_eq!(levels(&textures), [2, 0]);
 }
 
 #[test]
 fn busy_grows_are_held_and_cancelled_when_their_view_moves() {
-    let mut textures = [tex(2, 0.0, 1000.0)];
+    let mut textures = scene([tex(2, 0.0, 1000.0)]);
     let mut planner = Planner::default();
     let inp = input(0, 1000, &textures);
     let mut plan = Plan::default();
@@ -249,11 +260,11 @@ fn busy_grows_are_held_and_cancelled_when_their_view_moves() {
 fn a_texture_no_view_wants_is_not_held_above_its_floor() {
     // Frame 0: A (level 0, 340 bytes) is wanted by no view, B (at its floor) wants level 0. At
     // 470, B takes level 0 and A keeps what still fits, level 1 (84): A shrinks, B grows.
-    let mut textures = [
+    let mut textures = scene([
         tex(0, f32::INFINITY, 0.0),
         tex(2, 0.0, 1000.0),
         tex(2, f32::INFINITY, 0.0),
-    ];
+    ]);
     let mut planner = Planner::default();
     let plan = run(&mut planner, 0, 470, &mut textures);
     assert_eq!(plan.target_level[..], [1, 0, 2]);
@@ -270,7 +281,7 @@ fn a_texture_no_view_wants_is_not_held_above_its_floor() {
 
 #[test]
 fn a_busy_grow_whose_view_wants_more_is_retargeted_not_cancelled() {
-    let mut textures = [tex(2, 1.0, 1000.0)];
+    let mut textures = scene([tex(2, 1.0, 1000.0)]);
     let mut planner = Planner::default();
     let inp = input(0, 1000, &textures);
     let mut plan = Plan::default();
@@ -305,7 +316,7 @@ fn a_busy_grow_whose_view_wants_more_is_retargeted_not_cancelled() {
 
 #[test]
 fn a_budget_below_the_in_flight_grows_cancels_them() {
-    let mut textures = [tex(2, 0.0, 1000.0), tex(2, 0.0, 500.0)];
+    let mut textures = scene([tex(2, 0.0, 1000.0), tex(2, 0.0, 500.0)]);
     let mut planner = Planner::default();
     let inp = input(0, 1000, &textures);
     let mut plan = Plan::default();
@@ -330,11 +341,11 @@ fn a_budget_below_the_in_flight_grows_cancels_them() {
 fn too_small_keeps_the_floors_worth_most() {
     // Floors need 60 bytes; the budget is 45: the invisible texture's floor goes first, then the
     // one with fewer pixels. 20 + 20 = 40 <= 45.
-    let mut textures = [
+    let mut textures = scene([
         tex(2, 0.0, 100.0),
         tex(2, f32::INFINITY, 0.0),
         tex(2, 0.0, 1000.0),
-    ];
+    ]);
     let inp = input(0, 45, &textures);
     let mut plan = Plan::default();
     let status = Planner::default().plan(&inp, &mut plan);
@@ -359,7 +370,7 @@ fn too_small_keeps_the_floors_worth_most() {
 
 #[test]
 fn headroom_is_kept_unless_floors_need_it() {
-    let textures = [tex(2, 0.0, 1000.0)];
+    let textures = scene([tex(2, 0.0, 1000.0)]);
     let inp = PlanInput {
         headroom: 100,
         ..input(0, 400, &textures)
@@ -378,7 +389,7 @@ fn headroom_is_kept_unless_floors_need_it() {
 
 #[test]
 fn unchanged_inputs_return_the_cached_plan() {
-    let mut textures = [tex(2, 0.0, 1000.0), tex(2, 1.5, 10.0)];
+    let mut textures = scene([tex(2, 0.0, 1000.0), tex(2, 1.5, 10.0)]);
     let mut planner = Planner::default();
     let mut first = Plan::default();
     let _ = planner.plan(&input(0, 1000, &textures), &mut first);
@@ -400,7 +411,7 @@ fn unchanged_inputs_return_the_cached_plan() {
         |t| t.busy = true,
         |t| t.in_flight_level = 1,
         |t| t.base_levels = 0b1101,
-        |t| t.level_bytes[0] += 16,
+        |t| t.level0_bytes += 16,
     ];
     for (k, edit) in edits.iter().enumerate() {
         let f = 3 + 2 * k as u64;
@@ -414,19 +425,20 @@ fn unchanged_inputs_return_the_cached_plan() {
 
 #[test]
 fn hostile_inputs_do_not_panic() {
-    let mut weird = PlanTexture::new(&[u64::MAX, u64::MAX, 7], 9);
+    let mut textures = PlanTextures::new();
+    let weird = textures.push(&[u64::MAX, u64::MAX, 7], 9);
     weird.level_count = 200;
     weird.resident_level = 250;
     weird.wanted_level = f32::NAN;
     weird.screen_pixels = f32::INFINITY;
     weird.priority = -3.0;
-    let mut huge = PlanTexture::new(&[u64::MAX / 2; MAX_LEVELS], 12);
+    let huge = textures.push(&[u64::MAX / 2; MAX_LEVELS], 12);
     huge.wanted_level = -5.0;
     huge.screen_pixels = f32::MAX;
     huge.priority = f32::INFINITY;
     huge.busy = true;
     huge.in_flight_level = 99;
-    let textures = [weird, huge, PlanTexture::default()];
+    textures.push_empty();
     let buckets = [
         BucketCost {
             scale: f32::NAN,
@@ -453,13 +465,13 @@ fn hostile_inputs_do_not_panic() {
         let _ = planner.plan(&inp, &mut plan);
         assert_eq!(plan.target_level.len(), 3);
     }
-    let _ = planner.plan(&input(9, 0, &[]), &mut plan);
+    let _ = planner.plan(&input(9, 0, &PlanTextures::new()), &mut plan);
     assert!(plan.target_level.is_empty() && plan.transitions.is_empty());
 }
 
 #[test]
 fn the_reference_executor_rejects_what_breaks_the_contract() {
-    let textures = [tex(2, 0.0, 1000.0)];
+    let textures = scene([tex(2, 0.0, 1000.0)]);
     let inp = input(0, 100, &textures);
     let plan_with = |transitions: Vec<Transition>| Plan {
         limit: 100,
@@ -467,7 +479,7 @@ fn the_reference_executor_rejects_what_breaks_the_contract() {
         ..Plan::default()
     };
     // Growing to level 0 needs 340 bytes next to the old 20: the build is refused.
-    let mut t = textures;
+    let mut t = textures.clone();
     let mut exec = SimExecutor::new(&inp);
     exec.apply(
         &plan_with(vec![tr(0, 2, 0, TransitionKind::Grow)]),
@@ -494,7 +506,7 @@ fn the_reference_executor_rejects_what_breaks_the_contract() {
         .unwrap_err();
     assert!(matches!(err, ContractViolation::Stale { busy: true, .. }));
     // A shrink whose new texture does not fit next to the old one.
-    let mut t = [tex(0, 0.0, 1000.0)];
+    let mut t = scene([tex(0, 0.0, 1000.0)]);
     let inp = input(0, 400, &t);
     let mut exec = SimExecutor::new(&inp);
     let err = exec
@@ -545,7 +557,7 @@ fn block_aligned_bases_of_npot_chains() {
 fn masked_levels_are_never_a_target() {
     // CHAIN with level 1 forbidden: the only step from the floor (2) is to level 0, costing
     // levels 0 and 1 together (320 bytes).
-    let mut textures = [tex(2, 0.0, 1000.0)];
+    let mut textures = scene([tex(2, 0.0, 1000.0)]);
     textures[0].base_levels = 0b1101;
     let mut planner = Planner::new(PlannerConfig::default());
     // 359 bytes cannot hold the grow to level 0 (340, with the 20-byte floor alive while it is
@@ -564,21 +576,23 @@ fn masked_levels_are_never_a_target() {
 #[test]
 fn a_histogram_prices_levels_by_the_pixels_that_want_them() {
     const LONG: [u64; 6] = [4096, 1024, 256, 64, 16, 4];
-    let hist = |bins: &[f32]| {
-        let mut t = PlanTexture::new(&LONG, 4);
-        t.set_level_pixels(bins);
-        t
+    // Texture 0 with this histogram, and a competitor with a plain (form (a)) demand.
+    let two = |bins: &[f32]| {
+        let mut s = PlanTextures::new();
+        s.push(&LONG, 4);
+        s.set_level_pixels(0, bins);
+        let rival = s.push(&LONG, 4);
+        rival.wanted_level = 0.0;
+        rival.screen_pixels = 2_000.0;
+        s
     };
     // 10,000 pixels: 1% want level 0, the rest level 3; or all of them level 0.
-    let edge = hist(&[100.0, 0.0, 0.0, 9900.0]);
-    let all = hist(&[10_000.0]);
-    assert_eq!((edge.wanted_level, edge.screen_pixels), (0.0, 10_000.0));
-    // A competitor with a plain (form (a)) demand.
-    let mut rival = PlanTexture::new(&LONG, 4);
-    rival.wanted_level = 0.0;
-    rival.screen_pixels = 2_000.0;
-    let level_under = |t: PlanTexture, budget: u64| {
-        let mut textures = [t, rival];
+    let edge: &[f32] = &[100.0, 0.0, 0.0, 9900.0];
+    let all: &[f32] = &[10_000.0];
+    let t = two(edge)[0];
+    assert_eq!((t.wanted_level, t.screen_pixels), (0.0, 10_000.0));
+    let level_under = |bins: &[f32], budget: u64| {
+        let mut textures = two(bins);
         let plan = run(&mut Planner::default(), 0, budget, &mut textures);
         (plan.target_level[0], plan.quality_cost)
     };
@@ -602,17 +616,16 @@ fn a_histogram_prices_levels_by_the_pixels_that_want_them() {
     // With room for everything, the 1% still gets its level 0.
     assert_eq!(level_under(edge, 1 << 20).0, 0);
     // No pixels (occluded): nothing above the floor, whatever the budget.
-    let hidden = hist(&[]);
-    assert!(hidden.wanted_level.is_infinite());
-    assert_eq!(level_under(hidden, 1 << 20).0, 4);
+    assert!(two(&[])[0].wanted_level.is_infinite());
+    assert_eq!(level_under(&[], 1 << 20).0, 4);
     // Same histogram, same plan (the change check sees the histogram, not just its summary).
     let mut p = Planner::default();
     let mut plan = Plan::default();
-    let mut textures = [edge, rival];
+    let mut textures = two(edge);
     let _ = p.plan(&input(0, budget, &textures), &mut plan);
     let _ = p.plan(&input(1, budget, &textures), &mut plan);
     assert!(!plan.replanned);
-    textures[0].set_level_pixels(&[5000.0, 0.0, 0.0, 5000.0]);
+    textures.set_level_pixels(0, &[5000.0, 0.0, 0.0, 5000.0]);
     let _ = p.plan(&input(2, budget, &textures), &mut plan);
     assert!(
         plan.replanned,
@@ -624,7 +637,7 @@ fn a_histogram_prices_levels_by_the_pixels_that_want_them() {
 /// not taken from the cache.
 #[test]
 fn a_change_of_the_allowed_bases_is_planned() {
-    let mut textures = [tex(2, 0.0, 1000.0)];
+    let mut textures = scene([tex(2, 0.0, 1000.0)]);
     textures[0].base_levels = 1 << 2; // only the floor may be the base: no grow possible
     let mut planner = Planner::default();
     let first = run(&mut planner, 0, 10_000, &mut textures);
@@ -640,7 +653,7 @@ fn a_change_of_the_allowed_bases_is_planned() {
 /// 100 frames of `min_frames_between_changes`).
 #[test]
 fn a_floor_brought_back_from_nothing_grows_in_the_next_plan() {
-    let mut textures = [tex(4, 0.0, 1000.0)];
+    let mut textures = scene([tex(4, 0.0, 1000.0)]);
     textures[0].in_flight_level = 4;
     let mut planner = Planner::default();
     let first = run(&mut planner, 0, 10_000, &mut textures);

@@ -4,7 +4,7 @@ use super::*;
 
 #[test]
 fn fixed_and_render_targets_alone_too_big_unload_everything() {
-    let textures = [tex(2, 0.0, 100.0)];
+    let textures = scene([tex(2, 0.0, 100.0)]);
     let buckets = [BucketCost {
         scale: 1.0,
         bytes: 500,
@@ -39,7 +39,7 @@ fn render_scale_trades_with_mips() {
             bytes: 400,
         },
     ];
-    let textures = [tex(2, 0.0, 1000.0)];
+    let textures = scene([tex(2, 0.0, 1000.0)]);
     let plan_from = |budget, weight, current_bucket| {
         let inp = PlanInput {
             buckets: &buckets,
@@ -111,8 +111,8 @@ fn a_bucket_dearer_than_a_higher_one_is_never_planned() {
             bytes: 400,
         },
     ];
-    let mut textures = [tex(2, 0.0, 1000.0)];
-    let before = textures;
+    let mut textures = scene([tex(2, 0.0, 1000.0)]);
+    let before = textures.clone();
     let inp = PlanInput {
         buckets: &buckets,
         current_bucket: 3,
@@ -149,7 +149,7 @@ fn a_bucket_dearer_than_a_higher_one_is_never_planned() {
             bytes: 100,
         },
     ];
-    let textures = [tex(2, 0.0, 1000.0), tex(2, 0.0, 10.0)];
+    let textures = scene([tex(2, 0.0, 1000.0), tex(2, 0.0, 10.0)]);
     let inp = PlanInput {
         buckets: &buckets,
         current_bucket: 1,
