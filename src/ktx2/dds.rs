@@ -231,6 +231,7 @@ pub(crate) fn parse(
         stamp: None,
         container: Container::Dds(header),
         basis: None,
+        tiles: None,
     })
 }
 

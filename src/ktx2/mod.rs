@@ -29,6 +29,7 @@ mod metadata;
 mod open;
 mod reader;
 mod staged;
+mod tiles;
 mod writer;
 
 pub use basis::{BasisChannels, BasisCodec, BasisInfo};
@@ -40,7 +41,8 @@ pub use open::{read_info, read_info_from};
 pub(crate) use reader::level_span;
 pub use reader::{HEADER_LEN, RawHeader, Validation, read_level, validate};
 pub use staged::{read_level_in, read_level_with};
-pub use writer::write_ktx2;
+pub use tiles::{TILE_SIZE_RANGE, TILES_KEY, TileLayout, TileSpan, read_tile, tile_span};
+pub use writer::{write_ktx2, write_ktx2_tiled};
 
 /// `VK_FORMAT_BC7_UNORM_BLOCK`.
 pub const VK_FORMAT_BC7_UNORM: u32 = 145;
@@ -160,6 +162,13 @@ pub enum Ktx2Error {
     UnsupportedSupercompression {
         /// The value found.
         scheme: u32,
+    },
+    /// A tiled file's layout (`mipflowTiles`) is malformed or does not match the file, or a
+    /// tile was asked of a file or level that has none.
+    #[error("tiles: {reason}")]
+    BadTiles {
+        /// What is wrong.
+        reason: String,
     },
     /// A Basis Universal file mipflow does not transcode (UASTC HDR, animation): what it is.
     #[error("Basis Universal: {what} is not streamed")]
@@ -461,6 +470,9 @@ pub struct Ktx2Info {
     /// A Basis Universal file (`vkFormat` 0): its codec, transcoded into `format` level by level.
     /// `None` for blocks stored as the GPU takes them.
     pub basis: Option<BasisInfo>,
+    /// A tiled file's layout (`mipflow cook --tiles`): its large levels are stored tile by
+    /// tile, each tile one byte range ([`read_tile`]). `None` for a file stored level by level.
+    pub tiles: Option<TileLayout>,
 }
 
 /// The container a streamed file came in. Both are read level by level by byte range; the
@@ -564,6 +576,7 @@ impl Ktx2Info {
             stamp: None,
             container: Container::Ktx2,
             basis: None,
+            tiles: None,
         }
     }
 

@@ -574,7 +574,7 @@ pub fn validate(bytes: &[u8], file_len: u64, limits: &ReadLimits) -> Validation 
         levels_ok,
         levels_valid,
     ) {
-        out.info = Some(Ktx2Info {
+        let mut info = Ktx2Info {
             format,
             width: w,
             height: hh,
@@ -587,7 +587,15 @@ pub fn validate(bytes: &[u8], file_len: u64, limits: &ReadLimits) -> Validation 
             stamp: None,
             container: super::Container::Ktx2,
             basis,
-        });
+            tiles: None,
+        };
+        match super::tiles::TileLayout::parse(&info) {
+            Ok(tiles) => {
+                info.tiles = tiles;
+                out.info = Some(info);
+            }
+            Err(e) => problems.push(e),
+        }
     }
     out.header = Some(h);
     out.problems = problems;
@@ -612,6 +620,11 @@ pub fn read_level(
             needed: end,
             available: l.offset + data.len() as u64,
         });
+    }
+    if let Some(tiles) = &info.tiles
+        && level < usize::from(tiles.tiled_levels)
+    {
+        return super::tiles::untile_level(info, tiles, level, &data);
     }
     let data = match info.supercompression {
         Supercompression::Zstd => decompress_level(&data, level, expected)?,
@@ -683,7 +696,11 @@ pub(super) fn level_buffer(level: usize, bytes: u64) -> Result<Vec<u8>, Ktx2Erro
     super::try_buffer(bytes).ok_or(Ktx2Error::OutOfMemory { level, bytes })
 }
 
-fn decompress_level(data: &[u8], level: usize, expected: u64) -> Result<Vec<u8>, Ktx2Error> {
+pub(super) fn decompress_level(
+    data: &[u8],
+    level: usize,
+    expected: u64,
+) -> Result<Vec<u8>, Ktx2Error> {
     let fail = |reason: String| Ktx2Error::Decompress { level, reason };
     // The decoders skip skippable frames themselves; the size check needs the first real one.
     let data = super::bytes::past_skippable_frames(data)

@@ -18,7 +18,7 @@ pub fn read_level_with(
     bounce: &mut [u8],
     sink: &mut dyn FnMut(&[u8]) -> bool,
 ) -> Result<(), Ktx2Error> {
-    if transcoded(info) {
+    if transcoded(info, level) {
         return whole(super::read_level(file, info, level)?, level, sink);
     }
     let (l, expected, end) = level_span(info, level)?;
@@ -71,7 +71,7 @@ pub fn read_level_in(
     bounce: &mut [u8],
     sink: &mut dyn FnMut(&[u8]) -> bool,
 ) -> Result<(), Ktx2Error> {
-    if transcoded(info) {
+    if transcoded(info, level) {
         let out = super::read_level(&mut std::io::Cursor::new(file), info, level)?;
         return whole(out, level, sink);
     }
@@ -104,9 +104,15 @@ pub fn read_level_in(
     }
 }
 
-/// A Basis file's level is transcoded whole ([`super::read_level`]), then handed over.
-fn transcoded(info: &Ktx2Info) -> bool {
-    info.basis.is_some() || info.supercompression == Supercompression::BasisLz
+/// A Basis file's level is transcoded whole ([`super::read_level`]), then handed over; so is a
+/// tiled level, put back in row order.
+fn transcoded(info: &Ktx2Info, level: usize) -> bool {
+    info.basis.is_some()
+        || info.supercompression == Supercompression::BasisLz
+        || info
+            .tiles
+            .as_ref()
+            .is_some_and(|t| level < usize::from(t.tiled_levels))
 }
 
 /// Hands a whole level to `sink`.

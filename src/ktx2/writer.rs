@@ -93,6 +93,30 @@ pub fn write_ktx2(
     zstd_level: Option<i32>,
     writer_name: &str,
 ) -> io::Result<()> {
+    write(w, tex, zstd_level, writer_name, None)
+}
+
+/// [`write_ktx2`] with the levels larger than `tile_size` stored tile by tile (the layout of
+/// [`super::TileLayout`]: one tile one byte range, one Zstandard frame each when
+/// supercompressed). Fails with `InvalidInput` for a tile size out of
+/// [`super::TILE_SIZE_RANGE`], not a power of two, or not a multiple of the block.
+pub fn write_ktx2_tiled(
+    w: &mut impl Write,
+    tex: &EncodedTexture,
+    zstd_level: Option<i32>,
+    writer_name: &str,
+    tile_size: u32,
+) -> io::Result<()> {
+    write(w, tex, zstd_level, writer_name, Some(tile_size))
+}
+
+fn write(
+    w: &mut impl Write,
+    tex: &EncodedTexture,
+    zstd_level: Option<i32>,
+    writer_name: &str,
+    tile_size: Option<u32>,
+) -> io::Result<()> {
     let Some(block_format) = BlockFormat::from_wgpu(tex.format) else {
         return Err(invalid(format!(
             "only block-compressed formats (BC1 to BC7) can be written, not {:?}",
@@ -125,22 +149,39 @@ pub fn write_ktx2(
         }
     }
 
-    // Supercompress (or borrow) each level.
+    // The tiled levels in tile order (each tile one frame when supercompressed).
+    let (tiled, tile_entry) = match tile_size {
+        Some(size) => {
+            let (levels, entry) = tile_levels(tex, size, zstd_level)?;
+            (levels, Some(entry))
+        }
+        None => (Vec::new(), None),
+    };
+    // Supercompress (or borrow) each level that is not tiled.
     let compressed: Option<Vec<Vec<u8>>> = match zstd_level {
         Some(level) => Some(
             tex.levels
                 .par_iter()
                 .with_max_len(1)
                 .enumerate()
-                .map(|(i, data)| compress_level(i, data, level))
+                .map(|(i, data)| {
+                    if i < tiled.len() {
+                        Ok(Vec::new())
+                    } else {
+                        compress_level(i, data, level)
+                    }
+                })
                 .collect::<io::Result<_>>()?,
         ),
         None => None,
     };
-    let stored: Vec<&[u8]> = match &compressed {
-        Some(c) => c.iter().map(Vec::as_slice).collect(),
-        None => tex.levels.iter().map(Vec::as_slice).collect(),
-    };
+    let stored: Vec<&[u8]> = (0..n)
+        .map(|i| match (&compressed, tiled.get(i)) {
+            (_, Some(t)) => t.as_slice(),
+            (Some(c), None) => c[i].as_slice(),
+            (None, None) => tex.levels[i].as_slice(),
+        })
+        .collect();
 
     let dfd = dfd_section(vk_format)?;
     let mut entries = tex.key_values.clone();
@@ -149,6 +190,9 @@ pub fn write_ktx2(
         entries.push(("KTXorientation".into(), b"rd\0".to_vec()));
     }
     entries.push(("KTXwriter".into(), [writer_name.as_bytes(), b"\0"].concat()));
+    if let Some(entry) = tile_entry {
+        entries.push((super::TILES_KEY.into(), entry));
+    }
     if let Some(level) = zstd_level {
         entries.push((
             "KTXwriterScParams".into(),
@@ -216,4 +260,67 @@ pub fn write_ktx2(
         pos = offsets[i] + stored[i].len() as u64;
     }
     Ok(())
+}
+
+/// The levels of `tex` larger than one tile of `size`, in tile order (each tile one Zstandard
+/// frame with `zstd_level`), and the `mipflowTiles` entry that describes them.
+fn tile_levels(
+    tex: &EncodedTexture,
+    size: u32,
+    zstd_level: Option<i32>,
+) -> io::Result<(Vec<Vec<u8>>, Vec<u8>)> {
+    let mut probe = super::Ktx2Info::resident(tex.format, tex.width, tex.height);
+    probe.levels = vec![
+        super::LevelInfo {
+            offset: 0,
+            byte_length: 0,
+            uncompressed_byte_length: 0,
+        };
+        tex.levels.len()
+    ];
+    let layout = super::TileLayout::plan(&probe, size).ok_or_else(|| {
+        invalid(format!(
+            "tile size {size}: a power of two from {} to {}, a multiple of the {:?} block",
+            super::TILE_SIZE_RANGE.start(),
+            super::TILE_SIZE_RANGE.end(),
+            tex.format.block_dimensions()
+        ))
+    })?;
+    let block_bytes = tex.format.block_copy_size(None).unwrap_or(16) as usize;
+    let mut levels = Vec::with_capacity(usize::from(layout.tiled_levels));
+    let mut offsets = Vec::new();
+    for (i, blocks) in tex.levels[..usize::from(layout.tiled_levels)]
+        .iter()
+        .enumerate()
+    {
+        let (cols, rows, tile_cols, tile_rows) = super::tiles::grid(&probe, size, i);
+        let mut tiles: Vec<Vec<u8>> = Vec::new();
+        super::tiles::for_each_tile(
+            blocks,
+            cols,
+            rows,
+            tile_cols,
+            tile_rows,
+            block_bytes,
+            |rows| {
+                tiles.push(rows.concat());
+            },
+        );
+        if let Some(level) = zstd_level {
+            tiles = tiles
+                .par_iter()
+                .map(|t| compress_level(i, t, level))
+                .collect::<io::Result<_>>()?;
+            let mut at = 0u64;
+            let mut level_offsets = vec![0u64];
+            for t in &tiles {
+                at += t.len() as u64;
+                level_offsets.push(at);
+            }
+            offsets.push(level_offsets);
+        }
+        levels.push(tiles.concat());
+    }
+    let entry = super::TileLayout::encode(size, layout.tiled_levels, &offsets);
+    Ok((levels, entry))
 }

@@ -24,7 +24,7 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
-use mipflow::ktx2::{COOK_STAMP_KEY, ReadLimits, read_info, write_ktx2};
+use mipflow::ktx2::{COOK_STAMP_KEY, ReadLimits, read_info, write_ktx2, write_ktx2_tiled};
 use mipflow_cook::{
     BlockKind, ColorSpace, CookError, CookOptions, MipFilter, Quality, Resize, Wrap, cook_rgba8,
     encoder_for_options, probe_alloc,
@@ -86,6 +86,26 @@ pub struct CookArgs {
     /// `off` on the CPU. OpenEXR and Radiance HDR inputs cooked to BC6H stay on the CPU.
     #[arg(long, value_enum, default_value_t = GpuMode::Auto)]
     pub gpu: GpuMode,
+    /// Store the levels larger than SIZE texels tile by tile (SIZE a power of two from 64 to
+    /// 1024, 128 when the flag has no value): one tile of one level is then one byte range
+    /// (one Zstandard frame with --zstd), what tile streaming reads. The file stays a valid
+    /// KTX2 file; the layout is in its `mipflowTiles` key/value entry (`mipflow inspect`).
+    #[arg(long, value_name = "SIZE", num_args = 0..=1, default_missing_value = "128",
+          value_parser = tile_size_arg)]
+    pub tiles: Option<u32>,
+}
+
+/// `--tiles SIZE`: a power of two from 64 to 1024.
+fn tile_size_arg(s: &str) -> Result<u32, String> {
+    let range = mipflow::ktx2::TILE_SIZE_RANGE;
+    match s.parse::<u32>() {
+        Ok(n) if range.contains(&n) && n.is_power_of_two() => Ok(n),
+        _ => Err(format!(
+            "{s:?}: a power of two from {} to {}",
+            range.start(),
+            range.end()
+        )),
+    }
 }
 
 /// The block encoder for `opts`: on `gpu` where there is one, else the CPU's.
@@ -105,6 +125,7 @@ impl CookArgs {
             resize: self.resize,
             block: self.format,
             wrap: self.wrap,
+            tiles: self.tiles,
         }
     }
 }
@@ -328,8 +349,10 @@ fn refuse_collision(output: &Path, group: Vec<Job>, failed: &mut Vec<CookError>)
 fn stamp(opts: &CookOptions, encoder: &str, input: &[u8]) -> String {
     let hash = xxhash_rust::xxh3::xxh3_128(input);
     let zstd = opts.zstd.map_or("none".to_string(), |l| l.to_string());
+    // Older stamps (no tiles key) read as untiled.
+    let tiles = opts.tiles.map_or(String::new(), |t| format!(" tiles={t}"));
     format!(
-        "v{COOK_VERSION} encoder={encoder} quality={:?} color={:?} normal_map={} filter={:?} zstd={zstd}{}{} input-xxh3-128={hash:032x}",
+        "v{COOK_VERSION} encoder={encoder} quality={:?} color={:?} normal_map={} filter={:?} zstd={zstd}{}{}{tiles} input-xxh3-128={hash:032x}",
         opts.quality,
         opts.color,
         opts.normal_map,
@@ -359,7 +382,12 @@ fn write_atomic(
     output: &Path,
     tex: &mipflow_cook::EncodedTexture,
     zstd: Option<i32>,
+    tiles: Option<u32>,
 ) -> Result<(), CookError> {
+    let write_ktx2 = |w: &mut dyn std::io::Write, tex, zstd, name: &str| match tiles {
+        Some(size) => write_ktx2_tiled(&mut &mut *w, tex, zstd, name, size),
+        None => write_ktx2(&mut &mut *w, tex, zstd, name),
+    };
     let write_err = |path: &Path| {
         let path = path.to_path_buf();
         move |source| CookError::Write { path, source }
@@ -546,7 +574,7 @@ fn cook_job(
         COOK_STAMP_KEY.to_string(),
         [stamp.as_bytes(), b"\0"].concat(),
     ));
-    write_atomic(&job.output, &tex, opts.zstd)?;
+    write_atomic(&job.output, &tex, opts.zstd, opts.tiles)?;
     Ok(Outcome::Cooked { megapixels })
 }
 

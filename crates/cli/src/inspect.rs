@@ -47,6 +47,21 @@ pub struct KeyValueReport {
     pub value: String,
 }
 
+/// A tiled file's layout as `mipflow inspect` reports it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TilesReport {
+    /// Tile side in texels.
+    pub tile_size: u32,
+    /// Levels `0..tiled_levels` are stored tile by tile, the others whole.
+    pub tiled_levels: u8,
+    /// Tiles across and down each tiled level, level 0 first.
+    pub tiles: Vec<[u32; 2]>,
+    /// Every tile of every tiled level.
+    pub tile_count: u64,
+    /// Whether each tile is its own Zstandard frame (the file is supercompressed).
+    pub frames: bool,
+}
+
 /// What `mipflow inspect` found in one file (printed as text, or as JSON with `--json`).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct InspectReport {
@@ -83,6 +98,9 @@ pub struct InspectReport {
     pub levels: Vec<LevelReport>,
     /// The Basic DFD block, if it could be parsed.
     pub dfd: Option<DfdSummary>,
+    /// A tiled file's layout (`mipflow cook --tiles`); absent for a file stored level by level.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tiles: Option<TilesReport>,
     /// Key/value entries.
     pub key_values: Vec<KeyValueReport>,
     /// Every problem found (empty when valid).
@@ -156,6 +174,7 @@ pub fn inspect_file(path: &Path, limits: &ReadLimits) -> InspectReport {
         file_len: None,
         container: None,
         source_format: None,
+        tiles: None,
         vk_format: None,
         format: None,
         width: None,
@@ -205,6 +224,18 @@ pub fn inspect_file(path: &Path, limits: &ReadLimits) -> InspectReport {
         if let Some(info) = &v.info {
             report.container = Some(info.container.describe());
             report.source_format = info.basis.as_ref().map(|b| b.describe());
+            report.tiles = info.tiles.as_ref().map(|t| TilesReport {
+                tile_size: t.tile_size,
+                tiled_levels: t.tiled_levels,
+                tiles: (0..usize::from(t.tiled_levels))
+                    .map(|l| {
+                        let (x, y) = t.tiles(info, l);
+                        [x, y]
+                    })
+                    .collect(),
+                tile_count: t.tile_count(info),
+                frames: info.supercompression == Supercompression::Zstd,
+            });
             if v.header.is_none() {
                 // A DDS file: its levels are computed from the header, not stored in an index.
                 report.width = Some(info.width);
@@ -221,7 +252,12 @@ pub fn inspect_file(path: &Path, limits: &ReadLimits) -> InspectReport {
                 .iter()
                 .map(|(k, v)| KeyValueReport {
                     key: k.clone(),
-                    value: show_value(v),
+                    // The layout is binary (and its index long): reported as `tiles`.
+                    value: if k == mipflow::ktx2::TILES_KEY {
+                        format!("(tile layout, {} bytes)", v.len())
+                    } else {
+                        show_value(v)
+                    },
                 })
                 .collect();
             for level in 0..info.levels.len() {
@@ -309,6 +345,22 @@ pub fn report_text(r: &InspectReport) -> String {
                 l.uncompressed_byte_length
             );
         }
+    }
+    if let Some(t) = &r.tiles {
+        let per_level: Vec<String> = t.tiles.iter().map(|[x, y]| format!("{x}x{y}")).collect();
+        let _ = writeln!(
+            s,
+            "  tiles             {0}x{0} texels; levels 0..{1} tiled ({2} tiles{3}): {4}",
+            t.tile_size,
+            t.tiled_levels,
+            t.tile_count,
+            if t.frames {
+                ", a Zstandard frame each"
+            } else {
+                ""
+            },
+            per_level.join(", ")
+        );
     }
     if let Some(d) = &r.dfd {
         let _ = writeln!(

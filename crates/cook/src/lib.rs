@@ -354,6 +354,9 @@ pub struct CookOptions {
     pub block: Option<BlockKind>,
     /// What the mip filter reads past the edges.
     pub wrap: Wrap,
+    /// Store the levels larger than this many texels tile by tile (applied when writing; see
+    /// `mipflow::ktx2::TileLayout`): `None` stores them level by level.
+    pub tiles: Option<u32>,
 }
 
 impl CookOptions {

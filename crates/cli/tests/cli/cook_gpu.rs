@@ -120,6 +120,7 @@ fn the_gpu_encoder_cooks_within_a_decibel_of_the_cpu() {
         resize: Resize::Stream,
         max_memory: None,
         gpu: GpuMode::On,
+        tiles: None,
     };
     let summary = cook_files_on(&args, false, Some(&gpu));
     assert!(summary.failed.is_empty(), "{:?}", summary.failed);

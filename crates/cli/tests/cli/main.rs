@@ -9,6 +9,7 @@ mod display;
 mod bench;
 mod cook_cli;
 mod cook_gpu;
+mod cook_tiles;
 mod demo_screenshot;
 mod headless;
 mod inspect_containers;
