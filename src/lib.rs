@@ -111,6 +111,7 @@ mod shaders;
 mod stream;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod tiles;
 
 /// The wgpu and glam mipflow is built on, so that a game uses the same versions (mipflow's
 /// public API takes wgpu 30 and glam 0.34 types).
@@ -157,6 +158,8 @@ pub use budget::{
 
 // GPU feedback, for the Renderer and for a game's own renderer.
 pub use feedback::{Feedback, FeedbackConfig, FeedbackDemand};
+// Tile streaming (virtual textures).
+pub use tiles::{TileSource, VirtualTextures, VtAddress, VtConfig, VtId, vt_wgsl};
 
 // What the overlay and the reports show.
 pub use events::{Event, EventKind, EventLog, Tally};
@@ -194,4 +197,5 @@ pub mod low_level {
     };
     pub use crate::shaders::{ALL as SHADERS, FEEDBACK, TEXTURED, create_module};
     pub use crate::stream::{Streamer, load_resident};
+    pub use crate::tiles::{PageTable, Slots};
 }

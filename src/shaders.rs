@@ -11,7 +11,12 @@ pub const ALL: &[(&str, &str)] = &[
     ("fsr_easu.wgsl", FSR_EASU),
     ("fsr_rcas.wgsl", FSR_RCAS),
     ("upscale_common.wgsl", UPSCALE_COMMON),
+    ("vt.wgsl", VT),
 ];
+
+/// Virtual texture sampling (`vt_sample`, see [`crate::VirtualTextures`]), its bindings in group
+/// 0 ([`crate::vt_wgsl`] puts them in another).
+pub const VT: &str = include_str!("../shaders/vt.wgsl");
 
 /// The material pass: a textured, lit mesh with a mip bias and a colour-by-mip debug view, and
 /// the GPU feedback record (bind group 2).

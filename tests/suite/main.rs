@@ -36,3 +36,4 @@ mod resolution_upscale;
 mod shaders;
 mod staging;
 mod streaming;
+mod tiles;

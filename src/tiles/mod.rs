@@ -1,0 +1,590 @@
+//! Tile streaming (virtual textures): a large texture is resident tile by tile, not level by
+//! level, so a wall whose corner is near pays for its corner.
+//!
+//! wgpu has no sparse textures, so this is done in software, as engines did before sparse
+//! binding:
+//! - **The physical cache**: one 2D texture (the atlas) of `slots` tiles of `tile x tile`
+//!   texels in one format, charged to the ledger like every texture. Each virtual texture's
+//!   coarse levels (those one tile or smaller, the *tail*) take two slots for good: the first
+//!   tail level in one, the others packed in the other. They are its floor.
+//! - **The page tables**: per virtual texture, per level, tile -> slot, resolved so that a tile
+//!   that is not resident points at its finest resident ancestor ([`PageTable`]). All tables
+//!   live in one storage buffer, rewritten for a texture only when its residency changed.
+//! - **Sampling**: `vt_sample` in WGSL ([`vt_wgsl`]) takes the level from the derivatives (and
+//!   a bias: the render scale's), reads the page entry, and filters by hand, four texels a
+//!   level, each through its own tile, so that filtering across a tile's edge reads the
+//!   neighbour tile: no borders, no seams.
+//!
+//! The tiles come from a tiled KTX2 file (`mipflow cook --tiles`), one byte range each
+//! ([`crate::ktx2::read_tile`]).
+
+mod page;
+
+use std::io::{Cursor, Read, Seek};
+use std::sync::Arc;
+
+pub use page::{PageTable, Slots};
+
+use crate::budget::Category;
+use crate::gpu::{GpuContext, TrackedBuffer, TrackedTexture};
+use crate::ktx2::{Ktx2Info, read_level, read_tile};
+use crate::{Error, Result};
+
+/// The most levels a virtual texture may have (a 32768² one has 16).
+pub const VT_MAX_LEVELS: usize = 16;
+
+/// Where a virtual texture's tiles are read from.
+#[derive(Clone, Debug)]
+pub enum TileSource {
+    /// The whole tiled KTX2 file in memory.
+    Bytes(Arc<[u8]>),
+    /// A tiled KTX2 file on disk, opened for each read.
+    File(std::path::PathBuf),
+}
+
+/// A virtual texture in a [`VirtualTextures`] cache: the index the shader takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct VtId(pub u32);
+
+/// One level in the shader's `VtInfo` (32 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
+struct GpuLevel {
+    size: [u32; 2],
+    origin: [u32; 2],
+    tiles_x: u32,
+    first: u32,
+    tiled: u32,
+    _pad: u32,
+}
+
+/// A virtual texture as the shader sees it (528 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+struct GpuInfo {
+    level_count: u32,
+    tile: u32,
+    slots_x: u32,
+    address: u32,
+    levels: [GpuLevel; VT_MAX_LEVELS],
+}
+
+/// How a virtual texture is addressed past its edges.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum VtAddress {
+    /// The edge texels (a texture that does not tile).
+    #[default]
+    Clamp,
+    /// The other side (a tiling texture).
+    Repeat,
+}
+
+struct Entry {
+    info: Ktx2Info,
+    source: TileSource,
+    table: PageTable,
+    /// Its first entry in the page buffer.
+    page_base: u32,
+    /// The tail's two slots.
+    tail: [u32; 2],
+    gpu: GpuInfo,
+    /// Its page entries changed since they were written.
+    dirty: bool,
+}
+
+/// The physical cache, the page tables and the bind group `vt_sample` reads (see the module
+/// docs). Made with a fixed number of slots; the atlas and buffers are on the ledger.
+pub struct VirtualTextures {
+    format: wgpu::TextureFormat,
+    tile: u32,
+    slots_x: u32,
+    atlas: TrackedTexture,
+    pages: TrackedBuffer,
+    infos: TrackedBuffer,
+    layout: wgpu::BindGroupLayout,
+    bind_group: wgpu::BindGroup,
+    slots: Slots,
+    entries: Vec<Entry>,
+    pages_used: u32,
+    max_pages: u32,
+    frame: u64,
+}
+
+/// Settings of a [`VirtualTextures`] cache.
+#[derive(Clone, Debug)]
+pub struct VtConfig {
+    /// The block format of every texture in it (a tiled KTX2's `format`).
+    pub format: wgpu::TextureFormat,
+    /// Tile side in texels (the files' `--tiles` size).
+    pub tile: u32,
+    /// Slots in the atlas: its bytes are `slots x` one tile's.
+    pub slots: u32,
+    /// Page entries for all textures together (4 bytes each): a 16384² texture at tiles of 128
+    /// has 21,845.
+    pub max_pages: u32,
+    /// Virtual textures at most.
+    pub max_textures: u32,
+}
+
+impl VtConfig {
+    /// Slots that `bytes` of atlas hold (at least the two a texture's tail takes).
+    pub fn slots_for(format: wgpu::TextureFormat, tile: u32, bytes: u64) -> u32 {
+        let per = crate::budget::size::level_bytes(format, tile, tile).unwrap_or(u64::MAX);
+        (bytes / per.max(1)).clamp(2, 1 << 20) as u32
+    }
+}
+
+impl VirtualTextures {
+    /// A cache on `ctx` (its atlas as square as the slots allow, within the device's largest
+    /// texture).
+    pub fn new(ctx: &GpuContext, config: &VtConfig) -> Result<Self> {
+        let invalid = |reason: String| Error::InvalidResource {
+            label: "virtual texture cache".into(),
+            reason,
+        };
+        let (bw, bh) = config.format.block_dimensions();
+        if config.tile == 0 || !config.tile.is_multiple_of(bw) || !config.tile.is_multiple_of(bh) {
+            return Err(invalid(format!(
+                "tile {} is not a multiple of {:?}'s block",
+                config.tile, config.format
+            )));
+        }
+        let max = ctx.device().limits().max_texture_dimension_2d;
+        let per_row = (max / config.tile).max(1);
+        let slots = config.slots.max(2);
+        let slots_x = (f64::from(slots).sqrt().ceil() as u32).clamp(1, per_row);
+        let slots_y = slots.div_ceil(slots_x);
+        if slots_y > per_row {
+            return Err(invalid(format!(
+                "{slots} slots of {} texels pass the device's {max}-texel textures",
+                config.tile
+            )));
+        }
+        let atlas = ctx.create_texture(
+            &wgpu::TextureDescriptor {
+                label: Some("virtual texture atlas"),
+                size: wgpu::Extent3d {
+                    width: slots_x * config.tile,
+                    height: slots_y * config.tile,
+                    depth_or_array_layers: 1,
+                },
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format: config.format,
+                usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+                view_formats: &[],
+            },
+            Category::Textures,
+        )?;
+        let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        let pages = ctx.create_buffer(
+            &wgpu::BufferDescriptor {
+                label: Some("virtual texture pages"),
+                size: u64::from(config.max_pages.max(1)) * 4,
+                usage: storage,
+                mapped_at_creation: false,
+            },
+            Category::Textures,
+        )?;
+        let infos = ctx.create_buffer(
+            &wgpu::BufferDescriptor {
+                label: Some("virtual texture infos"),
+                size: u64::from(config.max_textures.max(1)) * size_of::<GpuInfo>() as u64,
+                usage: storage,
+                mapped_at_creation: false,
+            },
+            Category::Textures,
+        )?;
+        let layout = Self::bind_group_layout(ctx.device());
+        let view = atlas.texture().create_view(&Default::default());
+        let bind_group = ctx.device().create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("virtual textures"),
+            layout: &layout,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: wgpu::BindingResource::TextureView(&view),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: pages.buffer().as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: infos.buffer().as_entire_binding(),
+                },
+            ],
+        });
+        Ok(Self {
+            format: config.format,
+            tile: config.tile,
+            slots_x,
+            atlas,
+            pages,
+            infos,
+            layout,
+            bind_group,
+            slots: Slots::new(slots),
+            entries: Vec::new(),
+            pages_used: 0,
+            max_pages: config.max_pages.max(1),
+            frame: 0,
+        })
+    }
+
+    /// The layout of the bind group `vt_sample` reads: the atlas (binding 0), the page entries
+    /// (1) and the textures' infos (2), for the fragment stage.
+    pub fn bind_group_layout(device: &wgpu::Device) -> wgpu::BindGroupLayout {
+        let storage = |binding| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::FRAGMENT,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Storage { read_only: true },
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        };
+        device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("virtual textures"),
+            entries: &[
+                wgpu::BindGroupLayoutEntry {
+                    binding: 0,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Texture {
+                        sample_type: wgpu::TextureSampleType::Float { filterable: false },
+                        view_dimension: wgpu::TextureViewDimension::D2,
+                        multisampled: false,
+                    },
+                    count: None,
+                },
+                storage(1),
+                storage(2),
+            ],
+        })
+    }
+
+    /// The bind group to set where the shader declared `vt_wgsl`'s group.
+    pub fn bind_group(&self) -> &wgpu::BindGroup {
+        &self.bind_group
+    }
+
+    /// Its layout.
+    pub fn layout(&self) -> &wgpu::BindGroupLayout {
+        &self.layout
+    }
+
+    /// Bytes of the atlas and the buffers (all on the ledger).
+    pub fn bytes(&self) -> u64 {
+        self.atlas.bytes() + self.pages.bytes() + self.infos.bytes()
+    }
+
+    /// Slots in all, and free now.
+    pub fn slots(&self) -> (usize, usize) {
+        (self.slots.len(), self.slots.free())
+    }
+
+    /// Tile side in texels.
+    pub fn tile_size(&self) -> u32 {
+        self.tile
+    }
+
+    /// Adds a virtual texture from a tiled file (tiles of this cache's size and format) and
+    /// makes its tail resident (two slots). Errors: a file that is not tiled as the cache is, no
+    /// free slot for the tail, or a page table past `max_pages`.
+    pub fn add(
+        &mut self,
+        queue: &wgpu::Queue,
+        info: Ktx2Info,
+        source: TileSource,
+        address: VtAddress,
+    ) -> Result<VtId> {
+        let invalid = |reason: String| Error::InvalidResource {
+            label: "virtual texture".into(),
+            reason,
+        };
+        let layout = info
+            .tiles
+            .clone()
+            .ok_or_else(|| invalid("the file is not tiled (mipflow cook --tiles)".into()))?;
+        if layout.tile_size != self.tile || info.format != self.format {
+            return Err(invalid(format!(
+                "tiles of {} in {:?}; the cache takes {} in {:?}",
+                layout.tile_size, info.format, self.tile, self.format
+            )));
+        }
+        let n = info.levels.len().min(VT_MAX_LEVELS);
+        if self.entries.len() as u64 * size_of::<GpuInfo>() as u64 >= self.infos.bytes() {
+            return Err(invalid("the cache holds its most textures".into()));
+        }
+        let tiles: Vec<(u32, u32)> = (0..n).map(|l| layout.tiles(&info, l)).collect();
+        let table = PageTable::new(&tiles);
+        let count = table.entries().len() as u32;
+        if self.pages_used + count > self.max_pages {
+            return Err(invalid(format!(
+                "{count} page entries, {} left",
+                self.max_pages - self.pages_used
+            )));
+        }
+        let first_tail = usize::from(layout.tiled_levels).min(n - 1);
+        let (Some(a), Some(b)) = (self.slots.take(0, true), self.slots.take(0, true)) else {
+            return Err(invalid("no free slot for the texture's tail".into()));
+        };
+        let mut gpu = GpuInfo {
+            level_count: n as u32,
+            tile: self.tile,
+            slots_x: self.slots_x,
+            address: u32::from(address == VtAddress::Repeat),
+            levels: [GpuLevel::default(); VT_MAX_LEVELS],
+        };
+        let mut entry = Entry {
+            info,
+            source,
+            table,
+            page_base: self.pages_used,
+            tail: [a, b],
+            gpu,
+            dirty: true,
+        };
+        for (l, g) in gpu.levels.iter_mut().enumerate().take(n) {
+            let (w, h) = entry.info.level_dims(l);
+            *g = GpuLevel {
+                size: [w, h],
+                origin: if l > first_tail {
+                    tail_origin(&entry.info, first_tail, l, self.tile)
+                } else {
+                    [0, 0]
+                },
+                tiles_x: tiles[l].0,
+                first: entry.page_base + entry.table.first_entry(l) as u32,
+                tiled: u32::from(l < first_tail),
+                _pad: 0,
+            };
+        }
+        entry.gpu = gpu;
+        // The tail: read whole, written at its place in its slot, resident for good.
+        for l in first_tail..n {
+            let data = entry.read(|mut f, info| read_level(&mut f, info, l))?;
+            let slot = if l == first_tail { a } else { b };
+            let origin = gpu.levels[l].origin;
+            self.write_blocks(queue, slot, origin, entry.info.level_dims(l), &data);
+            entry.table.set(l, 0, 0, Some(slot));
+        }
+        self.pages_used += count;
+        self.entries.push(entry);
+        Ok(VtId(self.entries.len() as u32 - 1))
+    }
+
+    /// Makes tile `(tx, ty)` of tiled level `level` of `id` resident: read from its file and
+    /// written into a free slot, or the least recently used one (given up by its tile) when
+    /// none is free. `Ok(false)` when it already was (it is marked used this frame), or when
+    /// every slot is pinned or used this frame (nothing to give up).
+    pub fn make_resident(
+        &mut self,
+        queue: &wgpu::Queue,
+        id: VtId,
+        level: usize,
+        tx: u32,
+        ty: u32,
+    ) -> Result<bool> {
+        let frame = self.frame;
+        let e = self.entry(id)?;
+        if let Some(s) = e.table.slot(level, tx, ty) {
+            self.slots.touch(s, frame);
+            return Ok(false);
+        }
+        let data = e.read(|mut f, info| read_tile(&mut f, info, level, tx, ty))?;
+        let span =
+            crate::ktx2::tile_span(&e.info, level, tx, ty).map_err(|source| Error::Ktx2 {
+                path: "virtual texture".into(),
+                source,
+            })?;
+        let slot = match self.slots.take(frame, false) {
+            Some(s) => s,
+            None => match self.slots.least_recent(frame) {
+                Some((s, _)) => {
+                    self.release_slot(s);
+                    self.slots
+                        .take(frame, false)
+                        .expect("a slot was just given back")
+                }
+                None => return Ok(false),
+            },
+        };
+        let (bw, bh) = self.format.block_dimensions();
+        let dims = (span.blocks_wide * bw, span.blocks_high * bh);
+        self.write_blocks(queue, slot, [0, 0], dims, &data);
+        let e = &mut self.entries[id.0 as usize];
+        e.table.set(level, tx, ty, Some(slot));
+        e.dirty = true;
+        Ok(true)
+    }
+
+    /// Gives up tile `(tx, ty)` of `level` of `id` (its slot freed); false when it was not
+    /// resident or is part of the tail.
+    pub fn evict(&mut self, id: VtId, level: usize, tx: u32, ty: u32) -> bool {
+        let Some(e) = self.entries.get_mut(id.0 as usize) else {
+            return false;
+        };
+        match e.table.slot(level, tx, ty) {
+            Some(s) if !e.tail.contains(&s) => {
+                e.table.set(level, tx, ty, None);
+                e.dirty = true;
+                self.slots.give_back(s);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The next frame: the slots used from now on count as used in it (the least recently used
+    /// slot is the one given up for a new tile).
+    pub fn next_frame(&mut self) {
+        self.frame += 1;
+    }
+
+    /// Writes the page entries and infos of every texture whose residency changed (its whole
+    /// table: a few KiB for a 16384² texture).
+    pub fn flush(&mut self, queue: &wgpu::Queue) {
+        for (i, e) in self.entries.iter_mut().enumerate() {
+            if !std::mem::take(&mut e.dirty) {
+                continue;
+            }
+            e.table.resolve();
+            queue.write_buffer(
+                self.pages.buffer(),
+                u64::from(e.page_base) * 4,
+                bytemuck::cast_slice(e.table.entries()),
+            );
+            queue.write_buffer(
+                self.infos.buffer(),
+                i as u64 * size_of::<GpuInfo>() as u64,
+                bytemuck::bytes_of(&e.gpu),
+            );
+        }
+    }
+
+    /// The page table of `id`.
+    pub fn table(&self, id: VtId) -> Option<&PageTable> {
+        self.entries.get(id.0 as usize).map(|e| &e.table)
+    }
+
+    /// The file description of `id`.
+    pub fn info(&self, id: VtId) -> Option<&Ktx2Info> {
+        self.entries.get(id.0 as usize).map(|e| &e.info)
+    }
+
+    fn entry(&self, id: VtId) -> Result<&Entry> {
+        self.entries
+            .get(id.0 as usize)
+            .ok_or_else(|| Error::InvalidResource {
+                label: "virtual texture".into(),
+                reason: format!("no texture {}", id.0),
+            })
+    }
+
+    /// The tile in slot `s` gives it up (found by a pass over the tables: the loader's path).
+    fn release_slot(&mut self, s: u32) {
+        for e in &mut self.entries {
+            for l in 0..e.table.level_count() {
+                let (x_n, y_n) = e.table.tiles(l);
+                for ty in 0..y_n {
+                    for tx in 0..x_n {
+                        if e.table.slot(l, tx, ty) == Some(s) {
+                            e.table.set(l, tx, ty, None);
+                            e.dirty = true;
+                            self.slots.give_back(s);
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+        self.slots.give_back(s);
+    }
+
+    /// Writes `data` (blocks, row-major, of a `dims` texel region) at `origin` in slot `slot`.
+    fn write_blocks(
+        &self,
+        queue: &wgpu::Queue,
+        slot: u32,
+        origin: [u32; 2],
+        dims: (u32, u32),
+        data: &[u8],
+    ) {
+        let (bw, bh) = self.format.block_dimensions();
+        let (cols, rows) = (dims.0.div_ceil(bw), dims.1.div_ceil(bh));
+        let block = self.format.block_copy_size(None).unwrap_or(16);
+        let (sx, sy) = (slot % self.slots_x, slot / self.slots_x);
+        queue.write_texture(
+            wgpu::TexelCopyTextureInfo {
+                texture: self.atlas.texture(),
+                mip_level: 0,
+                origin: wgpu::Origin3d {
+                    x: sx * self.tile + origin[0],
+                    y: sy * self.tile + origin[1],
+                    z: 0,
+                },
+                aspect: wgpu::TextureAspect::All,
+            },
+            data,
+            wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(cols * block),
+                rows_per_image: Some(rows),
+            },
+            wgpu::Extent3d {
+                width: cols * bw,
+                height: rows * bh,
+                depth_or_array_layers: 1,
+            },
+        );
+    }
+}
+
+impl Entry {
+    /// Reads from the texture's file with `f`.
+    fn read<T>(
+        &self,
+        f: impl FnOnce(&mut dyn ReadSeek, &Ktx2Info) -> std::result::Result<T, crate::ktx2::Ktx2Error>,
+    ) -> Result<T> {
+        let (path, result) = match &self.source {
+            TileSource::Bytes(b) => ("memory".into(), f(&mut Cursor::new(&b[..]), &self.info)),
+            TileSource::File(p) => {
+                let mut file = std::fs::File::open(p).map_err(|source| Error::Io {
+                    path: p.clone(),
+                    source,
+                })?;
+                (p.clone(), f(&mut file, &self.info))
+            }
+        };
+        result.map_err(|source| Error::Ktx2 { path, source })
+    }
+}
+
+/// Read and seek, as one object type.
+trait ReadSeek: Read + Seek {}
+impl<T: Read + Seek> ReadSeek for T {}
+
+/// Where tail level `level` (past the first tail level `first`) lies in the tail's second
+/// slot: the first of them at the slot's origin, the others down a column at half the tile's
+/// width, each at a multiple of the block.
+fn tail_origin(info: &Ktx2Info, first: usize, level: usize, tile: u32) -> [u32; 2] {
+    if level == first + 1 {
+        return [0, 0];
+    }
+    let (_, bh) = info.format.block_dimensions();
+    let y = (first + 2..level)
+        .map(|l| info.level_dims(l).1.div_ceil(bh) * bh)
+        .sum();
+    [tile / 2, y]
+}
+
+/// The WGSL of `vt_sample` with its bindings in group `group` (see [`VirtualTextures`]): to put
+/// in front of a fragment shader that calls `vt_sample(id, uv, bias)`. Its cost per call: the
+/// level from the derivatives, one page read for the level where `uv` falls, then a bilinear
+/// filter by hand on two levels: 8 page reads and 8 texel loads, about 100 ALU operations.
+pub fn vt_wgsl(group: u32) -> String {
+    crate::shaders::VT.replace("@group(0)", &format!("@group({group})"))
+}

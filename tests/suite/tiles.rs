@@ -1,0 +1,375 @@
+//! Tile streaming's sampling on the GPU: a virtual texture drawn through `vt_sample` (all its
+//! tiles resident, or only its coarse levels) against the same texture drawn by the hardware
+//! sampler, on a floor seen from near (magnified) to far (minified), with lines and gradients
+//! that cross the tiles' edges.
+
+use mipflow::ktx2::{Ktx2Info, ReadLimits, write_ktx2_tiled};
+use mipflow::{GpuContext, TileSource, VirtualTextures, VtAddress, VtConfig, VtId, wgpu};
+
+use crate::common;
+
+const SIZE: u32 = 1024;
+const TILE: u32 = 128;
+const OUT: u32 = 256;
+
+/// Gradients, and lines across every tile edge (on them, beside them, and diagonal).
+fn test_image() -> image::RgbaImage {
+    image::RgbaImage::from_fn(SIZE, SIZE, |x, y| {
+        let edge = |v: u32| matches!(v % TILE, 126..=129);
+        let line = edge(x) || edge(y) || (x + 3 * y) % 97 < 3;
+        let r = (x * 255 / SIZE) as u8;
+        let g = (y * 255 / SIZE) as u8;
+        if line {
+            image::Rgba([255 - r / 2, 40, 255 - g, 255])
+        } else {
+            image::Rgba([r, g, ((x ^ y) & 0x3f) as u8 + 64, 255])
+        }
+    })
+}
+
+/// The uv of a floor seen in perspective: the bottom of the screen near (the texture
+/// magnified), the top far (minified, at a grazing angle).
+const FLOOR_UV: &str = r#"
+fn floor_uv(pos: vec4<f32>) -> vec2<f32> {
+    let s = pos.xy / 256.0;
+    let t = 1.0 - s.y;
+    return vec2<f32>(0.5 + (s.x - 0.5) * (0.1 + 0.9 * t), 0.05 + 0.95 * t * t * t);
+}
+
+@vertex
+fn vs(@builtin(vertex_index) i: u32) -> @builtin(position) vec4<f32> {
+    let p = vec2<f32>(f32((i << 1u) & 2u), f32(i & 2u));
+    return vec4<f32>(p * 2.0 - 1.0, 0.0, 1.0);
+}
+"#;
+
+const HARDWARE: &str = r#"
+@group(0) @binding(0) var tex: texture_2d<f32>;
+@group(0) @binding(1) var samp: sampler;
+
+@fragment
+fn fs(@builtin(position) pos: vec4<f32>) -> @location(0) vec4<f32> {
+    return textureSample(tex, samp, floor_uv(pos));
+}
+"#;
+
+const VIRTUAL: &str = r#"
+@fragment
+fn fs(@builtin(position) pos: vec4<f32>) -> @location(0) vec4<f32> {
+    return vt_sample(0u, floor_uv(pos), 0.0);
+}
+"#;
+
+/// Draws a full-screen triangle with `source` (fragment `fs`) and `group` bound at 0, and
+/// reads the picture back (RGBA8).
+fn draw(
+    ctx: &GpuContext,
+    source: &str,
+    layout: &wgpu::BindGroupLayout,
+    group: &wgpu::BindGroup,
+) -> Vec<u8> {
+    let device = ctx.device();
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("tiles test"),
+        source: wgpu::ShaderSource::Wgsl(source.into()),
+    });
+    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: None,
+        bind_group_layouts: &[Some(layout)],
+        immediate_size: 0,
+    });
+    let format = wgpu::TextureFormat::Rgba8Unorm;
+    let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: Some("tiles test"),
+        layout: Some(&pipeline_layout),
+        vertex: wgpu::VertexState {
+            module: &module,
+            entry_point: Some("vs"),
+            compilation_options: Default::default(),
+            buffers: &[],
+        },
+        fragment: Some(wgpu::FragmentState {
+            module: &module,
+            entry_point: Some("fs"),
+            compilation_options: Default::default(),
+            targets: &[Some(format.into())],
+        }),
+        primitive: Default::default(),
+        depth_stencil: None,
+        multisample: Default::default(),
+        multiview_mask: None,
+        cache: None,
+    });
+    let target = common::texture_2d(
+        ctx,
+        "tiles test target",
+        (OUT, OUT, 1),
+        format,
+        wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+        1,
+        mipflow::Category::Other,
+    );
+    let view = target.texture().create_view(&Default::default());
+    let mut enc = device.create_command_encoder(&Default::default());
+    {
+        let mut pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: None,
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: &view,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: None,
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        pass.set_pipeline(&pipeline);
+        pass.set_bind_group(0, group, &[]);
+        pass.draw(0..3, 0..1);
+    }
+    ctx.queue().submit([enc.finish()]);
+    let px = mipflow::read_texture_rgba8(ctx, target.texture()).expect("read back");
+    assert!(ctx.take_uncaptured_errors().is_empty());
+    px
+}
+
+/// The texture with every level, sampled by the hardware (trilinear, clamped to the edge,
+/// its levels from `min_lod` on).
+fn hardware(ctx: &GpuContext, tex: &mipflow::ktx2::EncodedTexture, min_lod: f32) -> Vec<u8> {
+    let device = ctx.device();
+    let n = tex.levels.len() as u32;
+    let texture = device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("tiles test reference"),
+        size: wgpu::Extent3d {
+            width: SIZE,
+            height: SIZE,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: n,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: tex.format,
+        usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+        view_formats: &[],
+    });
+    for (l, data) in tex.levels.iter().enumerate() {
+        let s = (SIZE >> l).max(1);
+        let cols = s.div_ceil(4);
+        ctx.queue().write_texture(
+            wgpu::TexelCopyTextureInfo {
+                texture: &texture,
+                mip_level: l as u32,
+                origin: wgpu::Origin3d::ZERO,
+                aspect: wgpu::TextureAspect::All,
+            },
+            data,
+            wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(cols * 16),
+                rows_per_image: Some(cols),
+            },
+            wgpu::Extent3d {
+                width: cols * 4,
+                height: cols * 4,
+                depth_or_array_layers: 1,
+            },
+        );
+    }
+    let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
+        mag_filter: wgpu::FilterMode::Linear,
+        min_filter: wgpu::FilterMode::Linear,
+        mipmap_filter: wgpu::MipmapFilterMode::Linear,
+        lod_min_clamp: min_lod,
+        ..Default::default()
+    });
+    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: None,
+        entries: &[
+            wgpu::BindGroupLayoutEntry {
+                binding: 0,
+                visibility: wgpu::ShaderStages::FRAGMENT,
+                ty: wgpu::BindingType::Texture {
+                    sample_type: wgpu::TextureSampleType::Float { filterable: true },
+                    view_dimension: wgpu::TextureViewDimension::D2,
+                    multisampled: false,
+                },
+                count: None,
+            },
+            wgpu::BindGroupLayoutEntry {
+                binding: 1,
+                visibility: wgpu::ShaderStages::FRAGMENT,
+                ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
+                count: None,
+            },
+        ],
+    });
+    let view = texture.create_view(&Default::default());
+    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: &layout,
+        entries: &[
+            wgpu::BindGroupEntry {
+                binding: 0,
+                resource: wgpu::BindingResource::TextureView(&view),
+            },
+            wgpu::BindGroupEntry {
+                binding: 1,
+                resource: wgpu::BindingResource::Sampler(&sampler),
+            },
+        ],
+    });
+    draw(ctx, &format!("{FLOOR_UV}{HARDWARE}"), &layout, &group)
+}
+
+/// The cooked texture (BC7, linear) and its tiled file.
+fn cooked() -> (mipflow::ktx2::EncodedTexture, Vec<u8>) {
+    let opts = mipflow_cook::CookOptions {
+        quality: mipflow_cook::Quality::Fast,
+        color: mipflow_cook::ColorSpace::Linear,
+        ..Default::default()
+    };
+    let tex = mipflow_cook::cook_image(&image::DynamicImage::ImageRgba8(test_image()), &opts)
+        .expect("cook");
+    let mut file = Vec::new();
+    write_ktx2_tiled(&mut file, &tex, Some(3), "tiles test", TILE).unwrap();
+    (tex, file)
+}
+
+/// A cache with the texture added (its tail resident) and, per `resident(level)`, every tile
+/// of those levels made resident.
+fn cache_with(
+    ctx: &GpuContext,
+    file: &[u8],
+    resident: impl Fn(usize) -> bool,
+) -> (VirtualTextures, VtId) {
+    let info = Ktx2Info::parse(file, file.len() as u64, &ReadLimits::default()).unwrap();
+    let format = info.format;
+    let mut vt = VirtualTextures::new(
+        ctx,
+        &VtConfig {
+            format,
+            tile: TILE,
+            slots: 128,
+            max_pages: 1024,
+            max_textures: 4,
+        },
+    )
+    .unwrap();
+    let tiled = usize::from(info.tiles.as_ref().unwrap().tiled_levels);
+    let id = vt
+        .add(
+            ctx.queue(),
+            info,
+            TileSource::Bytes(file.into()),
+            VtAddress::Clamp,
+        )
+        .unwrap();
+    for level in (0..tiled).rev().filter(|&l| resident(l)) {
+        let (x_n, y_n) = vt.table(id).unwrap().tiles(level);
+        for ty in 0..y_n {
+            for tx in 0..x_n {
+                assert!(vt.make_resident(ctx.queue(), id, level, tx, ty).unwrap());
+            }
+        }
+    }
+    vt.flush(ctx.queue());
+    (vt, id)
+}
+
+/// Largest difference of any channel, per pixel.
+fn diff(a: &[u8], b: &[u8]) -> Vec<u8> {
+    a.chunks_exact(4)
+        .zip(b.chunks_exact(4))
+        .map(|(p, q)| (0..3).map(|c| p[c].abs_diff(q[c])).max().unwrap())
+        .collect()
+}
+
+/// A seam is a line of differences: the most pixels in one row or column that differ by more
+/// than `threshold`.
+fn longest_line(d: &[u8], threshold: u8) -> usize {
+    let n = OUT as usize;
+    let mut best = 0;
+    for i in 0..n {
+        let (mut row, mut col) = (0, 0);
+        for j in 0..n {
+            row = if d[i * n + j] > threshold { row + 1 } else { 0 };
+            col = if d[j * n + i] > threshold { col + 1 } else { 0 };
+            best = best.max(row).max(col);
+        }
+    }
+    best
+}
+
+/// Every tile resident: the virtual texture's picture is the hardware's (>= 40 dB), from the
+/// magnified near edge to the minified far one, with no line of differences along the tiles'
+/// edges; the atlas and its tables are on the ledger.
+#[test]
+fn every_tile_resident_matches_the_hardware_sampler_without_seams() {
+    let Some(ctx) = common::gpu() else { return };
+    let (tex, file) = cooked();
+    let reference = hardware(&ctx, &tex, 0.0);
+    let before = ctx.ledger().total_bytes();
+    let (vt, id) = cache_with(&ctx, &file, |_| true);
+    assert_eq!(ctx.ledger().total_bytes() - before, vt.bytes());
+    // 8x8 + 4x4 + 2x2 tiles and the tail's two slots.
+    assert_eq!(vt.table(id).unwrap().resident_tiles(), 64 + 16 + 4 + 8);
+    assert_eq!(vt.slots(), (128, 128 - 84 - 2));
+    let picture = draw(
+        &ctx,
+        &format!("{}{FLOOR_UV}{VIRTUAL}", mipflow::vt_wgsl(0)),
+        vt.layout(),
+        vt.bind_group(),
+    );
+    if let Some(dir) = std::env::var_os("MIPFLOW_TILES_DUMP") {
+        for (name, px) in [("vt.png", &picture), ("hw.png", &reference)] {
+            image::RgbaImage::from_raw(OUT, OUT, px.clone())
+                .unwrap()
+                .save(std::path::Path::new(&dir).join(name))
+                .unwrap();
+        }
+    }
+    let psnr = common::psnr(&picture, &reference, [true, true, true, false]);
+    let d = diff(&picture, &reference);
+    let line = longest_line(&d, 24);
+    eprintln!("virtual against hardware: {psnr:.1} dB, longest line of differences {line} px");
+    assert!(psnr >= 40.0, "{psnr:.1} dB");
+    assert!(
+        line < 6,
+        "a seam: {line} pixels in a line differ by more than 24"
+    );
+    // Not the picture of a black screen or of one level: the floor shows the texture.
+    assert!(
+        reference.chunks_exact(4).any(|p| p[0] > 200)
+            && reference.chunks_exact(4).any(|p| p[0] < 60)
+    );
+}
+
+/// Only levels 2 and coarser resident: every tile of levels 0 and 1 reads its ancestor at
+/// level 2, which is what the hardware draws with its levels clamped from 2 on.
+#[test]
+fn missing_tiles_fall_back_to_their_resident_ancestors() {
+    let Some(ctx) = common::gpu() else { return };
+    let (tex, file) = cooked();
+    let reference = hardware(&ctx, &tex, 2.0);
+    let sharp = hardware(&ctx, &tex, 0.0);
+    let (vt, _) = cache_with(&ctx, &file, |l| l >= 2);
+    let picture = draw(
+        &ctx,
+        &format!("{}{FLOOR_UV}{VIRTUAL}", mipflow::vt_wgsl(0)),
+        vt.layout(),
+        vt.bind_group(),
+    );
+    let psnr = common::psnr(&picture, &reference, [true, true, true, false]);
+    let against_sharp = common::psnr(&picture, &sharp, [true, true, true, false]);
+    eprintln!("fallback: {psnr:.1} dB against level 2 on, {against_sharp:.1} against every level");
+    assert!(psnr >= 40.0, "{psnr:.1} dB");
+    assert!(
+        against_sharp < psnr - 3.0,
+        "the fallback is not the sharp picture"
+    );
+}
