@@ -32,6 +32,11 @@ struct VtInfo {
 // Page entries: bits 0..24 the slot, 24..28 the level it holds, bit 31 set when valid.
 @group(0) @binding(1) var<storage, read> vt_pages: array<u32>;
 @group(0) @binding(2) var<storage, read> vt_infos: array<VtInfo>;
+// Tile feedback: one counter per page entry, what `vt_sample_feedback` records (read back and
+// cleared each frame by the cache).
+@group(0) @binding(3) var<storage, read_write> vt_feedback: array<atomic<u32>>;
+// x: the frame number (which pixel of each 4x4 block records this frame).
+@group(0) @binding(4) var<uniform> vt_frame: vec4<u32>;
 
 // Texel `within` (in the slot) of the slot that page entry `e` names.
 fn vt_slot_load(id: u32, e: u32, within: vec2<u32>) -> vec4<f32> {
@@ -129,5 +134,40 @@ fn vt_sample(id: u32, uv: vec2<f32>, bias: f32) -> vec4<f32> {
     let dy = dpdy(uv) * size0;
     let rho2 = max(dot(dx, dx), dot(dy, dy));
     let lod = 0.5 * log2(max(rho2, 1e-12)) + bias;
+    return vt_sample_level(id, uv, lod);
+}
+
+// The page entry of the tile of level `level` where `uv` falls.
+fn vt_entry_index(id: u32, level: u32, uv: vec2<f32>) -> u32 {
+    let lv = vt_infos[id].levels[level];
+    if lv.tiled == 0u {
+        return lv.first;
+    }
+    let size = vec2<i32>(lv.size);
+    var q = vec2<i32>(floor(uv * vec2<f32>(lv.size)));
+    if vt_infos[id].address == 1u {
+        q = ((q % size) + size) % size;
+    } else {
+        q = clamp(q, vec2<i32>(0), size - 1);
+    }
+    let t = vec2<u32>(q) / vt_infos[id].tile;
+    return lv.first + t.y * lv.tiles_x + t.x;
+}
+
+// `vt_sample`, and for one pixel in each 4x4 block per frame (`pixel`: the fragment's
+// position), the tile of the level the view wants counted in the feedback: what the cache
+// streams from. One atomic add for a sixteenth of the pixels.
+fn vt_sample_feedback(id: u32, uv: vec2<f32>, bias: f32, pixel: vec2<u32>) -> vec4<f32> {
+    let size0 = vec2<f32>(vt_infos[id].levels[0].size);
+    let dx = dpdx(uv) * size0;
+    let dy = dpdy(uv) * size0;
+    let rho2 = max(dot(dx, dx), dot(dy, dy));
+    let lod = 0.5 * log2(max(rho2, 1e-12)) + bias;
+    let f = vt_frame.x;
+    if ((pixel.x + f) & 3u) == 0u && ((pixel.y + (f >> 2u)) & 3u) == 0u {
+        let n = vt_infos[id].level_count;
+        let wanted = u32(floor(clamp(lod, 0.0, f32(n - 1u))));
+        atomicAdd(&vt_feedback[vt_entry_index(id, wanted, uv)], 1u);
+    }
     return vt_sample_level(id, uv, lod);
 }

@@ -159,7 +159,7 @@ pub use budget::{
 // GPU feedback, for the Renderer and for a game's own renderer.
 pub use feedback::{Feedback, FeedbackConfig, FeedbackDemand};
 // Tile streaming (virtual textures).
-pub use tiles::{TileSource, VirtualTextures, VtAddress, VtConfig, VtId, vt_wgsl};
+pub use tiles::{TileSource, TileUpdate, VirtualTextures, VtAddress, VtConfig, VtId, vt_wgsl};
 
 // What the overlay and the reports show.
 pub use events::{Event, EventKind, EventLog, Tally};
@@ -197,5 +197,5 @@ pub mod low_level {
     };
     pub use crate::shaders::{ALL as SHADERS, FEEDBACK, TEXTURED, create_module};
     pub use crate::stream::{Streamer, load_resident};
-    pub use crate::tiles::{PageTable, Slots};
+    pub use crate::tiles::{PageTable, Slots, TileInput, TilePlanner, TileWant};
 }

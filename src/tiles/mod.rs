@@ -18,12 +18,16 @@
 //! The tiles come from a tiled KTX2 file (`mipflow cook --tiles`), one byte range each
 //! ([`crate::ktx2::read_tile`]).
 
+mod feedback;
+mod io;
 mod page;
+mod plan;
 
 use std::io::{Cursor, Read, Seek};
 use std::sync::Arc;
 
 pub use page::{PageTable, Slots};
+pub use plan::{TileInput, TilePlanner, TileWant};
 
 use crate::budget::Category;
 use crate::gpu::{GpuContext, TrackedBuffer, TrackedTexture};
@@ -80,7 +84,7 @@ pub enum VtAddress {
 }
 
 struct Entry {
-    info: Ktx2Info,
+    info: Arc<Ktx2Info>,
     source: TileSource,
     table: PageTable,
     /// Its first entry in the page buffer.
@@ -108,6 +112,28 @@ pub struct VirtualTextures {
     pages_used: u32,
     max_pages: u32,
     frame: u64,
+    feedback: feedback::TileFeedback,
+    reader: io::TileReader,
+    /// Per slot, the tile it holds (texture, level, column, row), for giving it up.
+    owners: Vec<Option<io::TileKey>>,
+    /// Per page entry, the pixels that want its level at its tile (smoothed over readbacks).
+    pixels: Vec<f32>,
+    planner: TilePlanner,
+}
+
+/// What one [`VirtualTextures::update`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TileUpdate {
+    /// Tiles the plan keeps (resident or to load).
+    pub kept: usize,
+    /// Tiles loaded this update.
+    pub loaded: usize,
+    /// Tiles given up this update (for a tile worth more).
+    pub evicted: usize,
+    /// Tiles the plan keeps that are still to load (the per-update cap was reached).
+    pub pending: usize,
+    /// Feedback readbacks taken in.
+    pub readbacks: usize,
 }
 
 /// Settings of a [`VirtualTextures`] cache.
@@ -196,6 +222,7 @@ impl VirtualTextures {
             },
             Category::Textures,
         )?;
+        let feedback = feedback::TileFeedback::new(ctx, config.max_pages, 3)?;
         let layout = Self::bind_group_layout(ctx.device());
         let view = atlas.texture().create_view(&Default::default());
         let bind_group = ctx.device().create_bind_group(&wgpu::BindGroupDescriptor {
@@ -214,6 +241,14 @@ impl VirtualTextures {
                     binding: 2,
                     resource: infos.buffer().as_entire_binding(),
                 },
+                wgpu::BindGroupEntry {
+                    binding: 3,
+                    resource: feedback.counters.buffer().as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 4,
+                    resource: feedback.frame_uniform.buffer().as_entire_binding(),
+                },
             ],
         });
         Ok(Self {
@@ -230,6 +265,11 @@ impl VirtualTextures {
             pages_used: 0,
             max_pages: config.max_pages.max(1),
             frame: 0,
+            feedback,
+            reader: io::TileReader::new(),
+            owners: vec![None; slots as usize],
+            pixels: Vec::new(),
+            planner: TilePlanner::default(),
         })
     }
 
@@ -261,6 +301,26 @@ impl VirtualTextures {
                 },
                 storage(1),
                 storage(2),
+                wgpu::BindGroupLayoutEntry {
+                    binding: 3,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Storage { read_only: false },
+                        has_dynamic_offset: false,
+                        min_binding_size: None,
+                    },
+                    count: None,
+                },
+                wgpu::BindGroupLayoutEntry {
+                    binding: 4,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Uniform,
+                        has_dynamic_offset: false,
+                        min_binding_size: None,
+                    },
+                    count: None,
+                },
             ],
         })
     }
@@ -277,7 +337,113 @@ impl VirtualTextures {
 
     /// Bytes of the atlas and the buffers (all on the ledger).
     pub fn bytes(&self) -> u64 {
-        self.atlas.bytes() + self.pages.bytes() + self.infos.bytes()
+        self.atlas.bytes() + self.pages.bytes() + self.infos.bytes() + self.feedback.bytes()
+    }
+
+    /// Records into `encoder` (after the passes that call `vt_sample_feedback`) the copy of
+    /// this frame's tile feedback into a readback buffer, and its clearing; call
+    /// [`VirtualTextures::submitted`] after submitting it. False when every readback buffer
+    /// was still in use (the counts carry over into the next frame's).
+    pub fn record_feedback(&mut self, encoder: &mut wgpu::CommandEncoder) -> bool {
+        self.feedback.record(encoder, self.pages_used, self.frame)
+    }
+
+    /// After the submit that holds [`VirtualTextures::record_feedback`]'s copy.
+    pub fn submitted(&mut self) {
+        self.feedback.submitted();
+    }
+
+    /// The frame's tile streaming: takes in the feedback that has arrived (without waiting),
+    /// plans which tiles the slots hold ([`TilePlanner`]: worth most first, a parent before
+    /// its children, resident ones kept unless clearly outworth), loads up to `max_loads` of
+    /// those missing (giving up tiles the plan no longer keeps), writes the changed page
+    /// tables and moves to the next frame.
+    pub fn update(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        max_loads: usize,
+    ) -> Result<TileUpdate> {
+        let _ = device.poll(wgpu::PollType::Poll);
+        let mut out = TileUpdate::default();
+        let pixels = &mut self.pixels;
+        self.feedback.take(|_, counts| {
+            out.readbacks += 1;
+            if pixels.len() < counts.len() {
+                pixels.resize(counts.len(), 0.0);
+            }
+            // Smoothed: one readback samples a sixteenth of the pixels.
+            for (p, &c) in pixels.iter_mut().zip(counts) {
+                *p = 0.5 * *p + 0.5 * c as f32 * feedback::PIXELS_PER_COUNT;
+            }
+        });
+        self.pixels.resize(self.pages_used as usize, 0.0);
+        let free_slots = self.slots.len() - 2 * self.entries.len();
+        let inputs: Vec<TileInput<'_>> = self
+            .entries
+            .iter()
+            .map(|e| TileInput {
+                table: &e.table,
+                tiled_levels: e
+                    .info
+                    .tiles
+                    .as_ref()
+                    .map_or(0, |t| usize::from(t.tiled_levels)),
+                pixels: &self.pixels[e.page_base as usize..],
+                priority: 1.0,
+            })
+            .collect();
+        let kept: Vec<TileWant> = self.planner.plan(&inputs, free_slots).to_vec();
+        drop(inputs);
+        out.kept = kept.len();
+        let frame = self.frame;
+        // Kept tiles are used this frame: the slots given up are the others'.
+        for w in kept.iter().filter(|w| w.resident) {
+            if let Some(s) =
+                self.entries[w.texture as usize]
+                    .table
+                    .slot(usize::from(w.level), w.tx, w.ty)
+            {
+                self.slots.touch(s, frame);
+            }
+        }
+        // The tiles that have arrived go in (up to `max_loads`; the others wait a frame), then
+        // the missing ones the plan keeps are asked for, worth most first.
+        while out.loaded < max_loads {
+            let Some(done) = self.reader.try_take() else {
+                break;
+            };
+            let data = match done.data {
+                Ok(d) => d,
+                Err(e) => {
+                    tracing::warn!(error = %e, "a tile could not be read");
+                    continue;
+                }
+            };
+            let had_free = self.slots.free() > 0;
+            if self.place(queue, done.key, &data)? {
+                out.loaded += 1;
+                out.evicted += usize::from(!had_free);
+            }
+        }
+        for w in kept.iter().filter(|w| !w.resident) {
+            let key = (w.texture, w.level, w.tx, w.ty);
+            let e = &self.entries[w.texture as usize];
+            if e.table.slot(w.level.into(), w.tx, w.ty).is_none() {
+                out.pending += 1;
+                if self.reader.in_flight.len() < 4 * max_loads.max(1) {
+                    self.reader.request(key, &e.info, &e.source);
+                }
+            }
+        }
+        self.flush(queue);
+        self.frame += 1;
+        queue.write_buffer(
+            self.feedback.frame_uniform.buffer(),
+            0,
+            bytemuck::bytes_of(&[self.frame as u32, 0, 0, 0]),
+        );
+        Ok(out)
     }
 
     /// Slots in all, and free now.
@@ -339,7 +505,7 @@ impl VirtualTextures {
             levels: [GpuLevel::default(); VT_MAX_LEVELS],
         };
         let mut entry = Entry {
-            info,
+            info: Arc::new(info),
             source,
             table,
             page_base: self.pages_used,
@@ -395,11 +561,24 @@ impl VirtualTextures {
             return Ok(false);
         }
         let data = e.read(|mut f, info| read_tile(&mut f, info, level, tx, ty))?;
-        let span =
-            crate::ktx2::tile_span(&e.info, level, tx, ty).map_err(|source| Error::Ktx2 {
+        self.place(queue, (id.0, level as u8, tx, ty), &data)
+    }
+
+    /// Puts a tile's blocks (read) into a free slot, or the least recently used one (its tile
+    /// given up); false when every slot is pinned or used this frame.
+    fn place(&mut self, queue: &wgpu::Queue, key: io::TileKey, data: &[u8]) -> Result<bool> {
+        let (id, level, tx, ty) = key;
+        let e = self.entry(VtId(id))?;
+        let span = crate::ktx2::tile_span(&e.info, level.into(), tx, ty).map_err(|source| {
+            Error::Ktx2 {
                 path: "virtual texture".into(),
                 source,
-            })?;
+            }
+        })?;
+        if e.table.slot(level.into(), tx, ty).is_some() {
+            return Ok(false);
+        }
+        let frame = self.frame;
         let slot = match self.slots.take(frame, false) {
             Some(s) => s,
             None => match self.slots.least_recent(frame) {
@@ -414,9 +593,10 @@ impl VirtualTextures {
         };
         let (bw, bh) = self.format.block_dimensions();
         let dims = (span.blocks_wide * bw, span.blocks_high * bh);
-        self.write_blocks(queue, slot, [0, 0], dims, &data);
-        let e = &mut self.entries[id.0 as usize];
-        e.table.set(level, tx, ty, Some(slot));
+        self.write_blocks(queue, slot, [0, 0], dims, data);
+        self.owners[slot as usize] = Some(key);
+        let e = &mut self.entries[id as usize];
+        e.table.set(level.into(), tx, ty, Some(slot));
         e.dirty = true;
         Ok(true)
     }
@@ -431,6 +611,7 @@ impl VirtualTextures {
             Some(s) if !e.tail.contains(&s) => {
                 e.table.set(level, tx, ty, None);
                 e.dirty = true;
+                self.owners[s as usize] = None;
                 self.slots.give_back(s);
                 true
             }
@@ -472,7 +653,7 @@ impl VirtualTextures {
 
     /// The file description of `id`.
     pub fn info(&self, id: VtId) -> Option<&Ktx2Info> {
-        self.entries.get(id.0 as usize).map(|e| &e.info)
+        self.entries.get(id.0 as usize).map(|e| &*e.info)
     }
 
     fn entry(&self, id: VtId) -> Result<&Entry> {
@@ -484,22 +665,13 @@ impl VirtualTextures {
             })
     }
 
-    /// The tile in slot `s` gives it up (found by a pass over the tables: the loader's path).
+    /// The tile in slot `s` gives it up.
     fn release_slot(&mut self, s: u32) {
-        for e in &mut self.entries {
-            for l in 0..e.table.level_count() {
-                let (x_n, y_n) = e.table.tiles(l);
-                for ty in 0..y_n {
-                    for tx in 0..x_n {
-                        if e.table.slot(l, tx, ty) == Some(s) {
-                            e.table.set(l, tx, ty, None);
-                            e.dirty = true;
-                            self.slots.give_back(s);
-                            return;
-                        }
-                    }
-                }
-            }
+        if let Some((id, level, tx, ty)) = self.owners[s as usize].take()
+            && let Some(e) = self.entries.get_mut(id as usize)
+        {
+            e.table.set(level.into(), tx, ty, None);
+            e.dirty = true;
         }
         self.slots.give_back(s);
     }
@@ -549,14 +721,23 @@ impl Entry {
         &self,
         f: impl FnOnce(&mut dyn ReadSeek, &Ktx2Info) -> std::result::Result<T, crate::ktx2::Ktx2Error>,
     ) -> Result<T> {
-        let (path, result) = match &self.source {
-            TileSource::Bytes(b) => ("memory".into(), f(&mut Cursor::new(&b[..]), &self.info)),
+        Self::read_from(&self.source, &self.info, f)
+    }
+
+    /// Reads from `source` (a file described by `info`) with `f`.
+    fn read_from<T>(
+        source: &TileSource,
+        info: &Ktx2Info,
+        f: impl FnOnce(&mut dyn ReadSeek, &Ktx2Info) -> std::result::Result<T, crate::ktx2::Ktx2Error>,
+    ) -> Result<T> {
+        let (path, result) = match source {
+            TileSource::Bytes(b) => ("memory".into(), f(&mut Cursor::new(&b[..]), info)),
             TileSource::File(p) => {
                 let mut file = std::fs::File::open(p).map_err(|source| Error::Io {
                     path: p.clone(),
                     source,
                 })?;
-                (p.clone(), f(&mut file, &self.info))
+                (p.clone(), f(&mut file, info))
             }
         };
         result.map_err(|source| Error::Ktx2 { path, source })

@@ -53,6 +53,13 @@ fn fs(@builtin(position) pos: vec4<f32>) -> @location(0) vec4<f32> {
 }
 "#;
 
+const FEEDBACK: &str = r#"
+@fragment
+fn fs(@builtin(position) pos: vec4<f32>) -> @location(0) vec4<f32> {
+    return vt_sample_feedback(0u, floor_uv(pos), 0.0, vec2<u32>(pos.xy));
+}
+"#;
+
 const VIRTUAL: &str = r#"
 @fragment
 fn fs(@builtin(position) pos: vec4<f32>) -> @location(0) vec4<f32> {
@@ -371,5 +378,58 @@ fn missing_tiles_fall_back_to_their_resident_ancestors() {
     assert!(
         against_sharp < psnr - 3.0,
         "the fallback is not the sharp picture"
+    );
+}
+
+/// The loop closed: starting from the tails alone, the view's own feedback decides which tiles
+/// stream in; within a few frames (waited for by time, not counted) the picture is the
+/// all-resident one (>= 40 dB), holding a fraction of the texture's tiles.
+#[test]
+fn feedback_streams_the_tiles_the_view_needs() {
+    let Some(ctx) = common::gpu() else { return };
+    let (tex, file) = cooked();
+    let reference = hardware(&ctx, &tex, 0.0);
+    let (mut vt, id) = cache_with(&ctx, &file, |_| false);
+    let all_tiles = 64 + 16 + 4;
+    let source = format!("{}{FLOOR_UV}{FEEDBACK}", mipflow::vt_wgsl(0));
+    let start = std::time::Instant::now();
+    let mut settled = 0;
+    let mut readbacks = 0;
+    let mut loaded = 0;
+    while settled < 3 {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "not settled: {readbacks} readbacks, {loaded} tiles loaded"
+        );
+        draw(&ctx, &source, vt.layout(), vt.bind_group());
+        let mut enc = ctx.device().create_command_encoder(&Default::default());
+        vt.record_feedback(&mut enc);
+        ctx.queue().submit([enc.finish()]);
+        vt.submitted();
+        let u = vt.update(ctx.device(), ctx.queue(), 16).unwrap();
+        readbacks += u.readbacks;
+        loaded += u.loaded;
+        // Settled: feedback has come back, and nothing the plan keeps is missing.
+        settled = if u.readbacks > 0 && u.pending == 0 && u.loaded == 0 {
+            settled + 1
+        } else {
+            0
+        };
+    }
+    let picture = draw(
+        &ctx,
+        &format!("{}{FLOOR_UV}{VIRTUAL}", mipflow::vt_wgsl(0)),
+        vt.layout(),
+        vt.bind_group(),
+    );
+    let psnr = common::psnr(&picture, &reference, [true, true, true, false]);
+    let resident = vt.table(id).unwrap().resident_tiles() - 8;
+    eprintln!(
+        "feedback-driven: {psnr:.1} dB with {resident} of {all_tiles} tiles, {readbacks} readbacks, {loaded} loads"
+    );
+    assert!(psnr >= 40.0, "{psnr:.1} dB");
+    assert!(
+        resident < all_tiles / 2,
+        "{resident} tiles: the view needs fewer"
     );
 }

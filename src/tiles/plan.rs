@@ -1,0 +1,304 @@
+//! Which tiles to keep: the tile planner. Tiles are units of residency like a texture's levels,
+//! priced in the same currency (blurred pixel-octaves): a tile of level `l` that is resident
+//! saves one octave over every pixel in its area that wants level `l` or finer (without it, they
+//! get its parent, one level coarser). Every tile costs one slot, so the plan takes the tiles
+//! worth most, a parent always before its children (its pixels include theirs), until the slots
+//! are full; a resident tile counts [`TilePlanner::keep_bonus`] times its worth, so nothing is
+//! dropped for a tile worth barely more.
+//!
+//! Cost: linear in the tiles of the textures seen (their demand is summed up the levels) plus a
+//! sort of the tiles with demand; the tiles of textures no view sees are not gone through.
+
+use super::page::PageTable;
+
+/// One tile the plan keeps or wants.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TileWant {
+    /// The virtual texture.
+    pub texture: u32,
+    /// Its level.
+    pub level: u8,
+    /// Its column and row in the level.
+    pub tx: u32,
+    /// Row.
+    pub ty: u32,
+    /// Pixel-octaves it saves (priority-weighted; the keep bonus included for a resident one).
+    pub worth: f32,
+    /// Whether it is resident now.
+    pub resident: bool,
+}
+
+/// The tile planner's state: scratch kept between frames (no allocation once grown).
+#[derive(Debug)]
+pub struct TilePlanner {
+    /// A resident tile counts this many times its worth (default 1.25, as the texture
+    /// planner's `keep_bonus`).
+    pub keep_bonus: f32,
+    sums: Vec<f32>,
+    wants: Vec<TileWant>,
+    chosen: Vec<bool>,
+    bases: Vec<usize>,
+    keep: Vec<TileWant>,
+}
+
+impl Default for TilePlanner {
+    fn default() -> Self {
+        Self {
+            keep_bonus: 1.25,
+            sums: Vec::new(),
+            wants: Vec::new(),
+            chosen: Vec::new(),
+            bases: Vec::new(),
+            keep: Vec::new(),
+        }
+    }
+}
+
+/// One virtual texture as the tile planner sees it.
+pub struct TileInput<'a> {
+    /// Its page table (which tiles are resident; the tiled levels are those with more than one
+    /// tile, or below `tiled_levels`).
+    pub table: &'a PageTable,
+    /// Levels `0..tiled_levels` are tiled; the others are the tail, always resident.
+    pub tiled_levels: usize,
+    /// Pixels that want exactly each entry's level at its tile (indexed as the table's
+    /// entries).
+    pub pixels: &'a [f32],
+    /// Weight of its blur (1 by default).
+    pub priority: f32,
+}
+
+impl TilePlanner {
+    /// The tiles to hold in `slots` slots, worth most first (a parent before its children):
+    /// returned in [`TilePlanner::kept`] order, each texture's tiles among them. Tiles that
+    /// no pixel wants are not kept (a resident one among them is the first to give up its
+    /// slot).
+    pub fn plan(&mut self, textures: &[TileInput<'_>], slots: usize) -> &[TileWant] {
+        self.wants.clear();
+        for (k, t) in textures.iter().enumerate() {
+            self.add_texture(k as u32, t);
+        }
+        // Worth most first; between equals the coarser level first (so a parent precedes its
+        // children), then texture and position (deterministic).
+        self.wants.sort_unstable_by(|a, b| {
+            b.worth
+                .total_cmp(&a.worth)
+                .then(b.level.cmp(&a.level))
+                .then(a.texture.cmp(&b.texture))
+                .then((a.ty, a.tx).cmp(&(b.ty, b.tx)))
+        });
+        // Taken in order while slots last, a tile only once its parent (when tiled) is taken.
+        self.keep.clear();
+        self.bases.clear();
+        let mut total = 0;
+        for t in textures {
+            self.bases.push(total);
+            total += t.table.entries().len();
+        }
+        self.chosen.clear();
+        self.chosen.resize(total, false);
+        for w in &self.wants {
+            if self.keep.len() >= slots {
+                break;
+            }
+            let t = &textures[w.texture as usize];
+            let base = self.bases[w.texture as usize];
+            let level = usize::from(w.level);
+            if level + 1 < t.tiled_levels {
+                let (px_n, py_n) = t.table.tiles(level + 1);
+                let (px, py) = ((w.tx / 2).min(px_n - 1), (w.ty / 2).min(py_n - 1));
+                let parent = base + t.table.first_entry(level + 1) + (py * px_n + px) as usize;
+                if !self.chosen[parent] {
+                    continue;
+                }
+            }
+            let (x_n, _) = t.table.tiles(level);
+            self.chosen[base + t.table.first_entry(level) + (w.ty * x_n + w.tx) as usize] = true;
+            self.keep.push(*w);
+        }
+        &self.keep
+    }
+
+    /// The tiles of the last plan.
+    pub fn kept(&self) -> &[TileWant] {
+        &self.keep
+    }
+
+    /// Whether tile `(tx, ty)` of `level` of texture `texture` (its index in the last plan's
+    /// input) is in the last plan.
+    pub fn keeps(&self, texture: u32, level: u8, tx: u32, ty: u32) -> bool {
+        self.keep
+            .iter()
+            .any(|w| w.texture == texture && w.level == level && w.tx == tx && w.ty == ty)
+    }
+
+    /// Adds texture `k`'s tiles with demand (or resident) to `wants`: the pixels wanting each
+    /// tiled level or finer, summed up the levels (a tile's pixels are its own level's and its
+    /// children's sums).
+    fn add_texture(&mut self, k: u32, t: &TileInput<'_>) {
+        let table = t.table;
+        let n = table.entries().len();
+        if t.pixels.len() < n {
+            return;
+        }
+        self.sums.clear();
+        self.sums.extend_from_slice(&t.pixels[..n]);
+        let levels = t.tiled_levels.min(table.level_count());
+        // Level 0 up: each tile's sum goes to its parent.
+        for level in 0..levels.saturating_sub(1) {
+            let (x_n, y_n) = table.tiles(level);
+            let (px_n, py_n) = table.tiles(level + 1);
+            let (first, pfirst) = (table.first_entry(level), table.first_entry(level + 1));
+            for ty in 0..y_n {
+                for tx in 0..x_n {
+                    let v = self.sums[first + (ty * x_n + tx) as usize];
+                    if v > 0.0 {
+                        let (px, py) = ((tx / 2).min(px_n - 1), (ty / 2).min(py_n - 1));
+                        self.sums[pfirst + (py * px_n + px) as usize] += v;
+                    }
+                }
+            }
+        }
+        let weight = if t.priority > 0.0 { t.priority } else { 0.0 };
+        for level in 0..levels {
+            let (x_n, y_n) = table.tiles(level);
+            let first = table.first_entry(level);
+            for ty in 0..y_n {
+                for tx in 0..x_n {
+                    let pixels = self.sums[first + (ty * x_n + tx) as usize];
+                    let resident = table.slot(level, tx, ty).is_some();
+                    if pixels <= 0.0 || weight == 0.0 {
+                        continue;
+                    }
+                    let bonus = if resident {
+                        self.keep_bonus.max(1.0)
+                    } else {
+                        1.0
+                    };
+                    self.wants.push(TileWant {
+                        texture: k,
+                        level: level as u8,
+                        tx,
+                        ty,
+                        worth: pixels * weight * bonus,
+                        resident,
+                    });
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A texture of 4x4, 2x2 and 1x1 tiles (three tiled levels) and a tail level.
+    fn table() -> PageTable {
+        let mut t = PageTable::new(&[(4, 4), (2, 2), (1, 1), (1, 1)]);
+        t.set(3, 0, 0, Some(0));
+        t
+    }
+
+    /// A corner wanted at level 0 takes its level-0 tile, its parent and the root, in that
+    /// order of worth reversed (parents first); with fewer slots, the parents only.
+    #[test]
+    fn a_near_corner_pays_for_its_corner() {
+        let t = table();
+        let mut pixels = vec![0.0; t.entries().len()];
+        // 500 pixels want level 0 in tile (3, 3); 2000 want level 2 elsewhere.
+        pixels[t.first_entry(0) + 15] = 500.0;
+        pixels[t.first_entry(2)] = 2000.0;
+        let input = [TileInput {
+            table: &t,
+            tiled_levels: 3,
+            pixels: &pixels,
+            priority: 1.0,
+        }];
+        let mut p = TilePlanner::default();
+        let kept: Vec<(u8, u32, u32)> = p
+            .plan(&input, 8)
+            .iter()
+            .map(|w| (w.level, w.tx, w.ty))
+            .collect();
+        assert_eq!(kept, [(2, 0, 0), (1, 1, 1), (0, 3, 3)]);
+        assert_eq!(p.kept()[0].worth, 2500.0);
+        let kept: Vec<u8> = p.plan(&input, 2).iter().map(|w| w.level).collect();
+        assert_eq!(kept, [2, 1]);
+        assert!(p.keeps(0, 1, 1, 1) && !p.keeps(0, 0, 3, 3));
+    }
+
+    /// The keep bonus: a resident tile is not given up for one worth barely more; for one worth
+    /// clearly more, it is.
+    #[test]
+    fn a_resident_tile_is_kept_against_one_worth_barely_more() {
+        let mut t = table();
+        t.set(2, 0, 0, Some(1));
+        t.set(1, 0, 0, Some(2));
+        let mut pixels = vec![0.0; t.entries().len()];
+        let (a, b) = (t.first_entry(1), t.first_entry(1) + 3);
+        pixels[a] = 100.0; // resident tile (0, 0) of level 1
+        pixels[b] = 110.0; // tile (1, 1), not resident
+        let input = [TileInput {
+            table: &t,
+            tiled_levels: 3,
+            pixels: &pixels,
+            priority: 1.0,
+        }];
+        let mut p = TilePlanner::default();
+        p.plan(&input, 2);
+        assert!(p.keeps(0, 1, 0, 0) && !p.keeps(0, 1, 1, 1));
+        pixels[b] = 200.0;
+        let input = [TileInput {
+            table: &t,
+            tiled_levels: 3,
+            pixels: &pixels,
+            priority: 1.0,
+        }];
+        p.plan(&input, 2);
+        assert!(!p.keeps(0, 1, 0, 0) && p.keeps(0, 1, 1, 1));
+    }
+
+    /// Two textures share the slots by worth; a priority of 0 takes none; no demand, no tiles.
+    #[test]
+    fn textures_share_the_slots_by_worth() {
+        let (t1, t2) = (table(), table());
+        let n = t1.entries().len();
+        let mut p1 = vec![0.0; n];
+        let mut p2 = vec![0.0; n];
+        p1[t1.first_entry(1)] = 300.0;
+        p2[t2.first_entry(1) + 1] = 100.0;
+        let inputs = |w2: f32| {
+            [
+                TileInput {
+                    table: &t1,
+                    tiled_levels: 3,
+                    pixels: &p1,
+                    priority: 1.0,
+                },
+                TileInput {
+                    table: &t2,
+                    tiled_levels: 3,
+                    pixels: &p2,
+                    priority: w2,
+                },
+            ]
+        };
+        let mut p = TilePlanner::default();
+        let kept: Vec<(u32, u8)> = p
+            .plan(&inputs(1.0), 3)
+            .iter()
+            .map(|w| (w.texture, w.level))
+            .collect();
+        assert_eq!(kept, [(0, 2), (0, 1), (1, 2)]);
+        assert!(p.plan(&inputs(0.0), 10).iter().all(|w| w.texture == 0));
+        let none = vec![0.0; n];
+        let empty = [TileInput {
+            table: &t1,
+            tiled_levels: 3,
+            pixels: &none,
+            priority: 1.0,
+        }];
+        assert!(p.plan(&empty, 10).is_empty());
+    }
+}
