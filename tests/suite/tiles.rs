@@ -33,8 +33,9 @@ const FLOOR_UV: &str = r#"
 fn floor_uv(pos: vec4<f32>) -> vec2<f32> {
     let s = pos.xy / 256.0;
     let t = 1.0 - s.y;
-    return vec2<f32>(0.5 + (s.x - 0.5) * (0.1 + 0.9 * t), 0.05 + 0.95 * t * t * t);
+    return vec2<f32>(0.5 + (s.x - 0.5) * (0.1 + 0.9 * t), 0.05 + 0.95 * t * t * t) + FLOOR_SHIFT;
 }
+const FLOOR_SHIFT = vec2<f32>(0.0, 0.0);
 
 @vertex
 fn vs(@builtin(vertex_index) i: u32) -> @builtin(position) vec4<f32> {
@@ -148,6 +149,16 @@ fn draw(
 /// The texture with every level, sampled by the hardware (trilinear, clamped to the edge,
 /// its levels from `min_lod` on).
 fn hardware(ctx: &GpuContext, tex: &mipflow::ktx2::EncodedTexture, min_lod: f32) -> Vec<u8> {
+    hardware_with(ctx, tex, min_lod, &format!("{FLOOR_UV}{HARDWARE}"))
+}
+
+/// [`hardware`] drawn with `source`.
+fn hardware_with(
+    ctx: &GpuContext,
+    tex: &mipflow::ktx2::EncodedTexture,
+    min_lod: f32,
+    source: &str,
+) -> Vec<u8> {
     let device = ctx.device();
     let n = tex.levels.len() as u32;
     let texture = device.create_texture(&wgpu::TextureDescriptor {
@@ -230,7 +241,7 @@ fn hardware(ctx: &GpuContext, tex: &mipflow::ktx2::EncodedTexture, min_lod: f32)
             },
         ],
     });
-    draw(ctx, &format!("{FLOOR_UV}{HARDWARE}"), &layout, &group)
+    draw(ctx, source, &layout, &group)
 }
 
 /// The cooked texture (BC7, linear) and its tiled file.
@@ -431,5 +442,184 @@ fn feedback_streams_the_tiles_the_view_needs() {
     assert!(
         resident < all_tiles / 2,
         "{resident} tiles: the view needs fewer"
+    );
+}
+
+/// One budget: a tile cache made on the budget manager's device is on its ledger, so the
+/// planner counts its atlas as fixed bytes and the streamed textures get the rest; the frame
+/// peak never passes the budget, with the tiles streaming in beside them.
+#[test]
+fn a_tile_cache_on_the_managers_device_counts_in_its_budget() {
+    let Some(ctx) = common::gpu() else { return };
+    let budget = 6u64 << 20;
+    let mut m = common::manager(&ctx, common::manager_config(budget, false, true));
+    let (_, file) = cooked();
+    let info = Ktx2Info::parse(&file, file.len() as u64, &ReadLimits::default()).unwrap();
+    let slots = VtConfig::slots_for(info.format, TILE, 2 << 20);
+    assert_eq!(slots, 128);
+    let mut vt = VirtualTextures::new(
+        m.context(),
+        &VtConfig {
+            format: info.format,
+            tile: TILE,
+            slots,
+            max_pages: 1024,
+            max_textures: 4,
+        },
+    )
+    .unwrap();
+    let vt_bytes = vt.bytes();
+    assert!(vt_bytes >= 2 << 20);
+    vt.add(
+        m.context().queue(),
+        info,
+        TileSource::Bytes(file.into()),
+        VtAddress::Clamp,
+    )
+    .unwrap();
+    // About 13 MiB of full chains wanted: more than the budget holds.
+    let handles: Vec<_> = (0..40)
+        .map(|s| {
+            m.add_texture(
+                mipflow::TextureSource::bytes(common::cooked("vt", s, 512)),
+                mipflow::TextureOptions::default(),
+            )
+            .unwrap()
+        })
+        .collect();
+    let mut peak = 0;
+    let mut floor = 0;
+    for _ in 0..40 {
+        for &h in &handles {
+            m.add_demand(h, 0.0, 100_000.0);
+        }
+        let plan = m
+            .frame((640, 360), mipflow::FrameTiming::default())
+            .unwrap();
+        m.end_frame();
+        let stats = m.frame_stats(&plan, mipflow::FrameTiming::default());
+        peak = peak.max(stats.frame_peak_bytes);
+        floor = stats.floor_bytes;
+        vt.update(m.context().device(), m.context().queue(), 8)
+            .unwrap();
+    }
+    let total = m.context().ledger().total_bytes();
+    eprintln!("tile cache {vt_bytes} bytes; frame peak {peak}, total {total} of {budget}");
+    assert!(peak <= budget, "frame peak {peak} over the budget {budget}");
+    assert!(total <= budget);
+    assert!(
+        floor >= vt_bytes,
+        "the planner's fixed bytes hold the tile cache: {floor}"
+    );
+    // The streamed textures filled what the cache left, not the whole budget.
+    let streamed = m
+        .context()
+        .ledger()
+        .managed_bytes(mipflow::Category::Textures);
+    assert!(
+        streamed + vt_bytes <= budget,
+        "{streamed} streamed beside {vt_bytes}"
+    );
+    assert!(
+        streamed > budget / 3,
+        "the textures got the rest: {streamed}"
+    );
+}
+
+/// A camera that moves under a cache too small for everything it sees: the plan keeps the tiles
+/// worth most within the slots (never more), the tiles of the old view give way to the new
+/// view's, and each view's picture is better than the tails alone.
+#[test]
+fn a_moving_view_under_few_slots_trades_tiles_by_worth() {
+    let Some(ctx) = common::gpu() else { return };
+    let (tex, file) = cooked();
+    let info = Ktx2Info::parse(&file, file.len() as u64, &ReadLimits::default()).unwrap();
+    // The tail's 2 slots and 8 for tiles: the view above wants 12.
+    let mut vt = VirtualTextures::new(
+        &ctx,
+        &VtConfig {
+            format: info.format,
+            tile: TILE,
+            slots: 10,
+            max_pages: 1024,
+            max_textures: 1,
+        },
+    )
+    .unwrap();
+    let id = vt
+        .add(
+            ctx.queue(),
+            info,
+            TileSource::Bytes(file.into()),
+            VtAddress::Clamp,
+        )
+        .unwrap();
+    let shifted =
+        |x: f32| FLOOR_UV.replace("vec2<f32>(0.0, 0.0)", &format!("vec2<f32>({x:.2}, 0.0)"));
+    let mut tiles_of = Vec::new();
+    for shift in [-0.3f32, 0.3] {
+        let uv = shifted(shift);
+        let feedback = format!("{}{uv}{FEEDBACK}", mipflow::vt_wgsl(0));
+        let start = std::time::Instant::now();
+        let (mut settled, mut evicted) = (0, 0);
+        while settled < 3 {
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(60),
+                "not settled"
+            );
+            draw(&ctx, &feedback, vt.layout(), vt.bind_group());
+            let mut enc = ctx.device().create_command_encoder(&Default::default());
+            vt.record_feedback(&mut enc);
+            ctx.queue().submit([enc.finish()]);
+            vt.submitted();
+            let u = vt.update(ctx.device(), ctx.queue(), 4).unwrap();
+            assert!(u.kept <= 8, "the plan keeps {} tiles in 8 slots", u.kept);
+            evicted += u.evicted;
+            settled = if u.readbacks > 0 && u.pending == 0 && u.loaded == 0 {
+                settled + 1
+            } else {
+                0
+            };
+        }
+        let table = vt.table(id).unwrap();
+        // The tail's 8 levels (in 2 slots) and at most 8 tiles.
+        assert!(table.resident_tiles() <= 8 + 8);
+        let (x_n, y_n) = table.tiles(0);
+        let level0: Vec<(u32, u32)> = (0..y_n)
+            .flat_map(|y| (0..x_n).map(move |x| (x, y)))
+            .filter(|&(x, y)| table.slot(0, x, y).is_some())
+            .collect();
+        // The picture against the hardware's of the same view: the tiles held are worth it.
+        let reference = {
+            let hw = format!("{uv}{HARDWARE}");
+            hardware_with(&ctx, &tex, 0.0, &hw)
+        };
+        let tails = hardware_with(&ctx, &tex, 3.0, &format!("{uv}{HARDWARE}"));
+        let picture = draw(
+            &ctx,
+            &format!("{}{uv}{VIRTUAL}", mipflow::vt_wgsl(0)),
+            vt.layout(),
+            vt.bind_group(),
+        );
+        let psnr = common::psnr(&picture, &reference, [true, true, true, false]);
+        let floor_only = common::psnr(&tails, &reference, [true, true, true, false]);
+        eprintln!(
+            "shift {shift}: {psnr:.1} dB (tail alone {floor_only:.1}), level-0 tiles {level0:?}, {evicted} given up"
+        );
+        assert!(
+            psnr > floor_only + 3.0,
+            "{psnr:.1} dB, the tail alone {floor_only:.1}"
+        );
+        if shift > 0.0 {
+            assert!(
+                evicted > 0,
+                "the new view's tiles took the old view's slots"
+            );
+        }
+        tiles_of.push(level0);
+    }
+    assert_ne!(
+        tiles_of[0], tiles_of[1],
+        "each view holds its own level-0 tiles"
     );
 }
