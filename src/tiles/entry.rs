@@ -1,0 +1,219 @@
+//! Making a [`VirtualTextures`] cache: its atlas, buffers and bind group; and a texture's
+//! reads and the tail's place in its slot.
+
+use std::io::{Cursor, Read, Seek};
+
+use super::*;
+
+impl VirtualTextures {
+    /// A cache on `ctx` (its atlas as square as the slots allow, within the device's largest
+    /// texture).
+    pub fn new(ctx: &GpuContext, config: &VtConfig) -> Result<Self> {
+        let invalid = |reason: String| Error::InvalidResource {
+            label: "virtual texture cache".into(),
+            reason,
+        };
+        let (bw, bh) = config.format.block_dimensions();
+        if config.tile == 0 || !config.tile.is_multiple_of(bw) || !config.tile.is_multiple_of(bh) {
+            return Err(invalid(format!(
+                "tile {} is not a multiple of {:?}'s block",
+                config.tile, config.format
+            )));
+        }
+        let max = ctx.device().limits().max_texture_dimension_2d;
+        let per_row = (max / config.tile).max(1);
+        let slots = config.slots.max(2);
+        let slots_x = (f64::from(slots).sqrt().ceil() as u32).clamp(1, per_row);
+        let slots_y = slots.div_ceil(slots_x);
+        if slots_y > per_row {
+            return Err(invalid(format!(
+                "{slots} slots of {} texels pass the device's {max}-texel textures",
+                config.tile
+            )));
+        }
+        let atlas = ctx.create_texture(
+            &wgpu::TextureDescriptor {
+                label: Some("virtual texture atlas"),
+                size: wgpu::Extent3d {
+                    width: slots_x * config.tile,
+                    height: slots_y * config.tile,
+                    depth_or_array_layers: 1,
+                },
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format: config.format,
+                usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+                view_formats: &[],
+            },
+            Category::Textures,
+        )?;
+        let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        let pages = ctx.create_buffer(
+            &wgpu::BufferDescriptor {
+                label: Some("virtual texture pages"),
+                size: u64::from(config.max_pages.max(1)) * 4,
+                usage: storage,
+                mapped_at_creation: false,
+            },
+            Category::Textures,
+        )?;
+        let infos = ctx.create_buffer(
+            &wgpu::BufferDescriptor {
+                label: Some("virtual texture infos"),
+                size: u64::from(config.max_textures.max(1)) * size_of::<GpuInfo>() as u64,
+                usage: storage,
+                mapped_at_creation: false,
+            },
+            Category::Textures,
+        )?;
+        let feedback = feedback::TileFeedback::new(ctx, config.max_pages, 3)?;
+        let layout = Self::bind_group_layout(ctx.device());
+        let view = atlas.texture().create_view(&Default::default());
+        let bind_group = ctx.device().create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("virtual textures"),
+            layout: &layout,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: wgpu::BindingResource::TextureView(&view),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: pages.buffer().as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: infos.buffer().as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 3,
+                    resource: feedback.counters.buffer().as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 4,
+                    resource: feedback.frame_uniform.buffer().as_entire_binding(),
+                },
+            ],
+        });
+        Ok(Self {
+            format: config.format,
+            tile: config.tile,
+            slots_x,
+            atlas,
+            pages,
+            infos,
+            layout,
+            bind_group,
+            slots: Slots::new(slots),
+            entries: Vec::new(),
+            pages_used: 0,
+            max_pages: config.max_pages.max(1),
+            frame: 0,
+            feedback,
+            reader: io::TileReader::new(),
+            owners: vec![None; slots as usize],
+            pixels: Vec::new(),
+            planner: TilePlanner::default(),
+        })
+    }
+
+    /// The layout of the bind group `vt_sample` reads: the atlas (binding 0), the page entries
+    /// (1) and the textures' infos (2), for the fragment stage.
+    pub fn bind_group_layout(device: &wgpu::Device) -> wgpu::BindGroupLayout {
+        let storage = |binding| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::FRAGMENT,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Storage { read_only: true },
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        };
+        device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("virtual textures"),
+            entries: &[
+                wgpu::BindGroupLayoutEntry {
+                    binding: 0,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Texture {
+                        sample_type: wgpu::TextureSampleType::Float { filterable: false },
+                        view_dimension: wgpu::TextureViewDimension::D2,
+                        multisampled: false,
+                    },
+                    count: None,
+                },
+                storage(1),
+                storage(2),
+                wgpu::BindGroupLayoutEntry {
+                    binding: 3,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Storage { read_only: false },
+                        has_dynamic_offset: false,
+                        min_binding_size: None,
+                    },
+                    count: None,
+                },
+                wgpu::BindGroupLayoutEntry {
+                    binding: 4,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Uniform,
+                        has_dynamic_offset: false,
+                        min_binding_size: None,
+                    },
+                    count: None,
+                },
+            ],
+        })
+    }
+}
+
+impl Entry {
+    /// Reads from the texture's file with `f`.
+    pub(super) fn read<T>(
+        &self,
+        f: impl FnOnce(&mut dyn ReadSeek, &Ktx2Info) -> std::result::Result<T, crate::ktx2::Ktx2Error>,
+    ) -> Result<T> {
+        Self::read_from(&self.source, &self.info, f)
+    }
+
+    /// Reads from `source` (a file described by `info`) with `f`.
+    pub(super) fn read_from<T>(
+        source: &TileSource,
+        info: &Ktx2Info,
+        f: impl FnOnce(&mut dyn ReadSeek, &Ktx2Info) -> std::result::Result<T, crate::ktx2::Ktx2Error>,
+    ) -> Result<T> {
+        let (path, result) = match source {
+            TileSource::Bytes(b) => ("memory".into(), f(&mut Cursor::new(&b[..]), info)),
+            TileSource::File(p) => {
+                let mut file = std::fs::File::open(p).map_err(|source| Error::Io {
+                    path: p.clone(),
+                    source,
+                })?;
+                (p.clone(), f(&mut file, info))
+            }
+        };
+        result.map_err(|source| Error::Ktx2 { path, source })
+    }
+}
+
+/// Read and seek, as one object type.
+pub(super) trait ReadSeek: Read + Seek {}
+impl<T: Read + Seek> ReadSeek for T {}
+
+/// Where tail level `level` (past the first tail level `first`) lies in the tail's second
+/// slot: the first of them at the slot's origin, the others down a column at half the tile's
+/// width, each at a multiple of the block.
+pub(super) fn tail_origin(info: &Ktx2Info, first: usize, level: usize, tile: u32) -> [u32; 2] {
+    if level == first + 1 {
+        return [0, 0];
+    }
+    let (_, bh) = info.format.block_dimensions();
+    let y = (first + 2..level)
+        .map(|l| info.level_dims(l).1.div_ceil(bh) * bh)
+        .sum();
+    [tile / 2, y]
+}
