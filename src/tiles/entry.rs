@@ -115,6 +115,7 @@ impl VirtualTextures {
             owners: vec![None; slots as usize],
             pixels: Vec::new(),
             planner: TilePlanner::default(),
+            seen: Vec::new(),
         })
     }
 

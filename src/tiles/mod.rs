@@ -95,7 +95,15 @@ struct Entry {
     gpu: GpuInfo,
     /// Its page entries changed since they were written.
     dirty: bool,
+    /// The last frame its feedback had a count (`None`: not seen for [`SEEN_FRAMES`]).
+    seen: Option<u64>,
+    /// Weight of its blur against the other textures' (1 by default).
+    priority: f32,
 }
+
+/// Frames a texture's smoothed tile demand lasts after its last count (it halves each
+/// readback: after 16 it is a 65,536th).
+const SEEN_FRAMES: u64 = 16;
 
 /// The physical cache, the page tables and the bind group `vt_sample` reads (see the module
 /// docs). Made with a fixed number of slots; the atlas and buffers are on the ledger.
@@ -120,6 +128,8 @@ pub struct VirtualTextures {
     /// Per page entry, the pixels that want its level at its tile (smoothed over readbacks).
     pixels: Vec<f32>,
     planner: TilePlanner,
+    /// The textures the plan goes through this frame (scratch).
+    seen: Vec<u32>,
 }
 
 /// What one [`VirtualTextures::update`] did.
@@ -203,39 +213,65 @@ impl VirtualTextures {
     ) -> Result<TileUpdate> {
         let _ = device.poll(wgpu::PollType::Poll);
         let mut out = TileUpdate::default();
-        let pixels = &mut self.pixels;
-        self.feedback.take(|_, counts| {
+        let frame = self.frame;
+        self.pixels.resize(self.pages_used as usize, 0.0);
+        let (feedback, entries, pixels) = (&mut self.feedback, &mut self.entries, &mut self.pixels);
+        feedback.take(|_, counts| {
             out.readbacks += 1;
-            if pixels.len() < counts.len() {
-                pixels.resize(counts.len(), 0.0);
-            }
-            // Smoothed: one readback samples a sixteenth of the pixels.
-            for (p, &c) in pixels.iter_mut().zip(counts) {
-                *p = 0.5 * *p + 0.5 * c as f32 * feedback::PIXELS_PER_COUNT;
+            for e in entries.iter_mut() {
+                let range = e.page_base as usize..e.page_base as usize + e.table.entries().len();
+                let (Some(c), Some(p)) = (counts.get(range.clone()), pixels.get_mut(range)) else {
+                    continue;
+                };
+                if c.iter().any(|&c| c > 0) {
+                    e.seen = Some(frame);
+                } else if e.seen.is_none_or(|f| frame > f + SEEN_FRAMES) {
+                    // Not seen for a while: its smoothed demand is gone (exactly 0).
+                    if e.seen.take().is_some() {
+                        p.fill(0.0);
+                    }
+                    continue;
+                }
+                // Smoothed: one readback samples a sixteenth of the pixels.
+                for (p, &c) in p.iter_mut().zip(c) {
+                    *p = 0.5 * *p + 0.5 * c as f32 * feedback::PIXELS_PER_COUNT;
+                }
             }
         });
-        self.pixels.resize(self.pages_used as usize, 0.0);
+        // The plan goes through the textures seen lately only: the others' tiles are worth
+        // nothing now, and their slots are the first given up (least recently used).
+        self.seen.clear();
+        self.seen.extend(
+            (0..self.entries.len() as u32).filter(|&i| self.entries[i as usize].seen.is_some()),
+        );
         let free_slots = self.slots.len() - 2 * self.entries.len();
-        let inputs: Vec<TileInput<'_>> = self
-            .entries
-            .iter()
-            .map(|e| TileInput {
-                table: &e.table,
-                tiled_levels: e
-                    .info
-                    .tiles
-                    .as_ref()
-                    .map_or(0, |t| usize::from(t.tiled_levels)),
-                pixels: &self.pixels[e.page_base as usize..],
-                priority: 1.0,
-            })
-            .collect();
-        let kept: Vec<TileWant> = self.planner.plan(&inputs, free_slots).to_vec();
-        drop(inputs);
-        out.kept = kept.len();
-        let frame = self.frame;
+        let (entries, pixels, seen) = (&self.entries, &self.pixels, &self.seen);
+        self.planner.plan_by(
+            seen.len(),
+            |k| {
+                let e = &entries[seen[k] as usize];
+                TileInput {
+                    id: seen[k],
+                    table: &e.table,
+                    tiled_levels: e
+                        .info
+                        .tiles
+                        .as_ref()
+                        .map_or(0, |t| usize::from(t.tiled_levels)),
+                    pixels: &pixels[e.page_base as usize..],
+                    priority: e.priority,
+                }
+            },
+            free_slots,
+        );
+        let kept_n = self.planner.kept().len();
+        out.kept = kept_n;
         // Kept tiles are used this frame: the slots given up are the others'.
-        for w in kept.iter().filter(|w| w.resident) {
+        for k in 0..kept_n {
+            let w = self.planner.kept()[k];
+            if !w.resident {
+                continue;
+            }
             if let Some(s) =
                 self.entries[w.texture as usize]
                     .table
@@ -263,7 +299,11 @@ impl VirtualTextures {
                 out.evicted += usize::from(!had_free);
             }
         }
-        for w in kept.iter().filter(|w| !w.resident) {
+        for k in 0..kept_n {
+            let w = self.planner.kept()[k];
+            if w.resident {
+                continue;
+            }
             let key = (w.texture, w.level, w.tx, w.ty);
             let e = &self.entries[w.texture as usize];
             if e.table.slot(w.level.into(), w.tx, w.ty).is_none() {
@@ -349,6 +389,8 @@ impl VirtualTextures {
             tail: [a, b],
             gpu,
             dirty: true,
+            seen: None,
+            priority: 1.0,
         };
         for (l, g) in gpu.levels.iter_mut().enumerate().take(n) {
             let (w, h) = entry.info.level_dims(l);
@@ -480,6 +522,22 @@ impl VirtualTextures {
                 i as u64 * size_of::<GpuInfo>() as u64,
                 bytemuck::bytes_of(&e.gpu),
             );
+        }
+    }
+
+    /// Weighs `id`'s blur against the other textures' when the slots are shared (1 by default;
+    /// 0: its tiles are never worth a slot). False for an unknown texture.
+    pub fn set_priority(&mut self, id: VtId, priority: f32) -> bool {
+        match self.entries.get_mut(id.0 as usize) {
+            Some(e) => {
+                e.priority = if priority.is_finite() {
+                    priority.max(0.0)
+                } else {
+                    1.0
+                };
+                true
+            }
+            None => false,
         }
     }
 

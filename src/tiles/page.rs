@@ -65,11 +65,13 @@ impl PageTable {
     }
 
     /// Levels in the table.
+    #[inline]
     pub fn level_count(&self) -> usize {
         self.levels.len()
     }
 
     /// Tiles across and down `level`.
+    #[inline]
     pub fn tiles(&self, level: usize) -> (u32, u32) {
         self.levels
             .get(level)
@@ -77,12 +79,14 @@ impl PageTable {
     }
 
     /// Where `level`'s entries start in [`PageTable::entries`].
+    #[inline]
     pub fn first_entry(&self, level: usize) -> usize {
         self.levels.get(level).map_or(0, |l| l.first)
     }
 
     /// Every entry, level 0 first, each level's tiles row-major: what the GPU's page buffer
     /// holds. Call [`PageTable::resolve`] first after changes.
+    #[inline]
     pub fn entries(&self) -> &[u32] {
         &self.entries
     }
@@ -93,6 +97,7 @@ impl PageTable {
     }
 
     /// The slot holding tile `(tx, ty)` of `level` itself, if it is resident.
+    #[inline]
     pub fn slot(&self, level: usize, tx: u32, ty: u32) -> Option<u32> {
         let l = self.levels.get(level)?;
         if tx >= l.tiles_x || ty >= l.tiles_y {

@@ -26,7 +26,14 @@ pub struct TileWant {
     pub worth: f32,
     /// Whether it is resident now.
     pub resident: bool,
+    /// Its texture's position in the planner's input.
+    input: u32,
+    /// Its rank: worth, then the coarser level, then the order it was found in.
+    key: u64,
 }
+
+/// The bits of a tile's rank that order equals by the order they were found in.
+const SEQ_MASK: u64 = (1 << 27) - 1;
 
 /// The tile planner's state: scratch kept between frames (no allocation once grown).
 #[derive(Debug)]
@@ -55,7 +62,10 @@ impl Default for TilePlanner {
 }
 
 /// One virtual texture as the tile planner sees it.
+#[derive(Clone, Copy)]
 pub struct TileInput<'a> {
+    /// The texture's id, reported in [`TileWant::texture`].
+    pub id: u32,
     /// Its page table (which tiles are resident; the tiled levels are those with more than one
     /// tile, or below `tiled_levels`).
     pub table: &'a PageTable,
@@ -69,53 +79,90 @@ pub struct TileInput<'a> {
 }
 
 impl TilePlanner {
-    /// The tiles to hold in `slots` slots, worth most first (a parent before its children):
-    /// returned in [`TilePlanner::kept`] order, each texture's tiles among them. Tiles that
-    /// no pixel wants are not kept (a resident one among them is the first to give up its
-    /// slot).
+    /// The tiles to hold in `slots` slots: the worth most (a parent with its children), those
+    /// to load first (worth most first), then the resident ones kept. Tiles that no pixel
+    /// wants are not kept (a resident one among them is the first to give up its slot).
     pub fn plan(&mut self, textures: &[TileInput<'_>], slots: usize) -> &[TileWant] {
+        self.plan_by(textures.len(), |k| textures[k], slots)
+    }
+
+    /// [`TilePlanner::plan`] over `n` textures given by `input` (called more than once for
+    /// each; no slice of them needed).
+    pub fn plan_by<'a>(
+        &mut self,
+        n: usize,
+        input: impl Fn(usize) -> TileInput<'a>,
+        slots: usize,
+    ) -> &[TileWant] {
         self.wants.clear();
-        for (k, t) in textures.iter().enumerate() {
-            self.add_texture(k as u32, t);
+        for k in 0..n {
+            self.add_texture(k as u32, &input(k));
         }
-        // Worth most first; between equals the coarser level first (so a parent precedes its
-        // children), then texture and position (deterministic).
-        self.wants.sort_unstable_by(|a, b| {
-            b.worth
-                .total_cmp(&a.worth)
-                .then(b.level.cmp(&a.level))
-                .then(a.texture.cmp(&b.texture))
-                .then((a.ty, a.tx).cmp(&(b.ty, b.tx)))
-        });
-        // Taken in order while slots last, a tile only once its parent (when tiled) is taken.
-        self.keep.clear();
+        // The `slots` worth most: a partition, not a sort (linear in the tiles with demand).
+        // Between equals the coarser level ranks first, so that a parent (worth at least its
+        // children's, its pixels being theirs and its own) ranks before its children and the
+        // best `slots` hold the parents of the children they hold; the keep bonus can break
+        // that (a resident child, its parent not resident), and such a child is dropped below.
+        for (seq, w) in self.wants.iter_mut().enumerate() {
+            w.key = u64::from(w.worth.to_bits()) << 32
+                | u64::from(w.level) << 27
+                | (SEQ_MASK - (seq as u64 & SEQ_MASK));
+        }
+        let k = slots.min(self.wants.len());
+        if k < self.wants.len() && k > 0 {
+            self.wants
+                .select_nth_unstable_by(k - 1, |a, b| b.key.cmp(&a.key));
+        }
         self.bases.clear();
         let mut total = 0;
-        for t in textures {
+        for i in 0..n {
             self.bases.push(total);
-            total += t.table.entries().len();
+            total += input(i).table.entries().len();
         }
-        self.chosen.clear();
-        self.chosen.resize(total, false);
-        for w in &self.wants {
-            if self.keep.len() >= slots {
-                break;
-            }
-            let t = &textures[w.texture as usize];
-            let base = self.bases[w.texture as usize];
+        if self.chosen.len() < total {
+            self.chosen.resize(total, false);
+        }
+        let index = |w: &TileWant, t: &TileInput<'_>, bases: &[usize]| {
+            let (x_n, _) = t.table.tiles(usize::from(w.level));
+            bases[w.input as usize]
+                + t.table.first_entry(usize::from(w.level))
+                + (w.ty * x_n + w.tx) as usize
+        };
+        for w in &self.wants[..k] {
+            let t = input(w.input as usize);
+            self.chosen[index(w, &t, &self.bases)] = true;
+        }
+        self.keep.clear();
+        for w in &self.wants[..k] {
+            let t = input(w.input as usize);
             let level = usize::from(w.level);
             if level + 1 < t.tiled_levels {
                 let (px_n, py_n) = t.table.tiles(level + 1);
                 let (px, py) = ((w.tx / 2).min(px_n - 1), (w.ty / 2).min(py_n - 1));
-                let parent = base + t.table.first_entry(level + 1) + (py * px_n + px) as usize;
+                let parent = self.bases[w.input as usize]
+                    + t.table.first_entry(level + 1)
+                    + (py * px_n + px) as usize;
                 if !self.chosen[parent] {
                     continue;
                 }
             }
-            let (x_n, _) = t.table.tiles(level);
-            self.chosen[base + t.table.first_entry(level) + (w.ty * x_n + w.tx) as usize] = true;
             self.keep.push(*w);
         }
+        // The marks cleared for the next plan (only those set: no pass over every entry).
+        for w in &self.wants[..k] {
+            let t = input(w.input as usize);
+            self.chosen[index(w, &t, &self.bases)] = false;
+        }
+        // The tiles to load first, worth most first (usually few: sorted alone), then the
+        // resident ones kept.
+        let mut to_load = 0;
+        for i in 0..self.keep.len() {
+            if !self.keep[i].resident {
+                self.keep.swap(i, to_load);
+                to_load += 1;
+            }
+        }
+        self.keep[..to_load].sort_unstable_by(|a, b| b.key.cmp(&a.key));
         &self.keep
     }
 
@@ -132,13 +179,14 @@ impl TilePlanner {
             .any(|w| w.texture == texture && w.level == level && w.tx == tx && w.ty == ty)
     }
 
-    /// Adds texture `k`'s tiles with demand (or resident) to `wants`: the pixels wanting each
+    /// Adds the tiles of texture `k` (its position in the input) with demand (or resident) to `wants`: the pixels wanting each
     /// tiled level or finer, summed up the levels (a tile's pixels are its own level's and its
     /// children's sums).
     fn add_texture(&mut self, k: u32, t: &TileInput<'_>) {
         let table = t.table;
         let n = table.entries().len();
-        if t.pixels.len() < n {
+        let weight = if t.priority > 0.0 { t.priority } else { 0.0 };
+        if t.pixels.len() < n || weight == 0.0 {
             return;
         }
         self.sums.clear();
@@ -159,24 +207,25 @@ impl TilePlanner {
                 }
             }
         }
-        let weight = if t.priority > 0.0 { t.priority } else { 0.0 };
         for level in 0..levels {
             let (x_n, y_n) = table.tiles(level);
             let first = table.first_entry(level);
             for ty in 0..y_n {
                 for tx in 0..x_n {
                     let pixels = self.sums[first + (ty * x_n + tx) as usize];
-                    let resident = table.slot(level, tx, ty).is_some();
-                    if pixels <= 0.0 || weight == 0.0 {
+                    if pixels <= 0.0 {
                         continue;
                     }
+                    let resident = table.slot(level, tx, ty).is_some();
                     let bonus = if resident {
                         self.keep_bonus.max(1.0)
                     } else {
                         1.0
                     };
                     self.wants.push(TileWant {
-                        texture: k,
+                        texture: t.id,
+                        input: k,
+                        key: 0,
                         level: level as u8,
                         tx,
                         ty,
@@ -210,6 +259,7 @@ mod tests {
         pixels[t.first_entry(0) + 15] = 500.0;
         pixels[t.first_entry(2)] = 2000.0;
         let input = [TileInput {
+            id: 0,
             table: &t,
             tiled_levels: 3,
             pixels: &pixels,
@@ -240,6 +290,7 @@ mod tests {
         pixels[a] = 100.0; // resident tile (0, 0) of level 1
         pixels[b] = 110.0; // tile (1, 1), not resident
         let input = [TileInput {
+            id: 0,
             table: &t,
             tiled_levels: 3,
             pixels: &pixels,
@@ -250,6 +301,7 @@ mod tests {
         assert!(p.keeps(0, 1, 0, 0) && !p.keeps(0, 1, 1, 1));
         pixels[b] = 200.0;
         let input = [TileInput {
+            id: 0,
             table: &t,
             tiled_levels: 3,
             pixels: &pixels,
@@ -271,12 +323,14 @@ mod tests {
         let inputs = |w2: f32| {
             [
                 TileInput {
+                    id: 0,
                     table: &t1,
                     tiled_levels: 3,
                     pixels: &p1,
                     priority: 1.0,
                 },
                 TileInput {
+                    id: 1,
                     table: &t2,
                     tiled_levels: 3,
                     pixels: &p2,
@@ -294,6 +348,7 @@ mod tests {
         assert!(p.plan(&inputs(0.0), 10).iter().all(|w| w.texture == 0));
         let none = vec![0.0; n];
         let empty = [TileInput {
+            id: 0,
             table: &t1,
             tiled_levels: 3,
             pixels: &none,
