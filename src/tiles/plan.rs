@@ -162,7 +162,7 @@ impl TilePlanner {
                 to_load += 1;
             }
         }
-        self.keep[..to_load].sort_unstable_by(|a, b| b.key.cmp(&a.key));
+        self.keep[..to_load].sort_unstable_by_key(|w| std::cmp::Reverse(w.key));
         &self.keep
     }
 
