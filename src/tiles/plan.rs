@@ -45,6 +45,7 @@ pub struct TilePlanner {
     wants: Vec<TileWant>,
     chosen: Vec<bool>,
     bases: Vec<usize>,
+    order: Vec<u32>,
     keep: Vec<TileWant>,
 }
 
@@ -56,6 +57,7 @@ impl Default for TilePlanner {
             wants: Vec::new(),
             chosen: Vec::new(),
             bases: Vec::new(),
+            order: Vec::new(),
             keep: Vec::new(),
         }
     }
@@ -132,8 +134,28 @@ impl TilePlanner {
             let t = input(w.input as usize);
             self.chosen[index(w, &t, &self.bases)] = true;
         }
-        self.keep.clear();
+        // Coarse levels first (a counting sort of the chosen by level), so that a tile dropped
+        // for want of its parent is unmarked before its own children are judged.
+        let mut starts = [0usize; 16];
         for w in &self.wants[..k] {
+            starts[15 - usize::from(w.level.min(15))] += 1;
+        }
+        let mut at = 0;
+        for s in &mut starts {
+            let c = *s;
+            *s = at;
+            at += c;
+        }
+        self.order.clear();
+        self.order.resize(k, 0);
+        for (i, w) in self.wants[..k].iter().enumerate() {
+            let slot = &mut starts[15 - usize::from(w.level.min(15))];
+            self.order[*slot] = i as u32;
+            *slot += 1;
+        }
+        self.keep.clear();
+        for &i in &self.order {
+            let w = &self.wants[i as usize];
             let t = input(w.input as usize);
             let level = usize::from(w.level);
             if level + 1 < t.tiled_levels {
@@ -143,6 +165,7 @@ impl TilePlanner {
                     + t.table.first_entry(level + 1)
                     + (py * px_n + px) as usize;
                 if !self.chosen[parent] {
+                    self.chosen[index(w, &t, &self.bases)] = false;
                     continue;
                 }
             }

@@ -37,3 +37,4 @@ mod shaders;
 mod staging;
 mod streaming;
 mod tiles;
+mod tiles_sim;
