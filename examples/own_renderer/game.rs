@@ -16,6 +16,9 @@
 
 #![allow(dead_code)]
 
+#[path = "floor.rs"]
+mod floor;
+
 use bytemuck::{Pod, Zeroable};
 use glam::{Mat4, Vec3};
 use mipflow::Category;
@@ -143,6 +146,10 @@ pub struct GameRenderer {
     /// Scratch for the draws' uniforms, sized once.
     draw_data: Vec<u8>,
     last_submit: Option<std::time::Instant>,
+    /// The floor, streamed tile by tile ([`GameRenderer::with_floor`]), and its draw.
+    floor: Option<floor::Floor>,
+    floor_draw: Mat4,
+    frame_layout: wgpu::BindGroupLayout,
 }
 
 impl GameRenderer {
@@ -350,7 +357,8 @@ impl GameRenderer {
             },
             Category::Buffers,
         )?;
-        let draws = panels.len().max(1) as u64;
+        // The panels' draws and the floor's.
+        let draws = panels.len() as u64 + 1;
         let draw_buffer = ctx.create_buffer(
             &wgpu::BufferDescriptor {
                 label: Some("game draw uniforms"),
@@ -432,7 +440,47 @@ impl GameRenderer {
             demand: FeedbackDemand::new(),
             feedback_refused: false,
             last_submit: None,
+            floor: None,
+            floor_draw: Mat4::IDENTITY,
+            frame_layout,
         })
+    }
+
+    /// Adds a floor down the corridor of `length` (from z = 2 to z = 2 - `length`, 4.4 wide):
+    /// one texture of `side`² streamed tile by tile from a cache of `atlas_bytes` (see
+    /// `floor.rs`), drawn with the panels.
+    pub fn with_floor(
+        mut self,
+        side: u32,
+        atlas_bytes: u64,
+        length: f32,
+    ) -> std::result::Result<Self, String> {
+        let attributes = wgpu::vertex_attr_array![
+            0 => Float32x3, 1 => Float32x3, 2 => Float32x3, 3 => Float32x2
+        ];
+        let vertex = wgpu::VertexBufferLayout {
+            array_stride: std::mem::size_of::<GameVertex>() as u64,
+            step_mode: wgpu::VertexStepMode::Vertex,
+            attributes: &attributes,
+        };
+        self.floor = Some(floor::Floor::new(
+            &self.manager,
+            side,
+            atlas_bytes,
+            &self.frame_layout,
+            vertex,
+            (HDR_FORMAT, DEPTH_FORMAT, SAMPLES),
+        )?);
+        // The unit quad (XY, facing +Z) laid down facing +Y, 4.4 wide and `length` long.
+        self.floor_draw = Mat4::from_translation(Vec3::new(0.0, 0.0, 2.0 - length / 2.0))
+            * Mat4::from_rotation_x(-std::f32::consts::FRAC_PI_2)
+            * Mat4::from_scale(Vec3::new(4.4, length, 1.0));
+        Ok(self)
+    }
+
+    /// The floor's tiles held and in all (its tiled levels), if it has one.
+    pub fn floor_tiles(&self) -> Option<(usize, usize)> {
+        self.floor.as_ref().map(floor::Floor::tiles)
     }
 
     /// The budget manager (budget, ledger, streamer, the last plan).
@@ -529,8 +577,12 @@ impl GameRenderer {
             }
         }
 
-        // 2. Plan and stream; the manager makes the targets at the planned scale.
+        // 2. Plan and stream; the manager makes the targets at the planned scale. The floor's
+        //    tiles stream from their own feedback (their cache is fixed bytes to the plan).
         let plan = self.manager.frame(output, timing)?;
+        if let Some(f) = &mut self.floor {
+            f.update(&self.manager)?;
+        }
 
         // 3. Bind groups: only where a texture's view changed.
         let device = self.manager.context().device();
@@ -639,6 +691,12 @@ impl GameRenderer {
             self.demand.recorded(m.base, plan.frame);
             self.demand.recorded(m.normal, plan.frame);
         }
+        // The floor's draw after the panels': its texture repeats along it (square texels).
+        let at = self.panels.len() * DRAW_STRIDE as usize;
+        let along = self.floor_draw.y_axis.truncate().length() / 4.4;
+        self.draw_data[at..at + 64]
+            .copy_from_slice(bytemuck::cast_slice(&self.floor_draw.to_cols_array()));
+        self.draw_data[at + 64..at + 72].copy_from_slice(bytemuck::cast_slice(&[1.0f32, along]));
         queue.write_buffer(self.draw_buffer.buffer(), 0, &self.draw_data);
         let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("game frame"),
@@ -685,6 +743,13 @@ impl GameRenderer {
                 rp.set_bind_group(2, self.feedback.bind_group(), &[]);
                 rp.draw_indexed(0..6, 0, 0..1);
             }
+            if let Some(f) = &self.floor {
+                let at = (self.panels.len() as u64 * DRAW_STRIDE) as u32;
+                rp.set_pipeline(&f.pipeline);
+                rp.set_bind_group(0, &self.frame_group, &[at]);
+                rp.set_bind_group(1, f.vt.bind_group(), &[]);
+                rp.draw_indexed(0..6, 0, 0..1);
+            }
         }
         {
             let mut rp = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
@@ -714,7 +779,14 @@ impl GameRenderer {
         let resolved = self
             .feedback
             .resolve(self.manager.context(), &mut enc, plan.render_scale);
+        // The floor's tile feedback, copied back the same way.
+        if let Some(f) = &mut self.floor {
+            f.vt.record_feedback(&mut enc);
+        }
         queue.submit([enc.finish()]);
+        if let Some(f) = &mut self.floor {
+            f.vt.submitted();
+        }
         if let Err(e) = resolved {
             // The frame's work is submitted: it ends, then the error is the caller's.
             self.manager.end_frame();

@@ -31,6 +31,19 @@ use winit::window::{Window, WindowId};
 const USAGE: &str = "usage: own_renderer [--headless] [--frames N] [--screenshot PATH] \
 [--size WxH] [--budget MIB] [--materials N] [--texture-size N] [--squeeze] [--trace]";
 
+/// The floor's tile cache: 4 MiB of 128² BC7 tiles (256 slots).
+const FLOOR_ATLAS: u64 = 4 << 20;
+
+/// The floor's texture side: four times the panels' (at most 8192).
+fn floor_side(a: &Args) -> u32 {
+    (a.texture_size * 4).clamp(256, 8192)
+}
+
+/// The floor's length: from behind the tour's start to the far wall.
+fn floor_length(a: &Args) -> f32 {
+    4.0 + (a.materials.div_ceil(2) as f32) * 3.2
+}
+
 #[derive(Clone, Debug)]
 struct Args {
     headless: bool,
@@ -165,7 +178,8 @@ fn headless(args: &Args) -> Result<(), String> {
         panels,
         Residency::Streamed,
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| e.to_string())?
+    .with_floor(floor_side(args), FLOOR_ATLAS, floor_length(args))?;
     let output = ctx
         .create_offscreen_target("own_renderer output", args.size.0, args.size.1)
         .map_err(|e| e.to_string())?;
@@ -206,6 +220,9 @@ fn headless(args: &Args) -> Result<(), String> {
         }
     }
     let c = renderer.counters();
+    if let Some((held, all)) = renderer.floor_tiles() {
+        println!("own_renderer: floor tiles {held} of {all} held");
+    }
     println!(
         "own_renderer: {n} frames, {} materials, peak {:.1} MiB, {over} frames over budget, \
          scale min {min_scale:.3} last {:.3}, {} bind groups for {} view changes, {} MiB resident",
@@ -353,7 +370,12 @@ impl App {
             scene::corridor(self.args.materials),
             Residency::Streamed,
         )
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| e.to_string())?
+        .with_floor(
+            floor_side(&self.args),
+            FLOOR_ATLAS,
+            floor_length(&self.args),
+        )?;
         let ctx = egui::Context::default();
         let state = egui_winit::State::new(
             ctx.clone(),

@@ -163,6 +163,14 @@ fn own_renderer_example_runs_in_a_window_and_headless() {
     }
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(stdout.contains("0 frames over budget"), "{stdout}");
+    // The floor streams tile by tile: a few of its 1024² texture's 84 tiles, not all.
+    let held: usize = stdout
+        .split("floor tiles ")
+        .nth(1)
+        .and_then(|r| r.split(" of 84 held").next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no floor tiles line: {stdout}"));
+    assert!((1..42).contains(&held), "{held} floor tiles held");
     let img = image::open(&shot).expect("screenshot").to_rgba8();
     assert_eq!(img.dimensions(), (320, 180));
     // The corridor's panels, not just the clear colour.
