@@ -114,6 +114,8 @@ impl VirtualTextures {
             reader: io::TileReader::new(),
             owners: vec![None; slots as usize],
             pixels: Vec::new(),
+            cpu_pixels: Vec::new(),
+            plan_pixels: Vec::new(),
             planner: TilePlanner::default(),
             seen: Vec::new(),
         })

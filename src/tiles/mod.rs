@@ -99,6 +99,8 @@ struct Entry {
     seen: Option<u64>,
     /// Weight of its blur against the other textures' (1 by default).
     priority: f32,
+    /// It was given CPU demand since the last update.
+    cpu_demand: bool,
 }
 
 /// Frames a texture's smoothed tile demand lasts after its last count (it halves each
@@ -127,6 +129,10 @@ pub struct VirtualTextures {
     owners: Vec<Option<io::TileKey>>,
     /// Per page entry, the pixels that want its level at its tile (smoothed over readbacks).
     pixels: Vec<f32>,
+    /// Per page entry, this frame's demand from the CPU ([`VirtualTextures::add_demand`]),
+    /// and what the plan reads for the textures given any: the two summed.
+    cpu_pixels: Vec<f32>,
+    plan_pixels: Vec<f32>,
     planner: TilePlanner,
     /// The textures the plan goes through this frame (scratch).
     seen: Vec<u32>,
@@ -238,14 +244,33 @@ impl VirtualTextures {
                 }
             }
         });
-        // The plan goes through the textures seen lately only: the others' tiles are worth
-        // nothing now, and their slots are the first given up (least recently used).
+        // The plan goes through the textures seen lately only (by the GPU, or given CPU demand
+        // this frame): the others' tiles are worth nothing now, and their slots are the first
+        // given up (least recently used).
         self.seen.clear();
-        self.seen.extend(
-            (0..self.entries.len() as u32).filter(|&i| self.entries[i as usize].seen.is_some()),
-        );
+        self.seen
+            .extend((0..self.entries.len() as u32).filter(|&i| {
+                let e = &self.entries[i as usize];
+                e.seen.is_some() || e.cpu_demand
+            }));
+        self.plan_pixels.resize(self.pixels.len(), 0.0);
+        for &i in &self.seen {
+            let e = &mut self.entries[i as usize];
+            let r = e.page_base as usize..e.page_base as usize + e.table.entries().len();
+            if std::mem::take(&mut e.cpu_demand) {
+                for ((out, &gpu), cpu) in self.plan_pixels[r.clone()]
+                    .iter_mut()
+                    .zip(&self.pixels[r.clone()])
+                    .zip(&mut self.cpu_pixels[r])
+                {
+                    *out = gpu + std::mem::take(cpu);
+                }
+            } else {
+                self.plan_pixels[r.clone()].copy_from_slice(&self.pixels[r]);
+            }
+        }
         let free_slots = self.slots.len() - 2 * self.entries.len();
-        let (entries, pixels, seen) = (&self.entries, &self.pixels, &self.seen);
+        let (entries, pixels, seen) = (&self.entries, &self.plan_pixels, &self.seen);
         self.planner.plan_by(
             seen.len(),
             |k| {
@@ -391,6 +416,7 @@ impl VirtualTextures {
             dirty: true,
             seen: None,
             priority: 1.0,
+            cpu_demand: false,
         };
         for (l, g) in gpu.levels.iter_mut().enumerate().take(n) {
             let (w, h) = entry.info.level_dims(l);
@@ -523,6 +549,71 @@ impl VirtualTextures {
                 bytemuck::bytes_of(&e.gpu),
             );
         }
+    }
+
+    /// Demand from the CPU for this frame (a fallback where the GPU feedback is off, or for a
+    /// surface about to come into view): `pixels` output pixels want level `level` (fractional:
+    /// its floor) over the UV rectangle `uv_min..uv_max` of `id` (in texture repeats; clamped
+    /// to one repeat, or wrapped for a repeating texture), spread over the tiles it covers by
+    /// area. Summed with the feedback in the next [`VirtualTextures::update`], then cleared.
+    /// False for an unknown texture or no pixels.
+    pub fn add_demand(
+        &mut self,
+        id: VtId,
+        level: f32,
+        uv_min: [f32; 2],
+        uv_max: [f32; 2],
+        pixels: f32,
+    ) -> bool {
+        let Some(e) = self.entries.get_mut(id.0 as usize) else {
+            return false;
+        };
+        if !(pixels > 0.0 && pixels.is_finite()) || level.is_nan() {
+            return false;
+        }
+        let n = e.table.level_count();
+        let l = (level.max(0.0) as usize).min(n - 1);
+        let (x_n, y_n) = e.table.tiles(l);
+        let (w, h) = e.info.level_dims(l);
+        let repeat = e.gpu.address == 1;
+        // The rectangle in texels of the level, clamped or wrapped into one repeat.
+        let span = |a: f32, b: f32, size: u32| -> (f32, f32) {
+            let (a, b) = (a.min(b), a.max(b));
+            if repeat && b - a < 1.0 {
+                let off = a.floor();
+                ((a - off) * size as f32, (b - off) * size as f32)
+            } else {
+                (
+                    a.clamp(0.0, 1.0) * size as f32,
+                    b.clamp(0.0, 1.0) * size as f32,
+                )
+            }
+        };
+        let ((x0, x1), (y0, y1)) = (span(uv_min[0], uv_max[0], w), span(uv_min[1], uv_max[1], h));
+        let area = ((x1 - x0) * (y1 - y0)).max(1e-6);
+        if self.cpu_pixels.len() < self.pages_used as usize {
+            self.cpu_pixels.resize(self.pages_used as usize, 0.0);
+        }
+        let tile = self.tile as f32;
+        let first = e.page_base as usize + e.table.first_entry(l);
+        let (tx0, tx1) = ((x0 / tile) as u32, ((x1 / tile).ceil() as u32).max(1));
+        let (ty0, ty1) = ((y0 / tile) as u32, ((y1 / tile).ceil() as u32).max(1));
+        for ty in ty0..ty1 {
+            for tx in tx0..tx1 {
+                // A texel wider than the level wraps to its first tile.
+                let (cx, cy) = (tx % x_n, ty % y_n);
+                let ox = (x1.min((tx + 1) as f32 * tile) - x0.max(tx as f32 * tile)).max(0.0);
+                let oy = (y1.min((ty + 1) as f32 * tile) - y0.max(ty as f32 * tile)).max(0.0);
+                let share = if x1 - x0 <= 0.0 || y1 - y0 <= 0.0 {
+                    1.0
+                } else {
+                    ox * oy / area
+                };
+                self.cpu_pixels[first + (cy * x_n + cx) as usize] += pixels * share;
+            }
+        }
+        e.cpu_demand = true;
+        true
     }
 
     /// Weighs `id`'s blur against the other textures' when the slots are shared (1 by default;

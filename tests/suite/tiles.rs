@@ -623,3 +623,53 @@ fn a_moving_view_under_few_slots_trades_tiles_by_worth() {
         "each view holds its own level-0 tiles"
     );
 }
+
+/// Demand from the CPU (no feedback pass): a UV rectangle at level 0 brings in exactly the
+/// level-0 tiles it covers, with their parents; demand that stops lets the next one take the
+/// slots.
+#[test]
+fn cpu_demand_brings_in_the_tiles_a_rectangle_covers() {
+    let Some(ctx) = common::gpu() else { return };
+    let (_, file) = cooked();
+    let (mut vt, id) = cache_with(&ctx, &file, |_| false);
+    // Texels 200..300 x 600..700 of level 0 (tiles of 128): tiles (1..3, 4..6).
+    let rect = (
+        [200.0 / 1024.0, 600.0 / 1024.0],
+        [300.0 / 1024.0, 700.0 / 1024.0],
+    );
+    let settle = |vt: &mut VirtualTextures, rect: ([f32; 2], [f32; 2])| {
+        let start = std::time::Instant::now();
+        loop {
+            assert!(vt.add_demand(id, 0.0, rect.0, rect.1, 10_000.0));
+            let u = vt.update(ctx.device(), ctx.queue(), 16).unwrap();
+            if u.pending == 0 && u.loaded == 0 && u.kept > 0 {
+                return u;
+            }
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(30),
+                "not settled: {u:?}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    };
+    let u = settle(&mut vt, rect);
+    let table = vt.table(id).unwrap();
+    let level0: Vec<(u32, u32)> = (0..8)
+        .flat_map(|y| (0..8).map(move |x| (x, y)))
+        .filter(|&(x, y)| table.slot(0, x, y).is_some())
+        .collect();
+    assert_eq!(level0, [(1, 4), (2, 4), (1, 5), (2, 5)]);
+    // Their parents: (0, 2) and (1, 2) at level 1, (0, 1) at level 2.
+    assert_eq!(u.kept, 7, "{u:?}");
+    assert!(table.slot(1, 0, 2).is_some() && table.slot(1, 1, 2).is_some());
+    assert!(table.slot(2, 0, 1).is_some() && table.slot(1, 0, 1).is_none());
+    assert!(
+        !vt.add_demand(id, 0.0, rect.0, rect.1, 0.0),
+        "no pixels: no demand"
+    );
+    // Elsewhere now: the new rectangle's tiles come in.
+    let other = ([0.9, 0.05], [0.95, 0.1]);
+    settle(&mut vt, other);
+    let table = vt.table(id).unwrap();
+    assert!(table.slot(0, 7, 0).is_some());
+}
