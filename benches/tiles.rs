@@ -90,7 +90,11 @@ fn tiles(c: &mut Criterion) {
                 // cost to see them).
                 let k = (frame as usize * 16) % seen.max(1);
                 for p in pixels.iter_mut().skip(k).step_by(16) {
-                    p[0] *= if frame.is_multiple_of(2) { 1.01 } else { 1.0 / 1.01 };
+                    p[0] *= if frame.is_multiple_of(2) {
+                        1.01
+                    } else {
+                        1.0 / 1.01
+                    };
                 }
                 let kept = planner
                     .plan_by(

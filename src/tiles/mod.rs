@@ -107,8 +107,41 @@ struct Entry {
 /// readback: after 16 it is a 65,536th).
 const SEEN_FRAMES: u64 = 16;
 
-/// The physical cache, the page tables and the bind group `vt_sample` reads (see the module
-/// docs). Made with a fixed number of slots; the atlas and buffers are on the ledger.
+/// Tile streaming (virtual textures): large textures resident tile by tile, not level by level
+/// (a floor whose near corner wants level 0 pays for its corner). One atlas of `slots` tiles
+/// (the physical cache), a page table per texture (tile -> slot, a missing tile resolved to its
+/// finest resident ancestor) and the bind group `vt_sample` (WGSL, [`vt_wgsl`]) reads. Every
+/// buffer and the atlas are on the ledger of the context the cache is made on: made on the
+/// budget manager's, its planner counts them as fixed bytes (one budget).
+///
+/// Per frame: [`VirtualTextures::update`] before drawing, [`VirtualTextures::record_feedback`]
+/// after the passes that call `vt_sample_feedback`, [`VirtualTextures::submitted`] after the
+/// submit. The tiles come from tiled KTX2 files (`mipflow cook --tiles`), read on a thread of
+/// the cache's own. The guide's chapter `docs/guide/09-tiles.md` says when to use tiles, what a
+/// shader calls and what it costs.
+///
+/// ```no_run
+/// # fn frame(ctx: &mipflow::GpuContext, encoder: &mut wgpu::CommandEncoder) -> mipflow::Result<()> {
+/// use mipflow::{TileSource, VirtualTextures, VtAddress, VtConfig};
+/// let info = mipflow::ktx2::read_info("floor.ktx2".as_ref(), &Default::default())?;
+/// let format = info.format;
+/// let mut vt = VirtualTextures::new(ctx, &VtConfig {
+///     format,
+///     tile: 128,
+///     slots: VtConfig::slots_for(format, 128, 4 << 20),
+///     max_pages: 1 << 16,
+///     max_textures: 8,
+/// })?;
+/// let floor = vt.add(ctx.queue(), info, TileSource::File("floor.ktx2".into()), VtAddress::Repeat)?;
+/// // Shader: mipflow::vt_wgsl(1) in front of yours, `vt_sample_feedback(0u, uv, bias, pixel)`,
+/// // and `vt.bind_group()` at group 1. Each frame:
+/// vt.update(ctx.device(), ctx.queue(), 16)?;
+/// // ... your passes ...
+/// vt.record_feedback(encoder);
+/// // ... submit, then:
+/// vt.submitted();
+/// # let _ = floor; Ok(()) }
+/// ```
 pub struct VirtualTextures {
     format: wgpu::TextureFormat,
     tile: u32,
