@@ -65,6 +65,25 @@ pub const FSR_RCAS: &str = concat!(
 /// the sRGB encoding): WGSL has no include, so the registry puts it in front of each of them.
 pub const UPSCALE_COMMON: &str = include_str!("../shaders/upscale_common.wgsl");
 
+/// The material pass sampling a virtual texture (its id in the draw's `uv_scale.z`) through
+/// `vt_sample_feedback`, the cache's bindings in group 1 where the material's texture was.
+pub fn textured_virtual() -> String {
+    let body = TEXTURED
+        .replace(
+            "@group(1) @binding(0) var base_color: texture_2d<f32>;\n@group(1) @binding(1) var base_sampler: sampler;\n",
+            "",
+        )
+        .replace(
+            "let tex = textureSampleBias(base_color, base_sampler, i.uv, bias);",
+            "let tex = vt_sample_feedback(u32(u.uv_scale.z), i.uv, bias, vec2<u32>(i.clip.xy));",
+        )
+        .replace(
+            "let dims = vec2<f32>(textureDimensions(base_color, 0));",
+            "let dims = vec2<f32>(vt_infos[u32(u.uv_scale.z)].levels[0].size);",
+        );
+    format!("{}\n{body}", crate::tiles::vt_wgsl(1))
+}
+
 /// Creates a shader module from one of [`ALL`], labelled with its file name.
 pub fn create_module(device: &wgpu::Device, name: &str, source: &str) -> wgpu::ShaderModule {
     device.create_shader_module(wgpu::ShaderModuleDescriptor {

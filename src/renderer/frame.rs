@@ -102,6 +102,19 @@ impl Renderer {
         })
     }
 
+    /// The instances whose material samples a virtual texture (mesh alive), with their index in
+    /// the uniform buffer.
+    fn drawable_virtual(&self) -> impl Iterator<Item = (usize, &GpuMesh)> {
+        self.instances.iter().enumerate().filter_map(|(i, inst)| {
+            let mesh = self.meshes.get(inst.mesh.index, inst.mesh.generation)?;
+            let mat = self
+                .materials
+                .get(inst.material.index, inst.material.generation)?;
+            mat.virtual_texture?;
+            Some((i, &mesh.gpu))
+        })
+    }
+
     /// Makes a material bind group for every texture whose view changed since its group was
     /// made (the manager's view version), and for new textures. Allocates only then.
     fn refresh_material_groups(&mut self) {
@@ -233,6 +246,12 @@ impl Renderer {
         self.visibility(&input.camera, output);
         let plan = self.manager.frame(output, FrameTiming { gpu_ms, cpu_ms })?;
         self.refresh_material_groups();
+        // The virtual textures' tiles: the feedback that has come back, their plan, the tiles
+        // read since (their cache is fixed bytes to the plan above).
+        if let Some(vt) = self.vt.as_mut() {
+            let ctx = self.manager.context();
+            vt.update(ctx.device(), ctx.queue(), 16)?;
+        }
         let ctx = self.manager.context();
 
         // Draw.
@@ -262,6 +281,9 @@ impl Renderer {
                 .get(inst.material.index, inst.material.generation);
             if let Some(mat) = mat {
                 u = u.with_uv_scale(mat.uv_scale);
+                if let Some(id) = mat.virtual_texture {
+                    u = u.with_virtual_texture(id.0);
+                }
             }
             if let Some(mat) = mat
                 && let Some((w, h)) = self.manager.streamer().texture_size(mat.base_color)
@@ -341,6 +363,10 @@ impl Renderer {
                 self.pass
                     .draw_depth(&mut rp, ubind, (i as u64 * stride) as u32, mesh);
             }
+            for (i, mesh) in self.drawable_virtual() {
+                self.pass
+                    .draw_depth(&mut rp, ubind, (i as u64 * stride) as u32, mesh);
+            }
         }
         {
             let c = self.config.clear_color;
@@ -381,6 +407,23 @@ impl Renderer {
                 );
                 drawn += 1;
             }
+            if let Some(vt) = self.vt.as_ref() {
+                for (i, mesh) in self.drawable_virtual() {
+                    self.pass.draw_virtual(
+                        &mut rp,
+                        ubind,
+                        (i as u64 * stride) as u32,
+                        vt.bind_group(),
+                        Some(depth_group),
+                        mesh,
+                    );
+                    drawn += 1;
+                }
+            }
+        }
+        // The virtual textures' tile feedback, copied back the same way.
+        if let Some(vt) = self.vt.as_mut() {
+            vt.record_feedback(&mut enc);
         }
         // This frame's feedback into the readback ring (skipped, never waited for, when the
         // ring is full), the bins cleared for the next frame.
@@ -400,6 +443,9 @@ impl Renderer {
         }
         ctx.queue().submit([enc.finish()]);
         self.pass.feedback_mut().after_submit();
+        if let Some(vt) = self.vt.as_mut() {
+            vt.submitted();
+        }
         if self.config.stream.deterministic && self.pass.feedback().config().enabled {
             // Deterministic streaming (tests, CI reports) already waits for IO and the GPU:
             // the readback is waited for too, so the feedback in use is always the last

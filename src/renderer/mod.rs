@@ -63,6 +63,10 @@ pub struct RendererConfig {
     /// demand once they are read back (1-3 frames later); the CPU estimate covers the frames
     /// before that, a camera cut, the guard band and the look-ahead. See [`crate::Feedback`].
     pub feedback: FeedbackConfig,
+    /// Bytes of the tile cache made when the first virtual texture is added
+    /// ([`Renderer::add_virtual_texture`]; default 16 MiB): on the same ledger, counted by the
+    /// planner as fixed bytes.
+    pub tile_cache_bytes: u64,
 }
 
 impl Default for RendererConfig {
@@ -78,6 +82,7 @@ impl Default for RendererConfig {
             anisotropy: 8,
             guard_band: 2.0,
             feedback: FeedbackConfig::default(),
+            tile_cache_bytes: 16 << 20,
         }
     }
 }
@@ -164,6 +169,8 @@ pub struct Renderer {
     on_screen: Vec<(u32, f32, f32)>,
     /// The depth pre-pass's depth as the pass's group 3, by render-target generation.
     depth_group: Option<(u64, wgpu::BindGroup)>,
+    /// The tile cache of the virtual textures, once one is added.
+    vt: Option<crate::VirtualTextures>,
     stats: FrameStats,
     /// Last: fields drop in order, and the context's leak report (in the manager's context)
     /// must see everything else gone.
@@ -229,9 +236,59 @@ impl Renderer {
             demand: Default::default(),
             on_screen: Vec::new(),
             depth_group: None,
+            vt: None,
             stats: FrameStats::default(),
             config,
         })
+    }
+
+    /// Adds a texture streamed tile by tile (a tiled KTX2 file, `mipflow cook --tiles`): its
+    /// tail resident at once, its tiles as GPU feedback asks for them. Draw it with a
+    /// [`MaterialDesc::virtual_texture`]. The first one makes the tile cache
+    /// ([`RendererConfig::tile_cache_bytes`], its format and tile size those of this file's);
+    /// the others must match them. See `docs/guide/09-tiles.md`.
+    pub fn add_virtual_texture(
+        &mut self,
+        source: crate::TileSource,
+        address: crate::VtAddress,
+    ) -> Result<crate::VtId> {
+        let limits = crate::ktx2::ReadLimits::default();
+        let info = match &source {
+            crate::TileSource::File(p) => crate::ktx2::read_info(p, &limits)?,
+            crate::TileSource::Bytes(b) => crate::ktx2::Ktx2Info::parse(b, b.len() as u64, &limits)
+                .map_err(|source| Error::Ktx2 {
+                    path: "virtual texture".into(),
+                    source,
+                })?,
+        };
+        if self.vt.is_none() {
+            let tile = info.tiles.as_ref().map_or(128, |t| t.tile_size);
+            let ctx = self.manager.context();
+            let vt = crate::VirtualTextures::new(
+                ctx,
+                &crate::VtConfig {
+                    format: info.format,
+                    tile,
+                    slots: crate::VtConfig::slots_for(
+                        info.format,
+                        tile,
+                        self.config.tile_cache_bytes,
+                    ),
+                    max_pages: 1 << 18,
+                    max_textures: 64,
+                },
+            )?;
+            self.pass.enable_virtual_textures(ctx, vt.layout());
+            self.vt = Some(vt);
+        }
+        let ctx = self.manager.context();
+        let vt = self.vt.as_mut().expect("made above");
+        vt.add(ctx.queue(), info, source, address)
+    }
+
+    /// The tile cache, once a virtual texture was added.
+    pub fn virtual_textures(&self) -> Option<&crate::VirtualTextures> {
+        self.vt.as_ref()
     }
 
     /// The GPU context (device, queue, ledger).
@@ -367,11 +424,21 @@ impl Renderer {
 
     /// Adds a material.
     pub fn add_material(&mut self, desc: MaterialDesc) -> Result<MaterialHandle> {
-        if !self.manager.streamer().contains(desc.base_color) {
-            return Err(Error::InvalidResource {
-                label: "material".into(),
-                reason: "its base colour texture handle is stale".into(),
-            });
+        match desc.virtual_texture {
+            Some(id) if self.vt.as_ref().and_then(|v| v.info(id)).is_none() => {
+                return Err(Error::InvalidResource {
+                    label: "material".into(),
+                    reason: format!("no virtual texture {}", id.0),
+                });
+            }
+            Some(_) => {}
+            None if !self.manager.streamer().contains(desc.base_color) => {
+                return Err(Error::InvalidResource {
+                    label: "material".into(),
+                    reason: "its base colour texture handle is stale".into(),
+                });
+            }
+            None => {}
         }
         if !(desc.uv_scale.is_finite() && desc.uv_scale > 0.0) {
             return Err(Error::InvalidResource {

@@ -167,6 +167,12 @@ impl DrawUniforms {
         self
     }
 
+    /// The material samples virtual texture `id` (`uv_scale.z`).
+    pub fn with_virtual_texture(mut self, id: u32) -> Self {
+        self.uv_scale[2] = id as f32;
+        self
+    }
+
     /// The wanted-level debug view: colour by the level the view wants (what feedback records).
     pub fn with_debug_wanted(mut self) -> Self {
         self.params[1] = ((self.params[1] as u32 & !3) | 2) as f32;
@@ -191,6 +197,10 @@ pub struct TexturedPass {
     /// Depth only (the pre-pass), and the shaded pass after it (depth read-only, equal passes).
     depth_pipeline: wgpu::RenderPipeline,
     after_prepass_pipeline: wgpu::RenderPipeline,
+    color_format: wgpu::TextureFormat,
+    /// Materials sampling a virtual texture ([`TexturedPass::enable_virtual_textures`]): the
+    /// shaded pass and the one after a pre-pass.
+    virtual_pipelines: Option<(wgpu::RenderPipeline, wgpu::RenderPipeline)>,
 }
 
 impl TexturedPass {
@@ -376,7 +386,103 @@ impl TexturedPass {
             dummy_depth: (dummy, dummy_group),
             depth_pipeline,
             after_prepass_pipeline,
+            color_format,
+            virtual_pipelines: None,
         })
+    }
+
+    /// Makes the pipelines of materials sampling a virtual texture, through a cache whose bind
+    /// group has `vt_layout` (group 1, in place of the material's texture). Once.
+    pub fn enable_virtual_textures(&mut self, ctx: &GpuContext, vt_layout: &wgpu::BindGroupLayout) {
+        if self.virtual_pipelines.is_some() {
+            return;
+        }
+        let device = ctx.device();
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("textured virtual"),
+            source: wgpu::ShaderSource::Wgsl(shaders::textured_virtual().into()),
+        });
+        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("textured virtual"),
+            bind_group_layouts: &[
+                Some(&self.uniform_layout),
+                Some(vt_layout),
+                Some(self.feedback.bind_group_layout()),
+                Some(&self.depth_layout),
+            ],
+            immediate_size: 0,
+        });
+        let targets = [Some(wgpu::ColorTargetState {
+            format: self.color_format,
+            blend: None,
+            write_mask: wgpu::ColorWrites::ALL,
+        })];
+        let make = |write: bool, compare: wgpu::CompareFunction, label: &str| {
+            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+                label: Some(label),
+                layout: Some(&layout),
+                vertex: wgpu::VertexState {
+                    module: &module,
+                    entry_point: Some("vs_main"),
+                    compilation_options: Default::default(),
+                    buffers: &[Some(Vertex::layout())],
+                },
+                primitive: wgpu::PrimitiveState {
+                    cull_mode: None,
+                    ..Default::default()
+                },
+                depth_stencil: Some(wgpu::DepthStencilState {
+                    format: self.depth_format,
+                    depth_write_enabled: Some(write),
+                    depth_compare: Some(compare),
+                    stencil: Default::default(),
+                    bias: Default::default(),
+                }),
+                multisample: Default::default(),
+                fragment: Some(wgpu::FragmentState {
+                    module: &module,
+                    entry_point: Some("fs_main"),
+                    compilation_options: Default::default(),
+                    targets: &targets,
+                }),
+                multiview_mask: None,
+                cache: None,
+            })
+        };
+        self.virtual_pipelines = Some((
+            make(true, wgpu::CompareFunction::Less, "textured virtual"),
+            make(
+                false,
+                wgpu::CompareFunction::LessEqual,
+                "textured virtual after pre-pass",
+            ),
+        ));
+    }
+
+    /// Records one draw of a material sampling a virtual texture (`vt_group`: the cache's bind
+    /// group); `depth_group`: the pre-pass's depth when there was one (then depth read-only,
+    /// equal passes). Nothing without [`TexturedPass::enable_virtual_textures`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn draw_virtual(
+        &self,
+        pass: &mut wgpu::RenderPass<'_>,
+        uniforms: &wgpu::BindGroup,
+        uniform_offset: u32,
+        vt_group: &wgpu::BindGroup,
+        depth_group: Option<&wgpu::BindGroup>,
+        mesh: &GpuMesh,
+    ) {
+        let Some((shaded, after)) = &self.virtual_pipelines else {
+            return;
+        };
+        pass.set_pipeline(if depth_group.is_some() { after } else { shaded });
+        pass.set_bind_group(0, uniforms, &[uniform_offset]);
+        pass.set_bind_group(1, vt_group, &[]);
+        pass.set_bind_group(2, self.feedback.bind_group(), &[]);
+        pass.set_bind_group(3, depth_group.unwrap_or(&self.dummy_depth.1), &[]);
+        pass.set_vertex_buffer(0, mesh.vertices.buffer().slice(..));
+        pass.set_index_buffer(mesh.indices.buffer().slice(..), wgpu::IndexFormat::Uint32);
+        pass.draw_indexed(0..mesh.index_count, 0, 0..1);
     }
 
     fn depth_group_for(

@@ -108,6 +108,9 @@ pub struct MaterialDesc {
     /// its demand follows: a texture repeated 4 times over the same surface shows each texel
     /// 4 times smaller, so it wants levels 2 coarser.
     pub uv_scale: f32,
+    /// A base colour streamed tile by tile instead ([`crate::Renderer::add_virtual_texture`]):
+    /// then `base_color` is unused, and the texture is sampled through `vt_sample`.
+    pub virtual_texture: Option<crate::VtId>,
 }
 
 impl MaterialDesc {
@@ -116,6 +119,16 @@ impl MaterialDesc {
         Self {
             base_color,
             uv_scale: 1.0,
+            virtual_texture: None,
+        }
+    }
+
+    /// A material whose base colour is a virtual texture (streamed tile by tile), not repeated.
+    pub fn virtual_texture(texture: crate::VtId) -> Self {
+        Self {
+            base_color: TextureHandle::default(),
+            uv_scale: 1.0,
+            virtual_texture: Some(texture),
         }
     }
 }

@@ -118,6 +118,7 @@ impl VirtualTextures {
             plan_pixels: Vec::new(),
             planner: TilePlanner::default(),
             seen: Vec::new(),
+            last: TileUpdate::default(),
         })
     }
 

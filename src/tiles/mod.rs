@@ -169,6 +169,8 @@ pub struct VirtualTextures {
     planner: TilePlanner,
     /// The textures the plan goes through this frame (scratch).
     seen: Vec<u32>,
+    /// What the last update did.
+    last: TileUpdate,
 }
 
 /// What one [`VirtualTextures::update`] did.
@@ -372,6 +374,7 @@ impl VirtualTextures {
             }
         }
         self.flush(queue);
+        self.last = out;
         self.frame += 1;
         queue.write_buffer(
             self.feedback.frame_uniform.buffer(),
@@ -384,6 +387,11 @@ impl VirtualTextures {
     /// Slots in all, and free now.
     pub fn slots(&self) -> (usize, usize) {
         (self.slots.len(), self.slots.free())
+    }
+
+    /// What the last [`VirtualTextures::update`] did.
+    pub fn last_update(&self) -> TileUpdate {
+        self.last
     }
 
     /// Tile side in texels.

@@ -673,3 +673,121 @@ fn cpu_demand_brings_in_the_tiles_a_rectangle_covers() {
     let table = vt.table(id).unwrap();
     assert!(table.slot(0, 7, 0).is_some());
 }
+
+/// The reference `Renderer` draws a material whose base colour is a virtual texture: a floor seen
+/// from near to far, its tiles streamed by the renderer's frames from the feedback alone, is
+/// the picture of the same floor with the whole texture resident (>= 40 dB), holding fewer
+/// tiles than the texture has, and no frame passes the budget.
+#[test]
+fn the_renderer_draws_a_virtual_texture_material() {
+    use mipflow::{Camera, FrameInput, MaterialDesc, Renderer, RendererConfig};
+    let (tex, file) = cooked();
+    let mut plain = Vec::new();
+    mipflow::ktx2::write_ktx2(&mut plain, &tex, None, "tiles test").unwrap();
+    let camera = Camera::look_at(
+        glam::Vec3::new(0.0, 0.6, 3.8),
+        glam::Vec3::new(0.0, 0.0, -1.0),
+    );
+    let budget = 48u64 << 20;
+    let make = || -> Option<Renderer> {
+        let ctx = common::gpu()?;
+        let mut c = RendererConfig::default();
+        c.budget = mipflow::Budget::bytes(budget);
+        c.stream = c.stream.with_deterministic(true);
+        c.upscaler = mipflow::Upscaler::Bilinear;
+        c.anisotropy = 1;
+        c.tile_cache_bytes = 2 << 20;
+        let mut r = Renderer::with_context(ctx, c).unwrap();
+        r.set_scale_range(1.0, 1.0);
+        Some(r)
+    };
+    let (v, i) = mipflow::quad_xz();
+    let floor = glam::Mat4::from_scale(glam::Vec3::new(8.0, 1.0, 8.0));
+    // The whole texture, streamed at a roomy budget until every wanted level is resident.
+    let Some(mut full) = make() else { return };
+    let mesh = full.add_mesh(&v, &i).unwrap();
+    let t = full
+        .add_texture(
+            mipflow::TextureSource::bytes(plain),
+            mipflow::TextureOptions::default(),
+        )
+        .unwrap();
+    let m = full.add_material(MaterialDesc::new(t)).unwrap();
+    full.add_instance(mesh, m, floor).unwrap();
+    let out_full = full
+        .context()
+        .create_offscreen_target("full", 320, 180)
+        .unwrap();
+    let view_full = out_full.create_view(&Default::default());
+    let start = std::time::Instant::now();
+    loop {
+        let s = *full.render(&view_full, &FrameInput::new(camera)).unwrap();
+        if s.resident_mip_bytes == s.wanted_mip_bytes && s.frame > 4 {
+            break;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "{s:?}"
+        );
+    }
+    let reference = mipflow::read_texture_rgba8(full.context(), out_full.texture()).unwrap();
+
+    let mut r = make().unwrap();
+    let mesh = r.add_mesh(&v, &i).unwrap();
+    let id = r
+        .add_virtual_texture(TileSource::Bytes(file.into()), VtAddress::Clamp)
+        .unwrap();
+    let m = r.add_material(MaterialDesc::virtual_texture(id)).unwrap();
+    r.add_instance(mesh, m, floor).unwrap();
+    assert!(
+        r.add_material(MaterialDesc::virtual_texture(VtId(7)))
+            .is_err()
+    );
+    let out = r
+        .context()
+        .create_offscreen_target("virtual", 320, 180)
+        .unwrap();
+    let view = out.create_view(&Default::default());
+    let start = std::time::Instant::now();
+    let (mut settled, mut readbacks, mut over) = (0, 0, 0);
+    while settled < 3 {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "not settled"
+        );
+        let s = *r.render(&view, &FrameInput::new(camera)).unwrap();
+        over += u32::from(s.frame_peak_bytes > s.budget_bytes);
+        let u = r.virtual_textures().unwrap().last_update();
+        readbacks += u.readbacks;
+        settled = if readbacks > 0 && u.readbacks > 0 && u.pending == 0 && u.loaded == 0 {
+            settled + 1
+        } else {
+            0
+        };
+    }
+    let picture = mipflow::read_texture_rgba8(r.context(), out.texture()).unwrap();
+    let psnr = common::psnr(&picture, &reference, [true, true, true, false]);
+    if let Some(dir) = std::env::var_os("MIPFLOW_TILES_DUMP") {
+        for (name, px) in [
+            ("renderer_vt.png", &picture),
+            ("renderer_full.png", &reference),
+        ] {
+            image::RgbaImage::from_raw(320, 180, px.clone())
+                .unwrap()
+                .save(std::path::Path::new(&dir).join(name))
+                .unwrap();
+        }
+    }
+    let held = r
+        .virtual_textures()
+        .unwrap()
+        .table(id)
+        .unwrap()
+        .resident_tiles()
+        - 8;
+    eprintln!("renderer: {psnr:.1} dB against the whole texture, {held} of 84 tiles held");
+    assert_eq!(over, 0, "frames over the budget");
+    assert!(psnr >= 40.0, "{psnr:.1} dB");
+    assert!(held < 84, "{held} tiles");
+    assert!(r.context().take_uncaptured_errors().is_empty());
+}
