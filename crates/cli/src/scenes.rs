@@ -163,6 +163,16 @@ pub fn hall_floor_transforms(length: f32) -> impl Iterator<Item = Mat4> {
 /// Places `textures` as panels along both walls of a hall running from z = 0 towards -z, larger
 /// textures on larger panels, and a tiled floor with the first texture. Returns the hall's length.
 pub fn build_hall(r: &mut Renderer, textures: &[(TextureHandle, u32)]) -> Result<f32> {
+    build_hall_with(r, textures, true)
+}
+
+/// [`build_hall`], with its floor (`floor`) or without (a floor of its own to come, such as
+/// [`add_tiled_floor`]'s).
+pub fn build_hall_with(
+    r: &mut Renderer,
+    textures: &[(TextureHandle, u32)],
+    floor: bool,
+) -> Result<f32> {
     let (pv, pi) = panel(1.0, 1.0);
     let panel_mesh = r.add_mesh(&pv, &pi)?;
     let length = hall_length(textures.len());
@@ -175,7 +185,7 @@ pub fn build_hall(r: &mut Renderer, textures: &[(TextureHandle, u32)]) -> Result
             hall_panel_transform_with_aspect(i, size, aspect),
         )?;
     }
-    if let Some(&(floor_tex, _)) = textures.first() {
+    if let Some(&(floor_tex, _)) = textures.first().filter(|_| floor) {
         let (fv, fi) = mipflow::quad_xz();
         let floor_mesh = r.add_mesh(&fv, &fi)?;
         let mut md = MaterialDesc::new(floor_tex);
@@ -198,6 +208,19 @@ pub fn build_demo(
     cache: Option<&Path>,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<f32> {
+    build_demo_with(r, seed, count, max_size, cache, progress, true)
+}
+
+/// [`build_demo`], with the hall's floor (`floor`) or without.
+pub fn build_demo_with(
+    r: &mut Renderer,
+    seed: u64,
+    count: u32,
+    max_size: u32,
+    cache: Option<&Path>,
+    progress: &(dyn Fn(usize, usize) + Sync),
+    floor: bool,
+) -> Result<f32> {
     use rayon::prelude::*;
     let specs = demo_specs(seed, count, max_size);
     let done = std::sync::atomic::AtomicUsize::new(0);
@@ -216,7 +239,76 @@ pub fn build_demo(
         let h = r.add_texture(src?, TextureOptions::default())?;
         handles.push((h, spec.size));
     }
-    build_hall(r, &handles)
+    build_hall_with(r, &handles, floor)
+}
+
+/// A floor down a hall of `length`: one texture of `side`² (stone slabs, cooked to BC7 tiled at
+/// 128 with Zstandard, cached in `cache`) streamed tile by tile as a virtual texture
+/// ([`Renderer::add_virtual_texture`]), repeating on every 6 m floor quad.
+pub fn add_tiled_floor(
+    r: &mut Renderer,
+    length: f32,
+    side: u32,
+    cache: Option<&Path>,
+) -> Result<()> {
+    let source = tiled_floor_texture(side, cache)?;
+    let id = r.add_virtual_texture(source, mipflow::VtAddress::Repeat)?;
+    let (fv, fi) = mipflow::quad_xz();
+    let mesh = r.add_mesh(&fv, &fi)?;
+    let mat = r.add_material(MaterialDesc::virtual_texture(id))?;
+    for t in hall_floor_transforms(length) {
+        r.add_instance(mesh, mat, t)?;
+    }
+    Ok(())
+}
+
+/// The tiled floor's texture: read from `cache` when it was cooked before, else cooked (and
+/// written there when it can be).
+fn tiled_floor_texture(side: u32, cache: Option<&Path>) -> Result<mipflow::TileSource> {
+    let name = format!("floor-tiles-{side}-t128.ktx2");
+    if let Some(path) = cache.map(|c| c.join(&name))
+        && mipflow::ktx2::read_info(&path, &Default::default()).is_ok_and(|i| i.tiles.is_some())
+    {
+        return Ok(mipflow::TileSource::File(path));
+    }
+    let slab = (side / 8).max(8);
+    let img = image::RgbaImage::from_fn(side, side, |x, y| {
+        let groove = x % slab < slab / 32 + 1 || y % slab < slab / 32 + 1;
+        let tone = 110 + (((x / slab) * 37 + (y / slab) * 91) % 70) as u8;
+        let grain = ((x.wrapping_mul(2_654_435_761) ^ y.wrapping_mul(40_503)) >> 27) as u8;
+        if groove {
+            image::Rgba([40, 38, 36, 255])
+        } else {
+            image::Rgba([tone + grain, tone - 10 + grain, tone - 25 + grain / 2, 255])
+        }
+    });
+    let opts = mipflow_cook::CookOptions {
+        quality: Quality::Fast,
+        ..Default::default()
+    };
+    let enc = mipflow_cook::encoder_for(Quality::Fast);
+    let tex = mipflow_cook::cook_rgba8(img, &opts, enc.as_ref()).map_err(Error::from)?;
+    let mut bytes = Vec::new();
+    mipflow::ktx2::write_ktx2_tiled(&mut bytes, &tex, Some(3), "mipflow scenes", 128).map_err(
+        |source| Error::Io {
+            path: name.clone().into(),
+            source,
+        },
+    )?;
+    if let Some(dir) = cache {
+        let (path, tmp) = (
+            dir.join(&name),
+            dir.join(format!(".{name}.{}", std::process::id())),
+        );
+        let written = std::fs::create_dir_all(dir)
+            .and_then(|_| std::fs::write(&tmp, &bytes))
+            .and_then(|_| std::fs::rename(&tmp, &path));
+        if written.is_ok() {
+            return Ok(mipflow::TileSource::File(path));
+        }
+        let _ = std::fs::remove_file(&tmp);
+    }
+    Ok(mipflow::TileSource::Bytes(bytes.into()))
 }
 
 /// A grid scene of `count` small procedural textures (side `size`) on panels in a square grid

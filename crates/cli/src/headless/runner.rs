@@ -114,17 +114,22 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
                 scenes::Residency::Streamed,
             )?,
         ),
-        _ => (
-            "demo",
-            scenes::build_demo(
+        _ => {
+            let floor = sc.scene.floor_tiles;
+            let length = scenes::build_demo_with(
                 &mut r,
                 sc.scene.seed,
                 sc.scene.count.unwrap_or(64),
                 sc.scene.texture_size.unwrap_or(1024),
                 cache,
                 &quiet,
-            )?,
-        ),
+                floor.is_none(),
+            )?;
+            if let Some(side) = floor {
+                scenes::add_tiled_floor(&mut r, length, side, cache)?;
+            }
+            ("demo", length)
+        }
     };
 
     // The budget test (the library's harness): the schedule (one budget with `--budget`), the

@@ -28,6 +28,10 @@ pub struct SceneSpec {
     pub count: Option<u32>,
     /// For `demo` and `grid`: the largest texture side (demo default 1024, grid default 64).
     pub texture_size: Option<u32>,
+    /// For `demo`: the hall's floor as one virtual texture of this side (a power of two, 256 to
+    /// 8192), streamed tile by tile (tiles of 128, in the renderer's tile cache) instead of the
+    /// first texture on every floor quad.
+    pub floor_tiles: Option<u32>,
 }
 
 fn default_kind() -> String {
@@ -46,6 +50,7 @@ impl Default for SceneSpec {
             textures: None,
             count: None,
             texture_size: None,
+            floor_tiles: None,
         }
     }
 }
@@ -172,6 +177,13 @@ impl Scenario {
             && !(1..=MAX_COUNT).contains(&c)
         {
             return bad(format!("scene count = {c} must be within 1..={MAX_COUNT}"));
+        }
+        if let Some(f) = self.scene.floor_tiles
+            && !(f.is_power_of_two() && (256..=8192).contains(&f))
+        {
+            return bad(format!(
+                "floor_tiles = {f}: a power of two from 256 to 8192"
+            ));
         }
         if let Some(t) = self.scene.texture_size
             && !(16..=8192).contains(&t)
@@ -318,11 +330,14 @@ impl Scenario {
             "demo" | "grid" if self.scene.textures.is_some() => Some("textures"),
             "gallery" if self.scene.count.is_some() => Some("count"),
             "gallery" if self.scene.texture_size.is_some() => Some("texture_size"),
+            "gallery" | "grid" if self.scene.floor_tiles.is_some() => Some("floor_tiles"),
             _ => None,
         };
         if let Some(key) = misplaced {
             let needs = if key == "textures" {
                 "kind = \"gallery\""
+            } else if key == "floor_tiles" {
+                "kind = \"demo\""
             } else {
                 "kind = \"demo\" or \"grid\""
             };

@@ -995,3 +995,23 @@ fn refusing_huge_one_level_textures_costs_no_memory() {
         peak >> 20
     );
 }
+
+/// A scenario whose floor is a virtual texture: the runs stay within the budget with the tile
+/// cache on the same ledger (its 16 MiB atlas among the frames' textures), and the verdict
+/// passes.
+#[test]
+fn a_tiled_floor_streams_within_the_budget() {
+    let Some(run) = run("tiled_floor", &["--scenario", &scenario("tiled_floor")]) else {
+        return;
+    };
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let r = run.report.unwrap();
+    check_consistent(&r);
+    assert_eq!(r.violations, 0);
+    // The tile cache's atlas is on the ledger every frame, with the streamed walls beside it.
+    assert!(
+        r.frames.iter().all(|f| f.by_category.textures >= 16 << 20),
+        "the atlas is counted"
+    );
+    assert!(r.frames.iter().all(|f| f.total_bytes <= 32 << 20));
+}
