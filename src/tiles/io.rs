@@ -27,6 +27,8 @@ pub(super) struct TileReader {
     requests: Option<Sender<Request>>,
     done: Receiver<Done>,
     pub(super) in_flight: Vec<TileKey>,
+    /// Tiles whose read failed, and the update from which they may be asked for again.
+    failed: Vec<(TileKey, u64)>,
 }
 
 impl TileReader {
@@ -52,7 +54,21 @@ impl TileReader {
             requests: spawned.ok().map(|_| requests),
             done,
             in_flight: Vec::new(),
+            failed: Vec::new(),
         }
+    }
+
+    /// Tile `key` could not be read: not asked for again before update `until`.
+    pub(super) fn failed(&mut self, key: TileKey, until: u64) {
+        self.failed.retain(|&(k, _)| k != key);
+        self.failed.push((key, until));
+    }
+
+    /// Whether tile `key` is waiting out a failed read at update `now` (ended back-offs are
+    /// forgotten).
+    pub(super) fn backing_off(&mut self, key: TileKey, now: u64) -> bool {
+        self.failed.retain(|&(_, until)| until > now);
+        self.failed.iter().any(|&(k, _)| k == key)
     }
 
     /// Asks for `key` unless it is already on its way; false when the reader cannot take it.

@@ -18,6 +18,7 @@
 //! The tiles come from a tiled KTX2 file (`mipflow cook --tiles`), one byte range each
 //! ([`crate::ktx2::read_tile`]).
 
+mod demand;
 mod entry;
 use entry::tail_origin;
 mod feedback;
@@ -101,6 +102,8 @@ struct Entry {
     priority: f32,
     /// It was given CPU demand since the last update.
     cpu_demand: bool,
+    /// Not removed.
+    alive: bool,
 }
 
 /// Frames a texture's smoothed tile demand lasts after its last count (it halves each
@@ -186,7 +189,13 @@ pub struct TileUpdate {
     pub pending: usize,
     /// Feedback readbacks taken in.
     pub readbacks: usize,
+    /// Tiles that could not be read (a corrupt frame, an IO error): asked for again after
+    /// [`RETRY_FRAMES`] updates; their ancestors show meanwhile.
+    pub failed: usize,
 }
+
+/// Updates a tile that could not be read waits before it is asked for again.
+pub const RETRY_FRAMES: u64 = 120;
 
 /// Settings of a [`VirtualTextures`] cache.
 #[derive(Clone, Debug)]
@@ -286,7 +295,7 @@ impl VirtualTextures {
         self.seen
             .extend((0..self.entries.len() as u32).filter(|&i| {
                 let e = &self.entries[i as usize];
-                e.seen.is_some() || e.cpu_demand
+                e.alive && (e.seen.is_some() || e.cpu_demand)
             }));
         self.plan_pixels.resize(self.pixels.len(), 0.0);
         for &i in &self.seen {
@@ -349,7 +358,11 @@ impl VirtualTextures {
             let data = match done.data {
                 Ok(d) => d,
                 Err(e) => {
+                    // Asked for again only after a back-off (a corrupt tile is not read
+                    // every frame); its ancestor shows meanwhile.
                     tracing::warn!(error = %e, "a tile could not be read");
+                    out.failed += 1;
+                    self.reader.failed(done.key, self.frame + RETRY_FRAMES);
                     continue;
                 }
             };
@@ -368,7 +381,9 @@ impl VirtualTextures {
             let e = &self.entries[w.texture as usize];
             if e.table.slot(w.level.into(), w.tx, w.ty).is_none() {
                 out.pending += 1;
-                if self.reader.in_flight.len() < 4 * max_loads.max(1) {
+                if self.reader.in_flight.len() < 4 * max_loads.max(1)
+                    && !self.reader.backing_off(key, self.frame)
+                {
                     self.reader.request(key, &e.info, &e.source);
                 }
             }
@@ -458,6 +473,7 @@ impl VirtualTextures {
             seen: None,
             priority: 1.0,
             cpu_demand: false,
+            alive: true,
         };
         for (l, g) in gpu.levels.iter_mut().enumerate().take(n) {
             let (w, h) = entry.info.level_dims(l);
@@ -515,6 +531,9 @@ impl VirtualTextures {
     fn place(&mut self, queue: &wgpu::Queue, key: io::TileKey, data: &[u8]) -> Result<bool> {
         let (id, level, tx, ty) = key;
         let e = self.entry(VtId(id))?;
+        if !e.alive {
+            return Ok(false);
+        }
         let span = crate::ktx2::tile_span(&e.info, level.into(), tx, ty).map_err(|source| {
             Error::Ktx2 {
                 path: "virtual texture".into(),
@@ -592,68 +611,33 @@ impl VirtualTextures {
         }
     }
 
-    /// Demand from the CPU for this frame (a fallback where the GPU feedback is off, or for a
-    /// surface about to come into view): `pixels` output pixels want level `level` (fractional:
-    /// its floor) over the UV rectangle `uv_min..uv_max` of `id` (in texture repeats; clamped
-    /// to one repeat, or wrapped for a repeating texture), spread over the tiles it covers by
-    /// area. Summed with the feedback in the next [`VirtualTextures::update`], then cleared.
-    /// False for an unknown texture or no pixels.
-    pub fn add_demand(
-        &mut self,
-        id: VtId,
-        level: f32,
-        uv_min: [f32; 2],
-        uv_max: [f32; 2],
-        pixels: f32,
-    ) -> bool {
-        let Some(e) = self.entries.get_mut(id.0 as usize) else {
+    /// Removes virtual texture `id`: its tiles' and its tail's slots are given back (its page
+    /// entries are not reused). Draw nothing with it after. False for an unknown or removed one.
+    pub fn remove(&mut self, id: VtId) -> bool {
+        let Some(e) = self.entries.get_mut(id.0 as usize).filter(|e| e.alive) else {
             return false;
         };
-        if !(pixels > 0.0 && pixels.is_finite()) || level.is_nan() {
-            return false;
-        }
-        let n = e.table.level_count();
-        let l = (level.max(0.0) as usize).min(n - 1);
-        let (x_n, y_n) = e.table.tiles(l);
-        let (w, h) = e.info.level_dims(l);
-        let repeat = e.gpu.address == 1;
-        // The rectangle in texels of the level, clamped or wrapped into one repeat.
-        let span = |a: f32, b: f32, size: u32| -> (f32, f32) {
-            let (a, b) = (a.min(b), a.max(b));
-            if repeat && b - a < 1.0 {
-                let off = a.floor();
-                ((a - off) * size as f32, (b - off) * size as f32)
-            } else {
-                (
-                    a.clamp(0.0, 1.0) * size as f32,
-                    b.clamp(0.0, 1.0) * size as f32,
-                )
-            }
-        };
-        let ((x0, x1), (y0, y1)) = (span(uv_min[0], uv_max[0], w), span(uv_min[1], uv_max[1], h));
-        let area = ((x1 - x0) * (y1 - y0)).max(1e-6);
-        if self.cpu_pixels.len() < self.pages_used as usize {
-            self.cpu_pixels.resize(self.pages_used as usize, 0.0);
-        }
-        let tile = self.tile as f32;
-        let first = e.page_base as usize + e.table.first_entry(l);
-        let (tx0, tx1) = ((x0 / tile) as u32, ((x1 / tile).ceil() as u32).max(1));
-        let (ty0, ty1) = ((y0 / tile) as u32, ((y1 / tile).ceil() as u32).max(1));
-        for ty in ty0..ty1 {
-            for tx in tx0..tx1 {
-                // A texel wider than the level wraps to its first tile.
-                let (cx, cy) = (tx % x_n, ty % y_n);
-                let ox = (x1.min((tx + 1) as f32 * tile) - x0.max(tx as f32 * tile)).max(0.0);
-                let oy = (y1.min((ty + 1) as f32 * tile) - y0.max(ty as f32 * tile)).max(0.0);
-                let share = if x1 - x0 <= 0.0 || y1 - y0 <= 0.0 {
-                    1.0
-                } else {
-                    ox * oy / area
-                };
-                self.cpu_pixels[first + (cy * x_n + cx) as usize] += pixels * share;
+        e.alive = false;
+        e.seen = None;
+        e.cpu_demand = false;
+        for l in 0..e.table.level_count() {
+            let (x_n, y_n) = e.table.tiles(l);
+            for ty in 0..y_n {
+                for tx in 0..x_n {
+                    if let Some(s) = e.table.set(l, tx, ty, None)
+                        && !e.tail.contains(&s)
+                    {
+                        self.owners[s as usize] = None;
+                        self.slots.give_back(s);
+                    }
+                }
             }
         }
-        e.cpu_demand = true;
+        // The tail's two slots (the second holds several levels).
+        for s in e.tail {
+            self.slots.give_back(s);
+        }
+        e.dirty = true;
         true
     }
 

@@ -791,3 +791,58 @@ fn the_renderer_draws_a_virtual_texture_material() {
     assert!(held < 84, "{held} tiles");
     assert!(r.context().take_uncaptured_errors().is_empty());
 }
+
+/// A damaged tile (its Zstandard frame overwritten in the file) is a counted failure, not a
+/// panic or a retry every frame: its ancestor shows, the other tiles load; and a removed texture
+/// gives every slot back.
+#[test]
+fn a_damaged_tile_is_skipped_and_a_removed_texture_frees_its_slots() {
+    let Some(ctx) = common::gpu() else { return };
+    let (_, mut file) = cooked();
+    let info = Ktx2Info::parse(&file, file.len() as u64, &ReadLimits::default()).unwrap();
+    // Tile (1, 4) of level 0: its frame's bytes overwritten.
+    let span = mipflow::ktx2::tile_span(&info, 0, 1, 4).unwrap();
+    for b in &mut file[span.offset as usize..(span.offset + span.stored_len) as usize] {
+        *b = 0xA5;
+    }
+    let (mut vt, id) = cache_with(&ctx, &file, |_| false);
+    let free_before = vt.slots().1;
+    let rect = (
+        [200.0 / 1024.0, 600.0 / 1024.0],
+        [300.0 / 1024.0, 700.0 / 1024.0],
+    );
+    let start = std::time::Instant::now();
+    let (mut failed, mut loaded) = (0, 0);
+    // Until the three good level-0 tiles and the parents are in, and the bad one failed.
+    while !(failed > 0 && loaded >= 6) {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(30),
+            "{failed} {loaded}"
+        );
+        vt.add_demand(id, 0.0, rect.0, rect.1, 10_000.0);
+        let u = vt.update(ctx.device(), ctx.queue(), 16).unwrap();
+        failed += u.failed;
+        loaded += u.loaded;
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    // The next updates do not ask for it again (its back-off is 120 updates).
+    for _ in 0..20 {
+        vt.add_demand(id, 0.0, rect.0, rect.1, 10_000.0);
+        let u = vt.update(ctx.device(), ctx.queue(), 16).unwrap();
+        assert_eq!(u.failed, 0);
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let table = vt.table(id).unwrap();
+    assert!(
+        table.slot(0, 1, 4).is_none(),
+        "the damaged tile is not resident"
+    );
+    assert!(table.slot(0, 2, 4).is_some() && table.slot(0, 1, 5).is_some());
+    // Its ancestor covers it.
+    assert_eq!(table.entry(0, 1, 4) >> 24 & 0xF, 1);
+    assert!(vt.slots().1 < free_before);
+    assert!(vt.remove(id));
+    assert!(!vt.remove(id), "removed once");
+    assert_eq!(vt.slots(), (128, 128), "every slot is free again");
+    assert!(!vt.add_demand(id, 0.0, rect.0, rect.1, 1.0));
+}
