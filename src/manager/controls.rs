@@ -426,16 +426,8 @@ impl BudgetManager {
             .iter()
             .filter_map(|&i| {
                 let i = i as usize;
-                Some((i, *targets.get(i)?, textures.get(i)?))
-            })
-            .filter(|(_, _, p)| {
-                p.level_count > 0
-                    && p.wanted_level.is_finite()
-                    && p.wanted_level < f32::from(p.level_count)
-            })
-            .map(|(i, t, p)| {
-                let w = (p.wanted_level.max(0.0).floor() as u8).min(p.level_count);
-                textures.bytes_from(i, w.max(t))
+                let (t, w) = (*targets.get(i)?, textures.wanted_whole_level(i)?);
+                Some(textures.bytes_from(i, w.max(t)))
             })
             .sum();
         let streamer = &self.streamer;

@@ -284,46 +284,21 @@ impl TexturedPass {
         });
         // One vertex stage for every variant (its clip position is @invariant, so the pre-pass
         // and the shaded pass agree on depth to the bit); `shaded` adds the fragment stage.
-        let targets = [Some(wgpu::ColorTargetState {
-            format: color_format,
-            blend: None,
-            write_mask: wgpu::ColorWrites::ALL,
-        })];
         let make = |layout: &wgpu::PipelineLayout,
                     write: bool,
                     compare: wgpu::CompareFunction,
                     shaded: bool,
                     label: &str| {
-            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-                label: Some(label),
-                layout: Some(layout),
-                vertex: wgpu::VertexState {
-                    module: &module,
-                    entry_point: Some("vs_main"),
-                    compilation_options: Default::default(),
-                    buffers: &[Some(Vertex::layout())],
-                },
-                primitive: wgpu::PrimitiveState {
-                    cull_mode: None,
-                    ..Default::default()
-                },
-                depth_stencil: Some(wgpu::DepthStencilState {
-                    format: depth_format,
-                    depth_write_enabled: Some(write),
-                    depth_compare: Some(compare),
-                    stencil: Default::default(),
-                    bias: Default::default(),
-                }),
-                multisample: Default::default(),
-                fragment: shaded.then(|| wgpu::FragmentState {
-                    module: &module,
-                    entry_point: Some("fs_main"),
-                    compilation_options: Default::default(),
-                    targets: &targets,
-                }),
-                multiview_mask: None,
-                cache: None,
-            })
+            let formats = (color_format, depth_format);
+            Self::pipeline(
+                device,
+                &module,
+                layout,
+                formats,
+                (write, compare),
+                shaded,
+                label,
+            )
         };
         use wgpu::CompareFunction::{Less, LessEqual};
         let pipeline = make(&layout, true, Less, true, "textured");
@@ -412,42 +387,17 @@ impl TexturedPass {
             ],
             immediate_size: 0,
         });
-        let targets = [Some(wgpu::ColorTargetState {
-            format: self.color_format,
-            blend: None,
-            write_mask: wgpu::ColorWrites::ALL,
-        })];
+        let formats = (self.color_format, self.depth_format);
         let make = |write: bool, compare: wgpu::CompareFunction, label: &str| {
-            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-                label: Some(label),
-                layout: Some(&layout),
-                vertex: wgpu::VertexState {
-                    module: &module,
-                    entry_point: Some("vs_main"),
-                    compilation_options: Default::default(),
-                    buffers: &[Some(Vertex::layout())],
-                },
-                primitive: wgpu::PrimitiveState {
-                    cull_mode: None,
-                    ..Default::default()
-                },
-                depth_stencil: Some(wgpu::DepthStencilState {
-                    format: self.depth_format,
-                    depth_write_enabled: Some(write),
-                    depth_compare: Some(compare),
-                    stencil: Default::default(),
-                    bias: Default::default(),
-                }),
-                multisample: Default::default(),
-                fragment: Some(wgpu::FragmentState {
-                    module: &module,
-                    entry_point: Some("fs_main"),
-                    compilation_options: Default::default(),
-                    targets: &targets,
-                }),
-                multiview_mask: None,
-                cache: None,
-            })
+            Self::pipeline(
+                device,
+                &module,
+                &layout,
+                formats,
+                (write, compare),
+                true,
+                label,
+            )
         };
         self.virtual_pipelines = Some((
             make(true, wgpu::CompareFunction::Less, "textured virtual"),
@@ -457,6 +407,54 @@ impl TexturedPass {
                 "textured virtual after pre-pass",
             ),
         ));
+    }
+
+    /// A pipeline of the material pass: `vs_main`, and `fs_main` when `shaded`, into targets of
+    /// `formats` (colour, depth) with the depth test `depth` (write, compare).
+    fn pipeline(
+        device: &wgpu::Device,
+        module: &wgpu::ShaderModule,
+        layout: &wgpu::PipelineLayout,
+        formats: (wgpu::TextureFormat, wgpu::TextureFormat),
+        depth: (bool, wgpu::CompareFunction),
+        shaded: bool,
+        label: &str,
+    ) -> wgpu::RenderPipeline {
+        let targets = [Some(wgpu::ColorTargetState {
+            format: formats.0,
+            blend: None,
+            write_mask: wgpu::ColorWrites::ALL,
+        })];
+        device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some(label),
+            layout: Some(layout),
+            vertex: wgpu::VertexState {
+                module,
+                entry_point: Some("vs_main"),
+                compilation_options: Default::default(),
+                buffers: &[Some(Vertex::layout())],
+            },
+            primitive: wgpu::PrimitiveState {
+                cull_mode: None,
+                ..Default::default()
+            },
+            depth_stencil: Some(wgpu::DepthStencilState {
+                format: formats.1,
+                depth_write_enabled: Some(depth.0),
+                depth_compare: Some(depth.1),
+                stencil: Default::default(),
+                bias: Default::default(),
+            }),
+            multisample: Default::default(),
+            fragment: shaded.then(|| wgpu::FragmentState {
+                module,
+                entry_point: Some("fs_main"),
+                compilation_options: Default::default(),
+                targets: &targets,
+            }),
+            multiview_mask: None,
+            cache: None,
+        })
     }
 
     /// Records one draw of a material sampling a virtual texture (`vt_group`: the cache's bind

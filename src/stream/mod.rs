@@ -782,20 +782,12 @@ impl Streamer {
     pub fn wanted_bytes_of(&self, slots: impl IntoIterator<Item = u32>) -> (u64, u64) {
         let mut have = 0u64;
         let mut want = 0u64;
-        for i in slots {
-            let Some(p) = self.plan_tex.get(i as usize) else {
-                continue;
-            };
-            // Not visible: infinite, NaN, or past the chain.
-            let visible = p.wanted_level.is_finite() && p.wanted_level < f32::from(p.level_count);
-            if p.level_count == 0 || !visible {
-                continue;
+        for i in slots.into_iter().map(|i| i as usize) {
+            if let Some(w) = self.plan_tex.wanted_whole_level(i) {
+                let resident = self.plan_tex[i].resident_level;
+                want += self.plan_tex.bytes_from(i, w);
+                have += self.plan_tex.bytes_from(i, w.max(resident));
             }
-            let w = (p.wanted_level.max(0.0).floor() as u8).min(p.level_count);
-            want += self.plan_tex.bytes_from(i as usize, w);
-            have += self
-                .plan_tex
-                .bytes_from(i as usize, w.max(p.resident_level));
         }
         (have, want)
     }

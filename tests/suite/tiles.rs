@@ -299,6 +299,38 @@ fn cache_with(
     (vt, id)
 }
 
+/// Frames of `source` (a shader calling `vt_sample_feedback`) with the cache's feedback and
+/// update (`max_loads`), each update's figures to `each`, until settled: feedback has come
+/// back and nothing the plan keeps is missing, three updates in a row (waited for by time).
+fn settle(
+    ctx: &GpuContext,
+    vt: &mut VirtualTextures,
+    source: &str,
+    max_loads: usize,
+    mut each: impl FnMut(&mipflow::TileUpdate),
+) {
+    let start = std::time::Instant::now();
+    let mut settled = 0;
+    while settled < 3 {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "not settled"
+        );
+        draw(ctx, source, vt.layout(), vt.bind_group());
+        let mut enc = ctx.device().create_command_encoder(&Default::default());
+        vt.record_feedback(&mut enc);
+        ctx.queue().submit([enc.finish()]);
+        vt.submitted();
+        let u = vt.update(ctx.device(), ctx.queue(), max_loads).unwrap();
+        each(&u);
+        settled = if u.readbacks > 0 && u.pending == 0 && u.loaded == 0 {
+            settled + 1
+        } else {
+            0
+        };
+    }
+}
+
 /// Largest difference of any channel, per pixel.
 fn diff(a: &[u8], b: &[u8]) -> Vec<u8> {
     a.chunks_exact(4)
@@ -403,30 +435,11 @@ fn feedback_streams_the_tiles_the_view_needs() {
     let (mut vt, id) = cache_with(&ctx, &file, |_| false);
     let all_tiles = 64 + 16 + 4;
     let source = format!("{}{FLOOR_UV}{FEEDBACK}", mipflow::vt_wgsl(0));
-    let start = std::time::Instant::now();
-    let mut settled = 0;
-    let mut readbacks = 0;
-    let mut loaded = 0;
-    while settled < 3 {
-        assert!(
-            start.elapsed() < std::time::Duration::from_secs(60),
-            "not settled: {readbacks} readbacks, {loaded} tiles loaded"
-        );
-        draw(&ctx, &source, vt.layout(), vt.bind_group());
-        let mut enc = ctx.device().create_command_encoder(&Default::default());
-        vt.record_feedback(&mut enc);
-        ctx.queue().submit([enc.finish()]);
-        vt.submitted();
-        let u = vt.update(ctx.device(), ctx.queue(), 16).unwrap();
+    let (mut readbacks, mut loaded) = (0, 0);
+    settle(&ctx, &mut vt, &source, 16, |u| {
         readbacks += u.readbacks;
         loaded += u.loaded;
-        // Settled: feedback has come back, and nothing the plan keeps is missing.
-        settled = if u.readbacks > 0 && u.pending == 0 && u.loaded == 0 {
-            settled + 1
-        } else {
-            0
-        };
-    }
+    });
     let picture = draw(
         &ctx,
         &format!("{}{FLOOR_UV}{VIRTUAL}", mipflow::vt_wgsl(0)),
@@ -560,27 +573,11 @@ fn a_moving_view_under_few_slots_trades_tiles_by_worth() {
     for shift in [-0.3f32, 0.3] {
         let uv = shifted(shift);
         let feedback = format!("{}{uv}{FEEDBACK}", mipflow::vt_wgsl(0));
-        let start = std::time::Instant::now();
-        let (mut settled, mut evicted) = (0, 0);
-        while settled < 3 {
-            assert!(
-                start.elapsed() < std::time::Duration::from_secs(60),
-                "not settled"
-            );
-            draw(&ctx, &feedback, vt.layout(), vt.bind_group());
-            let mut enc = ctx.device().create_command_encoder(&Default::default());
-            vt.record_feedback(&mut enc);
-            ctx.queue().submit([enc.finish()]);
-            vt.submitted();
-            let u = vt.update(ctx.device(), ctx.queue(), 4).unwrap();
+        let mut evicted = 0;
+        settle(&ctx, &mut vt, &feedback, 4, |u| {
             assert!(u.kept <= 8, "the plan keeps {} tiles in 8 slots", u.kept);
             evicted += u.evicted;
-            settled = if u.readbacks > 0 && u.pending == 0 && u.loaded == 0 {
-                settled + 1
-            } else {
-                0
-            };
-        }
+        });
         let table = vt.table(id).unwrap();
         // The tail's 8 levels (in 2 slots) and at most 8 tiles.
         assert!(table.resident_tiles() <= 8 + 8);

@@ -293,6 +293,16 @@ impl PlanTextures {
         bytes_from(&self.level_bytes[i].0, self.hot[i].count(), level)
     }
 
+    /// The finest whole level texture `i`'s view wants (its wanted level rounded down, at most
+    /// its level count), or `None` when it is not visible (infinite, NaN or past the chain) or
+    /// has no levels: what the reports count as wanted.
+    pub fn wanted_whole_level(&self, i: usize) -> Option<u8> {
+        let p = self.hot.get(i)?;
+        let visible = p.wanted_level.is_finite() && p.wanted_level < f32::from(p.level_count);
+        (p.level_count > 0 && visible)
+            .then(|| (p.wanted_level.max(0.0).floor() as u8).min(p.level_count))
+    }
+
     /// Texture `i`'s histogram: output pixels whose wanted level (at native resolution) is `l`
     /// for bin `l` (a fractional level `l + f` counts in bin `l`). Keeping level `r` costs
     /// `sum over l of pixels[l] x max(0, r - l - mip bias)` pixel-octaves, so a level is worth
