@@ -244,6 +244,8 @@ impl Renderer {
             Err(_) => {}
         }
         self.visibility(&input.camera, output);
+        // The tile cache fitted to the budget before the plan counts it.
+        self.fit_tile_cache()?;
         let plan = self.manager.frame(output, FrameTiming { gpu_ms, cpu_ms })?;
         self.refresh_material_groups();
         // The virtual textures' tiles: the feedback that has come back, their plan, the tiles

@@ -63,9 +63,11 @@ pub struct RendererConfig {
     /// demand once they are read back (1-3 frames later); the CPU estimate covers the frames
     /// before that, a camera cut, the guard band and the look-ahead. See [`crate::Feedback`].
     pub feedback: FeedbackConfig,
-    /// Bytes of the tile cache made when the first virtual texture is added
+    /// Most bytes of the tile cache made when the first virtual texture is added
     /// ([`Renderer::add_virtual_texture`]; default 16 MiB): on the same ledger, counted by the
-    /// planner as fixed bytes.
+    /// planner as fixed bytes. The cache takes at most a quarter of the budget, at a power of
+    /// two of slots: a budget that falls shrinks it at the next frame (its tiles stream back),
+    /// one that rises grows it when the room is there.
     pub tile_cache_bytes: u64,
 }
 
@@ -264,16 +266,15 @@ impl Renderer {
         if self.vt.is_none() {
             let tile = info.tiles.as_ref().map_or(128, |t| t.tile_size);
             let ctx = self.manager.context();
+            // As `fit_tile_cache` sizes it: at most a quarter of the budget, a power of two.
+            let cap = (self.config.tile_cache_bytes).min(self.manager.budget().current_bytes() / 4);
+            let fit = crate::VtConfig::slots_for(info.format, tile, cap);
             let vt = crate::VirtualTextures::new(
                 ctx,
                 &crate::VtConfig {
                     format: info.format,
                     tile,
-                    slots: crate::VtConfig::slots_for(
-                        info.format,
-                        tile,
-                        self.config.tile_cache_bytes,
-                    ),
+                    slots: 1 << (31 - fit.leading_zeros()),
                     max_pages: 1 << 18,
                     max_textures: 64,
                 },
@@ -284,6 +285,28 @@ impl Renderer {
         let ctx = self.manager.context();
         let vt = self.vt.as_mut().expect("made above");
         vt.add(ctx.queue(), info, source, address)
+    }
+
+    /// Fits the tile cache to the budget (see [`RendererConfig::tile_cache_bytes`]): shrunk at
+    /// once when the budget's quarter holds fewer slots, grown by a power of two when it holds
+    /// twice as many and the ledger has the room (the old atlas is freed first either way).
+    pub(crate) fn fit_tile_cache(&mut self) -> Result<()> {
+        let Some(vt) = self.vt.as_mut() else {
+            return Ok(());
+        };
+        let budget = self.manager.budget().current_bytes();
+        let cap = self.config.tile_cache_bytes.min(budget / 4);
+        let (format, tile) = (vt.format(), vt.tile_size());
+        let fit = crate::VtConfig::slots_for(format, tile, cap);
+        let want = (1u32 << (31 - fit.leading_zeros())).max(vt.min_slots());
+        let have = vt.slots().0 as u32;
+        let ctx = self.manager.context();
+        let per_slot = vt.bytes_per_slot();
+        let room = budget.saturating_sub(ctx.ledger().total_bytes()) + u64::from(have) * per_slot;
+        if want < have || (want >= 2 * have && u64::from(want) * per_slot <= room) {
+            vt.resize(ctx, want)?;
+        }
+        Ok(())
     }
 
     /// The tile cache, once a virtual texture was added.

@@ -20,34 +20,8 @@ impl VirtualTextures {
                 config.tile, config.format
             )));
         }
-        let max = ctx.device().limits().max_texture_dimension_2d;
-        let per_row = (max / config.tile).max(1);
         let slots = config.slots.max(2);
-        let slots_x = (f64::from(slots).sqrt().ceil() as u32).clamp(1, per_row);
-        let slots_y = slots.div_ceil(slots_x);
-        if slots_y > per_row {
-            return Err(invalid(format!(
-                "{slots} slots of {} texels pass the device's {max}-texel textures",
-                config.tile
-            )));
-        }
-        let atlas = ctx.create_texture(
-            &wgpu::TextureDescriptor {
-                label: Some("virtual texture atlas"),
-                size: wgpu::Extent3d {
-                    width: slots_x * config.tile,
-                    height: slots_y * config.tile,
-                    depth_or_array_layers: 1,
-                },
-                mip_level_count: 1,
-                sample_count: 1,
-                dimension: wgpu::TextureDimension::D2,
-                format: config.format,
-                usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
-                view_formats: &[],
-            },
-            Category::Textures,
-        )?;
+        let (atlas, slots_x) = Self::make_atlas(ctx, config.format, config.tile, slots)?;
         let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         let pages = ctx.create_buffer(
             &wgpu::BufferDescriptor {
@@ -69,33 +43,7 @@ impl VirtualTextures {
         )?;
         let feedback = feedback::TileFeedback::new(ctx, config.max_pages, 3)?;
         let layout = Self::bind_group_layout(ctx.device());
-        let view = atlas.texture().create_view(&Default::default());
-        let bind_group = ctx.device().create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("virtual textures"),
-            layout: &layout,
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: wgpu::BindingResource::TextureView(&view),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: pages.buffer().as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 2,
-                    resource: infos.buffer().as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 3,
-                    resource: feedback.counters.buffer().as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 4,
-                    resource: feedback.frame_uniform.buffer().as_entire_binding(),
-                },
-            ],
-        });
+        let bind_group = Self::make_bind_group(ctx, &layout, &atlas, &pages, &infos, &feedback);
         Ok(Self {
             format: config.format,
             tile: config.tile,
@@ -119,6 +67,184 @@ impl VirtualTextures {
             planner: TilePlanner::default(),
             seen: Vec::new(),
             last: TileUpdate::default(),
+        })
+    }
+
+    /// Makes the atlas again with `slots` slots, for a cache that should take more or fewer
+    /// bytes (a budget that changed): the old atlas is destroyed first (no moment with both
+    /// alive), the textures' tails are written again, and their tiles stream back as the view
+    /// asks for them. Errors (the cache unchanged): fewer slots than the tails take (two a
+    /// texture), or an atlas larger than the device's textures.
+    pub fn resize(&mut self, ctx: &GpuContext, slots: u32) -> Result<()> {
+        let alive = self.entries.iter().filter(|e| e.alive).count() as u32;
+        if slots < 2 * alive.max(1) {
+            return Err(Error::InvalidResource {
+                label: "virtual texture cache".into(),
+                reason: format!(
+                    "{slots} slots: the tails of {alive} textures take {}",
+                    2 * alive
+                ),
+            });
+        }
+        let per_row = (ctx.device().limits().max_texture_dimension_2d / self.tile).max(1);
+        let slots_x = (f64::from(slots).sqrt().ceil() as u32)
+            .next_power_of_two()
+            .clamp(1, per_row);
+        if slots.div_ceil(slots_x) > per_row {
+            return Err(Error::InvalidResource {
+                label: "virtual texture cache".into(),
+                reason: format!("{slots} slots pass the device's largest texture"),
+            });
+        }
+        // Freed first: the ledger never holds both atlases.
+        let old = std::mem::replace(&mut self.atlas, Self::placeholder(ctx, self.format)?);
+        old.destroy();
+        let (atlas, slots_x, slots) = match Self::make_atlas(ctx, self.format, self.tile, slots) {
+            Ok((a, x)) => (a, x, slots),
+            Err(e) => {
+                // Out of memory for the new size: the textures keep their tails in a cache of
+                // the fewest slots they need.
+                let fewest = 2 * alive.max(1);
+                let (a, x) =
+                    Self::make_atlas(ctx, self.format, self.tile, fewest).map_err(|_| e)?;
+                (a, x, fewest)
+            }
+        };
+        let placeholder = std::mem::replace(&mut self.atlas, atlas);
+        placeholder.destroy();
+        self.slots_x = slots_x;
+        self.slots = Slots::new(slots);
+        self.owners = vec![None; self.slots.len()];
+        self.bind_group = Self::make_bind_group(
+            ctx,
+            &self.layout,
+            &self.atlas,
+            &self.pages,
+            &self.infos,
+            &self.feedback,
+        );
+        let mut entries = std::mem::take(&mut self.entries);
+        for e in entries.iter_mut().filter(|e| e.alive) {
+            for l in 0..e.table.level_count() {
+                let (x_n, y_n) = e.table.tiles(l);
+                for ty in 0..y_n {
+                    for tx in 0..x_n {
+                        e.table.set(l, tx, ty, None);
+                    }
+                }
+            }
+            let (Some(a), Some(b)) = (self.slots.take(0, true), self.slots.take(0, true)) else {
+                unreachable!("two slots a texture were checked");
+            };
+            e.tail = [a, b];
+            e.gpu.slots_x = slots_x;
+            e.dirty = true;
+            self.write_tail(ctx.queue(), e)?;
+        }
+        self.entries = entries;
+        self.flush(ctx.queue());
+        Ok(())
+    }
+
+    /// A 4x4 texture standing in for the atlas while it is made again.
+    fn placeholder(ctx: &GpuContext, format: wgpu::TextureFormat) -> Result<TrackedTexture> {
+        let (bw, bh) = format.block_dimensions();
+        ctx.create_texture(
+            &wgpu::TextureDescriptor {
+                label: Some("virtual texture atlas (placeholder)"),
+                size: wgpu::Extent3d {
+                    width: bw,
+                    height: bh,
+                    depth_or_array_layers: 1,
+                },
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format,
+                usage: wgpu::TextureUsages::TEXTURE_BINDING,
+                view_formats: &[],
+            },
+            Category::Textures,
+        )
+    }
+
+    /// An atlas of `slots` tiles of `tile` texels in `format` (as square as the device's
+    /// largest texture allows), and its slots per row.
+    pub(super) fn make_atlas(
+        ctx: &GpuContext,
+        format: wgpu::TextureFormat,
+        tile: u32,
+        slots: u32,
+    ) -> Result<(TrackedTexture, u32)> {
+        let max = ctx.device().limits().max_texture_dimension_2d;
+        let per_row = (max / tile).max(1);
+        let slots_x = (f64::from(slots).sqrt().ceil() as u32)
+            .next_power_of_two()
+            .clamp(1, per_row);
+        let slots_y = slots.div_ceil(slots_x);
+        if slots_y > per_row {
+            return Err(Error::InvalidResource {
+                label: "virtual texture cache".into(),
+                reason: format!(
+                    "{slots} slots of {tile} texels pass the device's {max}-texel textures"
+                ),
+            });
+        }
+        let atlas = ctx.create_texture(
+            &wgpu::TextureDescriptor {
+                label: Some("virtual texture atlas"),
+                size: wgpu::Extent3d {
+                    width: slots_x * tile,
+                    height: slots_y * tile,
+                    depth_or_array_layers: 1,
+                },
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format,
+                usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+                view_formats: &[],
+            },
+            Category::Textures,
+        )?;
+        Ok((atlas, slots_x))
+    }
+
+    /// The bind group over the atlas and the buffers.
+    pub(super) fn make_bind_group(
+        ctx: &GpuContext,
+        layout: &wgpu::BindGroupLayout,
+        atlas: &TrackedTexture,
+        pages: &TrackedBuffer,
+        infos: &TrackedBuffer,
+        feedback: &feedback::TileFeedback,
+    ) -> wgpu::BindGroup {
+        let view = atlas.texture().create_view(&Default::default());
+        ctx.device().create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("virtual textures"),
+            layout,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: wgpu::BindingResource::TextureView(&view),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: pages.buffer().as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: infos.buffer().as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 3,
+                    resource: feedback.counters.buffer().as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 4,
+                    resource: feedback.frame_uniform.buffer().as_entire_binding(),
+                },
+            ],
         })
     }
 

@@ -404,6 +404,21 @@ impl VirtualTextures {
         (self.slots.len(), self.slots.free())
     }
 
+    /// The block format of its tiles.
+    pub fn format(&self) -> wgpu::TextureFormat {
+        self.format
+    }
+
+    /// Bytes of one slot of the atlas.
+    pub fn bytes_per_slot(&self) -> u64 {
+        crate::budget::size::level_bytes(self.format, self.tile, self.tile).unwrap_or(0)
+    }
+
+    /// The fewest slots the textures' tails take (two a texture), and at least two.
+    pub fn min_slots(&self) -> u32 {
+        2 * (self.entries.iter().filter(|e| e.alive).count() as u32).max(1)
+    }
+
     /// What the last [`VirtualTextures::update`] did.
     pub fn last_update(&self) -> TileUpdate {
         self.last
@@ -491,17 +506,29 @@ impl VirtualTextures {
             };
         }
         entry.gpu = gpu;
-        // The tail: read whole, written at its place in its slot, resident for good.
-        for l in first_tail..n {
-            let data = entry.read(|mut f, info| read_level(&mut f, info, l))?;
-            let slot = if l == first_tail { a } else { b };
-            let origin = gpu.levels[l].origin;
-            self.write_blocks(queue, slot, origin, entry.info.level_dims(l), &data);
-            entry.table.set(l, 0, 0, Some(slot));
-        }
+        self.write_tail(queue, &mut entry)?;
         self.pages_used += count;
         self.entries.push(entry);
         Ok(VtId(self.entries.len() as u32 - 1))
+    }
+
+    /// A texture's tail (its levels of one tile or less): read whole, written at its place in
+    /// its two slots, resident for good.
+    fn write_tail(&self, queue: &wgpu::Queue, entry: &mut Entry) -> Result<()> {
+        let n = entry.table.level_count();
+        let first_tail = n
+            - (entry.gpu.levels[..n]
+                .iter()
+                .filter(|l| l.tiled == 0)
+                .count());
+        for l in first_tail..n {
+            let data = entry.read(|mut f, info| read_level(&mut f, info, l))?;
+            let slot = entry.tail[usize::from(l > first_tail)];
+            let origin = entry.gpu.levels[l].origin;
+            self.write_blocks(queue, slot, origin, entry.info.level_dims(l), &data);
+            entry.table.set(l, 0, 0, Some(slot));
+        }
+        Ok(())
     }
 
     /// Makes tile `(tx, ty)` of tiled level `level` of `id` resident: read from its file and

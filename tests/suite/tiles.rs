@@ -843,3 +843,84 @@ fn a_damaged_tile_is_skipped_and_a_removed_texture_frees_its_slots() {
     assert_eq!(vt.slots(), (128, 128), "every slot is free again");
     assert!(!vt.add_demand(id, 0.0, rect.0, rect.1, 1.0));
 }
+
+/// The tile cache follows the budget: a quarter of it at most, at a power of two of slots. A
+/// budget that falls shrinks the atlas (freed before the smaller one is made: no frame over the
+/// budget), its tiles stream back; one that rises grows it again.
+#[test]
+fn the_renderers_tile_cache_follows_the_budget() {
+    use mipflow::{Camera, FrameInput, MaterialDesc, Renderer, RendererConfig};
+    let Some(ctx) = common::gpu() else { return };
+    let (_, file) = cooked();
+    let mut c = RendererConfig::default();
+    c.budget = mipflow::Budget::bytes(64 << 20);
+    c.stream = c.stream.with_deterministic(true);
+    c.upscaler = mipflow::Upscaler::Bilinear;
+    c.anisotropy = 1;
+    let mut r = Renderer::with_context(ctx, c).unwrap();
+    r.set_scale_range(1.0, 1.0);
+    let (v, i) = mipflow::quad_xz();
+    let mesh = r.add_mesh(&v, &i).unwrap();
+    let id = r
+        .add_virtual_texture(TileSource::Bytes(file.into()), VtAddress::Clamp)
+        .unwrap();
+    let m = r.add_material(MaterialDesc::virtual_texture(id)).unwrap();
+    r.add_instance(
+        mesh,
+        m,
+        glam::Mat4::from_scale(glam::Vec3::new(8.0, 1.0, 8.0)),
+    )
+    .unwrap();
+    let camera = Camera::look_at(
+        glam::Vec3::new(0.0, 0.6, 3.8),
+        glam::Vec3::new(0.0, 0.0, -1.0),
+    );
+    let out = r
+        .context()
+        .create_offscreen_target("virtual", 320, 180)
+        .unwrap();
+    let view = out.create_view(&Default::default());
+    let mut over = 0;
+    let mut frames = |r: &mut Renderer, n: usize| {
+        let mut held = 0;
+        for _ in 0..n {
+            let s = *r.render(&view, &FrameInput::new(camera)).unwrap();
+            over += u32::from(s.frame_peak_bytes > s.budget_bytes);
+            held = r
+                .virtual_textures()
+                .unwrap()
+                .table(id)
+                .unwrap()
+                .resident_tiles()
+                - 8;
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        held
+    };
+    // 64 MiB: a quarter is 16 MiB, 1,024 slots of 16 KiB.
+    let held = frames(&mut r, 30);
+    assert_eq!(r.virtual_textures().unwrap().slots().0, 1024);
+    assert!(held > 0);
+    let big = r.virtual_textures().unwrap().bytes();
+    // 12 MiB: 3 MiB, 192 slots fit, 128 (a power of two) taken.
+    r.set_budget(mipflow::Budget::bytes(12 << 20));
+    frames(&mut r, 30);
+    let vt = r.virtual_textures().unwrap();
+    assert_eq!(vt.slots().0, 128);
+    assert_eq!(
+        big - vt.bytes(),
+        (1024 - 128) * (16 << 10),
+        "the atlas shrank"
+    );
+    assert!(
+        vt.table(id).unwrap().resident_tiles() - 8 > 0,
+        "its tiles came back"
+    );
+    // Back to 64 MiB: grown again when the room is there.
+    r.set_budget(mipflow::Budget::bytes(64 << 20));
+    frames(&mut r, 10);
+    assert_eq!(r.virtual_textures().unwrap().slots().0, 1024);
+    drop(frames);
+    assert_eq!(over, 0, "frames over the budget");
+    assert!(r.context().take_uncaptured_errors().is_empty());
+}
