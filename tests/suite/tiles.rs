@@ -920,7 +920,6 @@ fn the_renderers_tile_cache_follows_the_budget() {
     r.set_budget(mipflow::Budget::bytes(64 << 20));
     frames(&mut r, 10);
     assert_eq!(r.virtual_textures().unwrap().slots().0, 1024);
-    drop(frames);
     assert_eq!(over, 0, "frames over the budget");
     assert!(r.context().take_uncaptured_errors().is_empty());
 }
