@@ -269,13 +269,15 @@ impl Renderer {
             // As `fit_tile_cache` sizes it: at most a quarter of the budget, a power of two.
             let cap = (self.config.tile_cache_bytes).min(self.manager.budget().current_bytes() / 4);
             let fit = crate::VtConfig::slots_for(info.format, tile, cap);
+            // No more than this texture's tiles and tail use (the next ones grow it).
+            let useful = info.tiles.as_ref().map_or(0, |t| t.tile_count(&info)) as u32 + 2;
             let vt = crate::VirtualTextures::new(
                 ctx,
                 &crate::VtConfig {
                     format: info.format,
                     tile,
-                    slots: 1 << (31 - fit.leading_zeros()),
-                    max_pages: 1 << 18,
+                    slots: (1 << (31 - fit.leading_zeros())).min(useful),
+                    max_pages: 1 << 16,
                     max_textures: 64,
                 },
             )?;
@@ -298,12 +300,17 @@ impl Renderer {
         let cap = self.config.tile_cache_bytes.min(budget / 4);
         let (format, tile) = (vt.format(), vt.tile_size());
         let fit = crate::VtConfig::slots_for(format, tile, cap);
-        let want = (1u32 << (31 - fit.leading_zeros())).max(vt.min_slots());
+        // A power of two (a budget that moves a little changes nothing), no more than the
+        // textures could use, no fewer than their tails take.
+        let want = (1u32 << (31 - fit.leading_zeros()))
+            .min(vt.max_useful_slots())
+            .max(vt.min_slots());
         let have = vt.slots().0 as u32;
         let ctx = self.manager.context();
         let per_slot = vt.bytes_per_slot();
         let room = budget.saturating_sub(ctx.ledger().total_bytes()) + u64::from(have) * per_slot;
-        if want < have || (want >= 2 * have && u64::from(want) * per_slot <= room) {
+        let grow = want > have && (want >= 2 * have || want == vt.max_useful_slots());
+        if want < have || (grow && u64::from(want) * per_slot <= room) {
             vt.resize(ctx, want)?;
         }
         Ok(())

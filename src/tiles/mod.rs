@@ -419,6 +419,25 @@ impl VirtualTextures {
         2 * (self.entries.iter().filter(|e| e.alive).count() as u32).max(1)
     }
 
+    /// The most slots the textures could use: every tile of every tiled level, and the tails.
+    pub fn max_useful_slots(&self) -> u32 {
+        let tiles: usize = self
+            .entries
+            .iter()
+            .filter(|e| e.alive)
+            .map(|e| {
+                let tiled = e.gpu.levels.iter().filter(|l| l.tiled == 1).count();
+                (0..tiled)
+                    .map(|l| {
+                        let (x, y) = e.table.tiles(l);
+                        (x * y) as usize
+                    })
+                    .sum::<usize>()
+            })
+            .sum();
+        (tiles as u32).saturating_add(self.min_slots())
+    }
+
     /// What the last [`VirtualTextures::update`] did.
     pub fn last_update(&self) -> TileUpdate {
         self.last

@@ -844,8 +844,8 @@ fn a_damaged_tile_is_skipped_and_a_removed_texture_frees_its_slots() {
     assert!(!vt.add_demand(id, 0.0, rect.0, rect.1, 1.0));
 }
 
-/// The tile cache follows the budget: a quarter of it at most, at a power of two of slots. A
-/// budget that falls shrinks the atlas (freed before the smaller one is made: no frame over the
+/// The tile cache follows the budget: a quarter of it at most, at a power of two of slots, no
+/// more than its textures could use. A budget that falls shrinks the atlas (freed before the smaller one is made: no frame over the
 /// budget), its tiles stream back; one that rises grows it again.
 #[test]
 fn the_renderers_tile_cache_follows_the_budget() {
@@ -897,21 +897,18 @@ fn the_renderers_tile_cache_follows_the_budget() {
         }
         held
     };
-    // 64 MiB: a quarter is 16 MiB, 1,024 slots of 16 KiB.
+    // 64 MiB: a quarter is 16 MiB, 1,024 slots, of which the texture could use 86 (84 tiles
+    // and its tail's 2).
     let held = frames(&mut r, 30);
-    assert_eq!(r.virtual_textures().unwrap().slots().0, 1024);
+    assert_eq!(r.virtual_textures().unwrap().slots().0, 86);
     assert!(held > 0);
     let big = r.virtual_textures().unwrap().bytes();
-    // 12 MiB: 3 MiB, 192 slots fit, 128 (a power of two) taken.
-    r.set_budget(mipflow::Budget::bytes(12 << 20));
+    // 6 MiB: 1.5 MiB, 96 slots fit, 64 (a power of two) taken.
+    r.set_budget(mipflow::Budget::bytes(6 << 20));
     frames(&mut r, 30);
     let vt = r.virtual_textures().unwrap();
-    assert_eq!(vt.slots().0, 128);
-    assert_eq!(
-        big - vt.bytes(),
-        (1024 - 128) * (16 << 10),
-        "the atlas shrank"
-    );
+    assert_eq!(vt.slots().0, 64);
+    assert!(vt.bytes() < big, "the atlas shrank");
     assert!(
         vt.table(id).unwrap().resident_tiles() - 8 > 0,
         "its tiles came back"
@@ -919,7 +916,7 @@ fn the_renderers_tile_cache_follows_the_budget() {
     // Back to 64 MiB: grown again when the room is there.
     r.set_budget(mipflow::Budget::bytes(64 << 20));
     frames(&mut r, 10);
-    assert_eq!(r.virtual_textures().unwrap().slots().0, 1024);
+    assert_eq!(r.virtual_textures().unwrap().slots().0, 86);
     assert_eq!(over, 0, "frames over the budget");
     assert!(r.context().take_uncaptured_errors().is_empty());
 }

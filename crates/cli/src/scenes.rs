@@ -252,10 +252,27 @@ pub fn add_tiled_floor(
     cache: Option<&Path>,
 ) -> Result<()> {
     let source = tiled_floor_texture(side, cache)?;
-    let id = r.add_virtual_texture(source, mipflow::VtAddress::Repeat)?;
+    add_floor(r, length, &source, None)
+}
+
+/// The floor quads of a hall of `length` with one material: `texture` (the tiled file added as
+/// a texture like any other, level by level), or, without one, `source` as a virtual texture
+/// streamed tile by tile.
+pub fn add_floor(
+    r: &mut Renderer,
+    length: f32,
+    source: &mipflow::TileSource,
+    texture: Option<TextureHandle>,
+) -> Result<()> {
+    let desc = match texture {
+        Some(t) => MaterialDesc::new(t),
+        None => MaterialDesc::virtual_texture(
+            r.add_virtual_texture(source.clone(), mipflow::VtAddress::Repeat)?,
+        ),
+    };
     let (fv, fi) = mipflow::quad_xz();
     let mesh = r.add_mesh(&fv, &fi)?;
-    let mat = r.add_material(MaterialDesc::virtual_texture(id))?;
+    let mat = r.add_material(desc)?;
     for t in hall_floor_transforms(length) {
         r.add_instance(mesh, mat, t)?;
     }
@@ -264,7 +281,7 @@ pub fn add_tiled_floor(
 
 /// The tiled floor's texture: read from `cache` when it was cooked before, else cooked (and
 /// written there when it can be).
-fn tiled_floor_texture(side: u32, cache: Option<&Path>) -> Result<mipflow::TileSource> {
+pub fn tiled_floor_texture(side: u32, cache: Option<&Path>) -> Result<mipflow::TileSource> {
     let name = format!("floor-tiles-{side}-t128.ktx2");
     if let Some(path) = cache.map(|c| c.join(&name))
         && mipflow::ktx2::read_info(&path, &Default::default()).is_ok_and(|i| i.tiles.is_some())

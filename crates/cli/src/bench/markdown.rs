@@ -191,7 +191,7 @@ pub fn markdown(r: &BenchReport) -> String {
         "grows; cancelled (after their data arrived)",
         m.iter()
             .map(|x| match x.mode {
-                Some(Mode::Mipflow | Mode::MipflowNoFeedback) => {
+                Some(Mode::Mipflow | Mode::MipflowNoFeedback | Mode::Tiles) => {
                     format!("{}; {} ({})", x.grows, x.cancels, x.cancels_after_arrival)
                 }
                 _ => "–".into(),
@@ -233,7 +233,7 @@ pub fn markdown(r: &BenchReport) -> String {
         "first frame with every wanted mip resident",
         m.iter()
             .map(|x| match x.mode {
-                Some(Mode::Mipflow | Mode::MipflowNoFeedback) => x
+                Some(Mode::Mipflow | Mode::MipflowNoFeedback | Mode::Tiles) => x
                     .first_frame_all_wanted
                     .map_or_else(|| "never".to_owned(), |f| f.to_string()),
                 _ => "0 (all resident)".into(),

@@ -164,6 +164,10 @@ pub enum Mode {
     /// (d) (c) with GPU feedback off: demand from the CPU estimate alone (the cost and the
     /// worth of feedback, side by side in the same run).
     MipflowNoFeedback,
+    /// (e) (c) with the scene's floor streamed tile by tile (a virtual texture): run only for a
+    /// scenario whose demo scene has `floor_tiles`, where (a) to (d) draw that floor as a
+    /// texture like the others.
+    Tiles,
 }
 
 impl Mode {
@@ -177,7 +181,7 @@ impl Mode {
 
     /// Whether the mode streams under the budget ((c) and (d)).
     pub fn streamed(self) -> bool {
-        matches!(self, Mode::Mipflow | Mode::MipflowNoFeedback)
+        matches!(self, Mode::Mipflow | Mode::MipflowNoFeedback | Mode::Tiles)
     }
 
     /// The column title.
@@ -187,6 +191,7 @@ impl Mode {
             Mode::Bc7 => "(b) BC7, all resident",
             Mode::Mipflow => "(c) mipflow, streamed",
             Mode::MipflowNoFeedback => "(d) mipflow, feedback off",
+            Mode::Tiles => "(e) mipflow, floor as tiles",
         }
     }
 
@@ -194,7 +199,7 @@ impl Mode {
         match self {
             Mode::Rgba8 => Residency::FullRgba8,
             Mode::Bc7 => Residency::FullBc7,
-            Mode::Mipflow | Mode::MipflowNoFeedback => Residency::Streamed,
+            Mode::Mipflow | Mode::MipflowNoFeedback | Mode::Tiles => Residency::Streamed,
         }
     }
 }

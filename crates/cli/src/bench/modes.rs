@@ -5,9 +5,14 @@ use super::*;
 /// The scene, prepared once (cooked into the cache) so that every mode's set-up reads the same
 /// files and no mode's time to first frame pays for cooking.
 pub(super) enum Prepared {
-    Demo(Vec<(TextureSource, u32)>),
+    /// The hall's textures, and its floor as one tiled texture when the scenario says so.
+    Demo(Vec<(TextureSource, u32)>, Option<mipflow::TileSource>),
     Gallery(PathBuf),
-    Grid { seed: u64, count: u32, size: u32 },
+    Grid {
+        seed: u64,
+        count: u32,
+        size: u32,
+    },
 }
 
 impl Prepared {
@@ -51,21 +56,41 @@ impl Prepared {
                 for (spec, src) in specs.iter().zip(sources) {
                     out.push((src?, spec.size));
                 }
-                Ok((Prepared::Demo(out), "demo"))
+                let floor = match sc.scene.floor_tiles {
+                    Some(side) => Some(scenes::tiled_floor_texture(side, cache)?),
+                    None => None,
+                };
+                Ok((Prepared::Demo(out, floor), "demo"))
             }
         }
     }
 
     /// Builds the scene into `r` exactly as `scenes::build_demo` / `build_gallery` /
     /// `build_grid` do; returns the scene's length for the default camera.
-    fn build(&self, r: &mut Renderer, residency: Residency) -> Result<f32> {
+    fn build(&self, r: &mut Renderer, mode: Mode) -> Result<f32> {
+        let residency = mode.residency();
         match self {
-            Prepared::Demo(textures) => {
+            Prepared::Demo(textures, floor) => {
                 let mut handles = Vec::with_capacity(textures.len());
                 for (src, size) in textures {
                     handles.push((scenes::add_texture(r, src.clone(), residency)?, *size));
                 }
-                scenes::build_hall(r, &handles)
+                let length = scenes::build_hall_with(r, &handles, floor.is_none())?;
+                match floor {
+                    // (e): streamed tile by tile.
+                    Some(f) if mode == Mode::Tiles => scenes::add_floor(r, length, f, None)?,
+                    // The others: the same file as a texture like the hall's.
+                    Some(f) => {
+                        let src = match f {
+                            mipflow::TileSource::File(p) => TextureSource::path(p.clone()),
+                            mipflow::TileSource::Bytes(b) => TextureSource::bytes(b.to_vec()),
+                        };
+                        let h = scenes::add_texture(r, src, residency)?;
+                        scenes::add_floor(r, length, f, Some(h))?;
+                    }
+                    None => {}
+                }
+                Ok(length)
             }
             Prepared::Gallery(dir) => scenes::build_gallery(r, dir, residency),
             Prepared::Grid { seed, count, size } => {
@@ -126,7 +151,7 @@ impl ModeRun {
         // runner), the same in every mode, and counted by (c)'s planner as fixed bytes.
         let output = r.context().create_offscreen_target("bench output", w, h)?;
         let view = output.create_view(&Default::default());
-        let length = scene.build(&mut r, mode.residency())?;
+        let length = scene.build(&mut r, mode)?;
         r.context().wait_idle()?;
         let setup_ms = t0.elapsed().as_secs_f64() * 1e3;
         let setup_staging = r
@@ -409,18 +434,23 @@ pub fn run(opts: &BenchOptions, progress: &dyn Fn(&str)) -> Result<BenchReport> 
     let d = streamed(Mode::MipflowNoFeedback)?;
     let textures = c.r.streamer().texture_count() as u64;
     let machine = machine(a.r.context());
-    let mut runs = [a, b, c, d];
+    let mut runs = vec![a, b, c, d];
+    // (e) where the scene has a floor to stream tile by tile.
+    if matches!(scene, Prepared::Demo(_, Some(_))) {
+        runs.push(streamed(Mode::Tiles)?);
+    }
 
     progress(&format!(
-        "rendering {} frames x 4 modes, interleaved",
-        sc.frames
+        "rendering {} frames x {} modes, interleaved",
+        sc.frames,
+        runs.len()
     ));
     let mut last = Instant::now();
     let mut references: sweep::References = Vec::new();
     // What fails from here is noted in the report, which keeps what was measured before and
     // beside it (a failed sweep point lost the whole run's figures).
     let mut errors = Vec::new();
-    let mut compare = |runs: &mut [ModeRun; 4], frame: u64| -> Result<()> {
+    let mut compare = |runs: &mut [ModeRun], frame: u64| -> Result<()> {
         let reference = runs[0].read_back()?;
         let (w, h) = (sc.size[0], sc.size[1]);
         if !opts.sweep.is_empty() {

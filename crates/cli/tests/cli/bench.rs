@@ -520,3 +520,60 @@ fn outputs_that_would_clobber_links_pipes_or_inputs_are_refused() {
     assert!(!inside.exists(), "nothing made in the input folder");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A scenario whose floor is one tiled texture adds (e), the floor streamed tile by tile, beside
+/// (a) to (d) drawing it as a texture like the others: compared with (a) on every frame, within
+/// its budget, its VRAM below (a)'s (a scene this small does not hold enough for tiles to beat
+/// (b)'s BC7 chains: its tile cache alone is most of it).
+#[test]
+fn a_scene_with_a_tiled_floor_adds_the_tiles_mode() {
+    if common::gpu().is_none() {
+        return;
+    }
+    let dir = out_dir("tiles");
+    let scenario = dir.join("tiles.toml");
+    std::fs::write(
+        &scenario,
+        "frames = 8\nsize = [160, 90]\nanisotropy = 1\n[scene]\nkind = \"demo\"\ncount = 6\n\
+         texture_size = 256\nfloor_tiles = 1024\n[[budget]]\nframe = 0\nbytes = \"24MiB\"\n\
+         [[camera]]\nframe = 0\nposition = [0.3, 0.9, 2.0]\nlook_at = [0.0, 0.4, -8.0]\n",
+    )
+    .unwrap();
+    let out_arg = dir.join("out");
+    let out = bench(
+        &[
+            "--scenario",
+            scenario.to_str().unwrap(),
+            "--quick",
+            "--planner-textures",
+            "1000",
+            "--out",
+            out_arg.to_str().unwrap(),
+        ],
+        &dir,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(out_arg.join("bench.json")).expect("bench.json");
+    let report: BenchReport = serde_json::from_str(&text).expect("a BenchReport");
+    let modes: Vec<Option<Mode>> = report.modes.iter().map(|m| m.mode).collect();
+    assert_eq!(modes.last(), Some(&Some(Mode::Tiles)), "{modes:?}");
+    let (a, e) = (&report.modes[0], &report.modes[4]);
+    assert_eq!(e.frames.len(), 8);
+    assert_eq!(e.frames_over_budget, 0);
+    assert!(
+        e.frames.iter().all(|f| f.psnr_db.is_some()),
+        "compared with (a)"
+    );
+    assert!(
+        e.peak_bytes < a.peak_bytes,
+        "{} >= {}",
+        e.peak_bytes,
+        a.peak_bytes
+    );
+    let md = std::fs::read_to_string(out_arg.join("bench.md")).unwrap();
+    assert!(md.contains("(e) mipflow, floor as tiles"), "{md}");
+}
