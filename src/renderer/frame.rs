@@ -54,6 +54,21 @@ impl Renderer {
             let center = inst.transform.transform_point3(mesh.center);
             let radius = mesh.radius * scale;
             let uv_per_unit = mesh.uv_density * mat.uv_scale / area_scale.max(1e-6);
+            if let Some(id) = mat.virtual_texture {
+                // Until its GPU feedback comes back (the first frames, a prefetch), a virtual
+                // texture in view asks from the CPU for the level its nearest point wants over
+                // all of it: the plan takes the coarse tiles first, everywhere.
+                if let Some(vt) = self.vt.as_mut()
+                    && !vt.has_feedback(id)
+                    && let Some(side) = vt.info(id).map(|i| i.width.max(i.height) as f32)
+                    && let Some(d) = view.sphere(center, radius, uv_per_unit, side)
+                    && d.weight == 1.0
+                {
+                    let s = mat.uv_scale;
+                    vt.add_demand(id, d.now_level, [0.0, 0.0], [s, s], d.pixels);
+                }
+                continue;
+            }
             let cpu = self
                 .manager
                 .texture_side(tex)
@@ -164,7 +179,15 @@ impl Renderer {
         let mut quiet = 0u32;
         loop {
             self.visibility(camera, output);
+            self.fit_tile_cache()?;
             self.manager.frame(output, FrameTiming::default())?;
+            // The virtual textures' tiles too (from the CPU's demand: nothing is drawn yet).
+            let mut tiles_pending = false;
+            if let Some(vt) = self.vt.as_mut() {
+                let ctx = self.manager.context();
+                let u = vt.update(ctx.device(), ctx.queue(), 16)?;
+                tiles_pending = u.pending > 0 || u.loaded > 0;
+            }
             self.manager.end_frame();
             self.manager.context().ledger().take_window_peak();
             result.frames += 1;
@@ -173,7 +196,7 @@ impl Renderer {
             let (have, want) = self.manager.wanted_bytes();
             result.resident_mip_bytes = have;
             result.wanted_mip_bytes = want;
-            if have >= want {
+            if have >= want && !tiles_pending {
                 result.complete = true;
                 break;
             }
@@ -182,6 +205,7 @@ impl Renderer {
             }
             let idle = st.uploaded_bytes == 0
                 && st.pending == 0
+                && !tiles_pending
                 && self.manager.last_plan().transitions.is_empty();
             // Nothing in flight and nothing planned for a few rounds: the budget holds no more.
             quiet = if idle { quiet + 1 } else { 0 };

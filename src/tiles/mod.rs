@@ -404,6 +404,13 @@ impl VirtualTextures {
         (self.slots.len(), self.slots.free())
     }
 
+    /// Whether `id`'s GPU feedback has come back lately (else the CPU's demand is all it has).
+    pub fn has_feedback(&self, id: VtId) -> bool {
+        self.entries
+            .get(id.0 as usize)
+            .is_some_and(|e| e.seen.is_some())
+    }
+
     /// The block format of its tiles.
     pub fn format(&self) -> wgpu::TextureFormat {
         self.format

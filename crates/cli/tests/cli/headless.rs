@@ -1010,7 +1010,9 @@ fn a_tiled_floor_streams_within_the_budget() {
     assert_eq!(r.violations, 0);
     // The tile cache's atlas is on the ledger every frame, with the streamed walls beside it.
     assert!(
-        r.frames.iter().all(|f| f.by_category.textures >= 342 * (16 << 10)),
+        r.frames
+            .iter()
+            .all(|f| f.by_category.textures >= 342 * (16 << 10)),
         "the atlas is counted"
     );
     assert!(r.frames.iter().all(|f| f.total_bytes <= 32 << 20));
