@@ -146,6 +146,64 @@ impl VirtualTextures {
         Ok(())
     }
 
+    /// Grows the atlas to `slots` slots keeping every tile where it is (a GPU copy of each slot
+    /// into the new atlas, the old one alive meanwhile: both on the ledger for that moment, so
+    /// call it when the budget has the room). Fewer slots than now: [`VirtualTextures::resize`].
+    pub fn grow(&mut self, ctx: &GpuContext, slots: u32) -> Result<()> {
+        let have = self.slots.len() as u32;
+        if slots <= have {
+            return self.resize(ctx, slots);
+        }
+        let (atlas, slots_x) = Self::make_atlas(ctx, self.format, self.tile, slots)?;
+        let mut enc = ctx.device().create_command_encoder(&Default::default());
+        let at = |slot: u32, per_row: u32| wgpu::Origin3d {
+            x: (slot % per_row) * self.tile,
+            y: (slot / per_row) * self.tile,
+            z: 0,
+        };
+        for s in 0..have {
+            enc.copy_texture_to_texture(
+                wgpu::TexelCopyTextureInfo {
+                    texture: self.atlas.texture(),
+                    mip_level: 0,
+                    origin: at(s, self.slots_x),
+                    aspect: wgpu::TextureAspect::All,
+                },
+                wgpu::TexelCopyTextureInfo {
+                    texture: atlas.texture(),
+                    mip_level: 0,
+                    origin: at(s, slots_x),
+                    aspect: wgpu::TextureAspect::All,
+                },
+                wgpu::Extent3d {
+                    width: self.tile,
+                    height: self.tile,
+                    depth_or_array_layers: 1,
+                },
+            );
+        }
+        ctx.queue().submit([enc.finish()]);
+        // wgpu keeps the old atlas for the copy already submitted.
+        std::mem::replace(&mut self.atlas, atlas).destroy();
+        self.slots_x = slots_x;
+        self.slots.extend_to(slots);
+        self.owners.resize(slots as usize, None);
+        self.bind_group = Self::make_bind_group(
+            ctx,
+            &self.layout,
+            &self.atlas,
+            &self.pages,
+            &self.infos,
+            &self.feedback,
+        );
+        for e in self.entries.iter_mut().filter(|e| e.alive) {
+            e.gpu.slots_x = slots_x;
+            e.dirty = true;
+        }
+        self.flush(ctx.queue());
+        Ok(())
+    }
+
     /// A 4x4 texture standing in for the atlas while it is made again.
     fn placeholder(ctx: &GpuContext, format: wgpu::TextureFormat) -> Result<TrackedTexture> {
         let (bw, bh) = format.block_dimensions();
@@ -202,7 +260,9 @@ impl VirtualTextures {
                 sample_count: 1,
                 dimension: wgpu::TextureDimension::D2,
                 format,
-                usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+                usage: wgpu::TextureUsages::TEXTURE_BINDING
+                    | wgpu::TextureUsages::COPY_DST
+                    | wgpu::TextureUsages::COPY_SRC,
                 view_formats: &[],
             },
             Category::Textures,

@@ -411,6 +411,15 @@ impl VirtualTextures {
             .is_some_and(|e| e.seen.is_some())
     }
 
+    /// Whether every texture has had GPU feedback lately: the tiles the plan keeps are what
+    /// the view asks for, not the CPU's first guess (the whole texture at its nearest level).
+    pub fn all_have_feedback(&self) -> bool {
+        self.entries
+            .iter()
+            .filter(|e| e.alive)
+            .all(|e| e.seen.is_some())
+    }
+
     /// The block format of its tiles.
     pub fn format(&self) -> wgpu::TextureFormat {
         self.format

@@ -200,6 +200,15 @@ impl Slots {
         self.last_used.is_empty()
     }
 
+    /// Adds free slots up to `n` in all (none when there are that many already).
+    pub fn extend_to(&mut self, n: u32) {
+        let old = self.last_used.len() as u32;
+        if n > old {
+            self.last_used.resize(n as usize, FREE);
+            self.free.extend((old..n).rev());
+        }
+    }
+
     /// Slots free now.
     pub fn free(&self) -> usize {
         self.free.len()
