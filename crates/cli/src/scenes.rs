@@ -279,17 +279,71 @@ pub fn add_floor(
     Ok(())
 }
 
-/// The tiled floor's texture: read from `cache` when it was cooked before, else cooked (and
-/// written there when it can be).
-pub fn tiled_floor_texture(side: u32, cache: Option<&Path>) -> Result<mipflow::TileSource> {
-    let name = format!("floor-tiles-{side}-t128.ktx2");
-    if let Some(path) = cache.map(|c| c.join(&name))
-        && mipflow::ktx2::read_info(&path, &Default::default()).is_ok_and(|i| i.tiles.is_some())
-    {
-        return Ok(mipflow::TileSource::File(path));
+/// Where a large surface of [`add_enclosure`] goes: the left wall, the right wall, the ceiling.
+pub const ENCLOSURE: [&str; 3] = ["left wall", "right wall", "ceiling"];
+
+/// The large surfaces down a hall of `length`, one texture each ([`ENCLOSURE`] order): a wall
+/// behind each row of panels (x = ±3.4, 4 m high) and a ceiling (4 m up), in 8 m segments, with
+/// materials as [`add_floor`]'s: `textures[k]`, or `sources[k]` streamed tile by tile. Seen
+/// past the panels and overhead at grazing angles, in part.
+pub fn add_enclosure(
+    r: &mut Renderer,
+    length: f32,
+    sources: &[mipflow::TileSource],
+    textures: &[Option<TextureHandle>],
+) -> Result<()> {
+    for (k, source) in sources.iter().enumerate().take(3) {
+        add_surface(r, length, k, source, textures.get(k).copied().flatten())?;
     }
+    Ok(())
+}
+
+/// Surface `k` of [`ENCLOSURE`].
+fn add_surface(
+    r: &mut Renderer,
+    length: f32,
+    k: usize,
+    source: &mipflow::TileSource,
+    texture: Option<TextureHandle>,
+) -> Result<()> {
+    let desc = match texture {
+        Some(t) => MaterialDesc::new(t),
+        None => MaterialDesc::virtual_texture(
+            r.add_virtual_texture(source.clone(), mipflow::VtAddress::Repeat)?,
+        ),
+    };
+    let (pv, pi) = panel(1.0, 1.0);
+    let mesh = r.add_mesh(&pv, &pi)?;
+    let mat = r.add_material(desc)?;
+    let segments = (length / 8.0).ceil().max(1.0) as i32;
+    for s in 0..segments {
+        let z = -4.0 - 8.0 * s as f32;
+        let t = match k {
+            0 | 1 => {
+                let side = if k == 0 { -1.0f32 } else { 1.0 };
+                Mat4::from_scale_rotation_translation(
+                    Vec3::new(8.0, 4.0, 1.0),
+                    Quat::from_rotation_y(-side * std::f32::consts::FRAC_PI_2),
+                    Vec3::new(side * 3.4, 2.0, z),
+                )
+            }
+            // Facing down, 6.8 wide.
+            _ => Mat4::from_scale_rotation_translation(
+                Vec3::new(6.8, 8.0, 1.0),
+                Quat::from_rotation_x(std::f32::consts::FRAC_PI_2),
+                Vec3::new(0.0, 4.0, z),
+            ),
+        };
+        r.add_instance(mesh, mat, t)?;
+    }
+    Ok(())
+}
+
+/// The tiled floor's texture (stone slabs): read from `cache` when it was cooked before, else
+/// cooked (and written there when it can be).
+pub fn tiled_floor_texture(side: u32, cache: Option<&Path>) -> Result<mipflow::TileSource> {
     let slab = (side / 8).max(8);
-    let img = image::RgbaImage::from_fn(side, side, |x, y| {
+    tiled_texture("floor", side, cache, move |x, y| {
         let groove = x % slab < slab / 32 + 1 || y % slab < slab / 32 + 1;
         let tone = 110 + (((x / slab) * 37 + (y / slab) * 91) % 70) as u8;
         let grain = ((x.wrapping_mul(2_654_435_761) ^ y.wrapping_mul(40_503)) >> 27) as u8;
@@ -298,7 +352,58 @@ pub fn tiled_floor_texture(side: u32, cache: Option<&Path>) -> Result<mipflow::T
         } else {
             image::Rgba([tone + grain, tone - 10 + grain, tone - 25 + grain / 2, 255])
         }
-    });
+    })
+}
+
+/// The textures of [`add_enclosure`]'s surfaces (bricks of three sizes and tones, offset every
+/// other row), as [`tiled_floor_texture`].
+pub fn tiled_enclosure_textures(
+    side: u32,
+    cache: Option<&Path>,
+) -> Result<Vec<mipflow::TileSource>> {
+    (0..3u32)
+        .map(|k| tiled_wall_texture(side, k, cache))
+        .collect()
+}
+
+/// Bricks (variant `k`: their size and tone), as [`tiled_floor_texture`].
+fn tiled_wall_texture(side: u32, k: u32, cache: Option<&Path>) -> Result<mipflow::TileSource> {
+    let (bw, bh) = ((side / (16 + 4 * k)).max(8), (side / (40 + 8 * k)).max(4));
+    let name = format!("wall{k}");
+    tiled_texture(&name, side, cache, move |x, y| {
+        let row = y / bh;
+        let xs = x + if row % 2 == 1 { bw / 2 } else { 0 };
+        let mortar = y % bh < bh / 8 + 1 || xs % bw < bw / 16 + 1;
+        let tone = 120 + (((xs / bw) * 53 + row * 29) % 60) as u8;
+        let grain = ((x.wrapping_mul(40_503) ^ y.wrapping_mul(2_654_435_761)) >> 27) as u8;
+        if mortar {
+            image::Rgba([170, 165, 150, 255])
+        } else {
+            let t = tone + grain;
+            match k {
+                0 => image::Rgba([t, tone / 2 + grain / 2, tone / 3, 255]),
+                1 => image::Rgba([tone / 2, t, tone / 2 + grain / 2, 255]),
+                _ => image::Rgba([tone / 3 + grain / 2, tone / 2, t, 255]),
+            }
+        }
+    })
+}
+
+/// A `side`² texture of `pixel`, cooked to BC7 tiled at 128 with Zstandard under `name`:
+/// read from `cache` when it was cooked before, else cooked (and written there when it can be).
+fn tiled_texture(
+    name: &str,
+    side: u32,
+    cache: Option<&Path>,
+    pixel: impl Fn(u32, u32) -> image::Rgba<u8>,
+) -> Result<mipflow::TileSource> {
+    let name = format!("{name}-tiles-{side}-t128.ktx2");
+    if let Some(path) = cache.map(|c| c.join(&name))
+        && mipflow::ktx2::read_info(&path, &Default::default()).is_ok_and(|i| i.tiles.is_some())
+    {
+        return Ok(mipflow::TileSource::File(path));
+    }
+    let img = image::RgbaImage::from_fn(side, side, pixel);
     let opts = mipflow_cook::CookOptions {
         quality: Quality::Fast,
         ..Default::default()

@@ -5,8 +5,8 @@ use super::*;
 /// The scene, prepared once (cooked into the cache) so that every mode's set-up reads the same
 /// files and no mode's time to first frame pays for cooking.
 pub(super) enum Prepared {
-    /// The hall's textures, and its floor as one tiled texture when the scenario says so.
-    Demo(Vec<(TextureSource, u32)>, Option<mipflow::TileSource>),
+    /// The hall's textures, and its floor and walls as tiled textures when the scenario says so.
+    Demo(Vec<(TextureSource, u32)>, Large),
     Gallery(PathBuf),
     Grid {
         seed: u64,
@@ -56,11 +56,17 @@ impl Prepared {
                 for (spec, src) in specs.iter().zip(sources) {
                     out.push((src?, spec.size));
                 }
-                let floor = match sc.scene.floor_tiles {
-                    Some(side) => Some(scenes::tiled_floor_texture(side, cache)?),
-                    None => None,
+                let large = Large {
+                    floor: match sc.scene.floor_tiles {
+                        Some(side) => Some(scenes::tiled_floor_texture(side, cache)?),
+                        None => None,
+                    },
+                    walls: match sc.scene.walls_tiles {
+                        Some(side) => scenes::tiled_enclosure_textures(side, cache)?,
+                        None => Vec::new(),
+                    },
                 };
-                Ok((Prepared::Demo(out, floor), "demo"))
+                Ok((Prepared::Demo(out, large), "demo"))
             }
         }
     }
@@ -70,26 +76,34 @@ impl Prepared {
     fn build(&self, r: &mut Renderer, mode: Mode) -> Result<f32> {
         let residency = mode.residency();
         match self {
-            Prepared::Demo(textures, floor) => {
+            Prepared::Demo(textures, large) => {
                 let mut handles = Vec::with_capacity(textures.len());
                 for (src, size) in textures {
                     handles.push((scenes::add_texture(r, src.clone(), residency)?, *size));
                 }
-                let length = scenes::build_hall_with(r, &handles, floor.is_none())?;
-                match floor {
-                    // (e): streamed tile by tile.
-                    Some(f) if mode == Mode::Tiles => scenes::add_floor(r, length, f, None)?,
-                    // The others: the same file as a texture like the hall's.
-                    Some(f) => {
-                        let src = match f {
-                            mipflow::TileSource::File(p) => TextureSource::path(p.clone()),
-                            mipflow::TileSource::Bytes(b) => TextureSource::bytes(b.to_vec()),
-                        };
-                        let h = scenes::add_texture(r, src, residency)?;
-                        scenes::add_floor(r, length, f, Some(h))?;
+                let length = scenes::build_hall_with(r, &handles, large.floor.is_none())?;
+                // (e): streamed tile by tile; the others: the same file as a texture like the
+                // hall's.
+                let texture = |r: &mut Renderer, f: &mipflow::TileSource| -> Result<_> {
+                    if mode == Mode::Tiles {
+                        return Ok(None);
                     }
-                    None => {}
+                    let src = match f {
+                        mipflow::TileSource::File(p) => TextureSource::path(p.clone()),
+                        mipflow::TileSource::Bytes(b) => TextureSource::bytes(b.to_vec()),
+                    };
+                    Ok(Some(scenes::add_texture(r, src, residency)?))
+                };
+                if let Some(f) = &large.floor {
+                    let h = texture(r, f)?;
+                    scenes::add_floor(r, length, f, h)?;
                 }
+                let handles = large
+                    .walls
+                    .iter()
+                    .map(|f| texture(r, f))
+                    .collect::<Result<Vec<_>>>()?;
+                scenes::add_enclosure(r, length, &large.walls, &handles)?;
                 Ok(length)
             }
             Prepared::Gallery(dir) => scenes::build_gallery(r, dir, residency),
@@ -98,6 +112,13 @@ impl Prepared {
             }
         }
     }
+}
+
+/// The demo scene's large textures, streamed tile by tile in (e): the floor; the walls and the
+/// ceiling (`scenes::ENCLOSURE`).
+pub(super) struct Large {
+    floor: Option<mipflow::TileSource>,
+    walls: Vec<mipflow::TileSource>,
 }
 
 /// One mode while it runs.
@@ -435,8 +456,8 @@ pub fn run(opts: &BenchOptions, progress: &dyn Fn(&str)) -> Result<BenchReport> 
     let textures = c.r.streamer().texture_count() as u64;
     let machine = machine(a.r.context());
     let mut runs = vec![a, b, c, d];
-    // (e) where the scene has a floor to stream tile by tile.
-    if matches!(scene, Prepared::Demo(_, Some(_))) {
+    // (e) where the scene has large textures to stream tile by tile.
+    if matches!(&scene, Prepared::Demo(_, l) if l.floor.is_some() || !l.walls.is_empty()) {
         runs.push(streamed(Mode::Tiles)?);
     }
 

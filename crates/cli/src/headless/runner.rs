@@ -128,6 +128,10 @@ pub fn run(ctx: GpuContext, opts: &RunOptions) -> Result<Report> {
             if let Some(side) = floor {
                 scenes::add_tiled_floor(&mut r, length, side, cache)?;
             }
+            if let Some(side) = sc.scene.walls_tiles {
+                let sources = scenes::tiled_enclosure_textures(side, cache)?;
+                scenes::add_enclosure(&mut r, length, &sources, &[])?;
+            }
             ("demo", length)
         }
     };

@@ -32,6 +32,10 @@ pub struct SceneSpec {
     /// 8192), streamed tile by tile (tiles of 128, in the renderer's tile cache) instead of the
     /// first texture on every floor quad.
     pub floor_tiles: Option<u32>,
+    /// For `demo`: a long wall behind each row of the hall's panels and a ceiling, one texture
+    /// of this side each (a power of two, 256 to 8192), streamed tile by tile as
+    /// `floor_tiles`'s.
+    pub walls_tiles: Option<u32>,
 }
 
 fn default_kind() -> String {
@@ -51,6 +55,7 @@ impl Default for SceneSpec {
             count: None,
             texture_size: None,
             floor_tiles: None,
+            walls_tiles: None,
         }
     }
 }
@@ -178,12 +183,15 @@ impl Scenario {
         {
             return bad(format!("scene count = {c} must be within 1..={MAX_COUNT}"));
         }
-        if let Some(f) = self.scene.floor_tiles
-            && !(f.is_power_of_two() && (256..=8192).contains(&f))
-        {
-            return bad(format!(
-                "floor_tiles = {f}: a power of two from 256 to 8192"
-            ));
+        for (key, v) in [
+            ("floor_tiles", self.scene.floor_tiles),
+            ("walls_tiles", self.scene.walls_tiles),
+        ] {
+            if let Some(f) = v
+                && !(f.is_power_of_two() && (256..=8192).contains(&f))
+            {
+                return bad(format!("{key} = {f}: a power of two from 256 to 8192"));
+            }
         }
         if let Some(t) = self.scene.texture_size
             && !(16..=8192).contains(&t)
@@ -331,12 +339,13 @@ impl Scenario {
             "gallery" if self.scene.count.is_some() => Some("count"),
             "gallery" if self.scene.texture_size.is_some() => Some("texture_size"),
             "gallery" | "grid" if self.scene.floor_tiles.is_some() => Some("floor_tiles"),
+            "gallery" | "grid" if self.scene.walls_tiles.is_some() => Some("walls_tiles"),
             _ => None,
         };
         if let Some(key) = misplaced {
             let needs = if key == "textures" {
                 "kind = \"gallery\""
-            } else if key == "floor_tiles" {
+            } else if key == "floor_tiles" || key == "walls_tiles" {
                 "kind = \"demo\""
             } else {
                 "kind = \"demo\" or \"grid\""
