@@ -264,15 +264,9 @@ pub fn add_floor(
     source: &mipflow::TileSource,
     texture: Option<TextureHandle>,
 ) -> Result<()> {
-    let desc = match texture {
-        Some(t) => MaterialDesc::new(t),
-        None => MaterialDesc::virtual_texture(
-            r.add_virtual_texture(source.clone(), mipflow::VtAddress::Repeat)?,
-        ),
-    };
+    let mat = large_material(r, source, texture)?;
     let (fv, fi) = mipflow::quad_xz();
     let mesh = r.add_mesh(&fv, &fi)?;
-    let mat = r.add_material(desc)?;
     for t in hall_floor_transforms(length) {
         r.add_instance(mesh, mat, t)?;
     }
@@ -298,6 +292,21 @@ pub fn add_enclosure(
     Ok(())
 }
 
+/// The material of a large surface: `texture`, or `source` streamed tile by tile (repeating).
+fn large_material(
+    r: &mut Renderer,
+    source: &mipflow::TileSource,
+    texture: Option<TextureHandle>,
+) -> Result<mipflow::MaterialHandle> {
+    let desc = match texture {
+        Some(t) => MaterialDesc::new(t),
+        None => MaterialDesc::virtual_texture(
+            r.add_virtual_texture(source.clone(), mipflow::VtAddress::Repeat)?,
+        ),
+    };
+    Ok(r.add_material(desc)?)
+}
+
 /// Surface `k` of [`ENCLOSURE`].
 fn add_surface(
     r: &mut Renderer,
@@ -306,15 +315,9 @@ fn add_surface(
     source: &mipflow::TileSource,
     texture: Option<TextureHandle>,
 ) -> Result<()> {
-    let desc = match texture {
-        Some(t) => MaterialDesc::new(t),
-        None => MaterialDesc::virtual_texture(
-            r.add_virtual_texture(source.clone(), mipflow::VtAddress::Repeat)?,
-        ),
-    };
+    let mat = large_material(r, source, texture)?;
     let (pv, pi) = panel(1.0, 1.0);
     let mesh = r.add_mesh(&pv, &pi)?;
-    let mat = r.add_material(desc)?;
     let segments = (length / 8.0).ceil().max(1.0) as i32;
     for s in 0..segments {
         let z = -4.0 - 8.0 * s as f32;
