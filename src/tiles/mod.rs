@@ -190,12 +190,12 @@ pub struct TileUpdate {
     /// Feedback readbacks taken in.
     pub readbacks: usize,
     /// Tiles that could not be read (a corrupt frame, an IO error): asked for again after
-    /// [`RETRY_FRAMES`] updates; their ancestors show meanwhile.
+    /// 120 updates; their ancestors show meanwhile.
     pub failed: usize,
 }
 
 /// Updates a tile that could not be read waits before it is asked for again.
-pub const RETRY_FRAMES: u64 = 120;
+pub(crate) const RETRY_FRAMES: u64 = 120;
 
 /// Settings of a [`VirtualTextures`] cache.
 #[derive(Clone, Debug)]
