@@ -25,6 +25,17 @@ fn table() -> PageTable {
     t
 }
 
+/// Texture `k` as the planner's input.
+fn input<'a>(tables: &'a [PageTable], pixels: &'a [Vec<f32>], k: usize) -> TileInput<'a> {
+    TileInput {
+        id: k as u32,
+        table: &tables[k],
+        tiled_levels: 3,
+        pixels: &pixels[k],
+        priority: 1.0,
+    }
+}
+
 fn tiles(c: &mut Criterion) {
     let mut group = c.benchmark_group("tiles");
     group.sample_size(30);
@@ -59,17 +70,7 @@ fn tiles(c: &mut Criterion) {
         let mut next_slot = 0u32;
         for _ in 0..200 {
             let kept: Vec<_> = planner
-                .plan_by(
-                    seen,
-                    |k| TileInput {
-                        id: k as u32,
-                        table: &tables[k],
-                        tiled_levels: 3,
-                        pixels: &pixels[k],
-                        priority: 1.0,
-                    },
-                    SLOTS,
-                )
+                .plan_by(seen, |k| input(&tables, &pixels, k), SLOTS)
                 .iter()
                 .filter(|w| !w.resident)
                 .take(64)
@@ -97,17 +98,7 @@ fn tiles(c: &mut Criterion) {
                     };
                 }
                 let kept = planner
-                    .plan_by(
-                        seen,
-                        |k| TileInput {
-                            id: k as u32,
-                            table: &tables[k],
-                            tiled_levels: 3,
-                            pixels: &pixels[k],
-                            priority: 1.0,
-                        },
-                        SLOTS,
-                    )
+                    .plan_by(seen, |k| input(&tables, &pixels, k), SLOTS)
                     .len();
                 black_box(kept)
             })

@@ -265,28 +265,8 @@ fn cache_with(
     file: &[u8],
     resident: impl Fn(usize) -> bool,
 ) -> (VirtualTextures, VtId) {
-    let info = Ktx2Info::parse(file, file.len() as u64, &ReadLimits::default()).unwrap();
-    let format = info.format;
-    let mut vt = VirtualTextures::new(
-        ctx,
-        &VtConfig {
-            format,
-            tile: TILE,
-            slots: 128,
-            max_pages: 1024,
-            max_textures: 4,
-        },
-    )
-    .unwrap();
-    let tiled = usize::from(info.tiles.as_ref().unwrap().tiled_levels);
-    let id = vt
-        .add(
-            ctx.queue(),
-            info,
-            TileSource::Bytes(file.into()),
-            VtAddress::Clamp,
-        )
-        .unwrap();
+    let (mut vt, id) = cache_of(ctx, file, 128);
+    let tiled = usize::from(vt.info(id).unwrap().tiles.as_ref().unwrap().tiled_levels);
     for level in (0..tiled).rev().filter(|&l| resident(l)) {
         let (x_n, y_n) = vt.table(id).unwrap().tiles(level);
         for ty in 0..y_n {
@@ -296,6 +276,22 @@ fn cache_with(
         }
     }
     vt.flush(ctx.queue());
+    (vt, id)
+}
+
+/// A cache of `slots` slots with the texture of `file` added (its tail resident).
+fn cache_of(ctx: &GpuContext, file: &[u8], slots: u32) -> (VirtualTextures, VtId) {
+    let info = Ktx2Info::parse(file, file.len() as u64, &ReadLimits::default()).unwrap();
+    let config = VtConfig {
+        format: info.format,
+        tile: TILE,
+        slots,
+        max_pages: 1024,
+        max_textures: 4,
+    };
+    let mut vt = VirtualTextures::new(ctx, &config).unwrap();
+    let source = TileSource::Bytes(file.into());
+    let id = vt.add(ctx.queue(), info, source, VtAddress::Clamp).unwrap();
     (vt, id)
 }
 
@@ -546,27 +542,8 @@ fn a_tile_cache_on_the_managers_device_counts_in_its_budget() {
 fn a_moving_view_under_few_slots_trades_tiles_by_worth() {
     let Some(ctx) = common::gpu() else { return };
     let (tex, file) = cooked();
-    let info = Ktx2Info::parse(&file, file.len() as u64, &ReadLimits::default()).unwrap();
     // The tail's 2 slots and 8 for tiles: the view above wants 12.
-    let mut vt = VirtualTextures::new(
-        &ctx,
-        &VtConfig {
-            format: info.format,
-            tile: TILE,
-            slots: 10,
-            max_pages: 1024,
-            max_textures: 1,
-        },
-    )
-    .unwrap();
-    let id = vt
-        .add(
-            ctx.queue(),
-            info,
-            TileSource::Bytes(file.into()),
-            VtAddress::Clamp,
-        )
-        .unwrap();
+    let (mut vt, id) = cache_of(&ctx, &file, 10);
     let shifted =
         |x: f32| FLOOR_UV.replace("vec2<f32>(0.0, 0.0)", &format!("vec2<f32>({x:.2}, 0.0)"));
     let mut tiles_of = Vec::new();
