@@ -308,7 +308,7 @@ impl Renderer {
             if let Some(mat) = mat {
                 u = u.with_uv_scale(mat.uv_scale);
                 if let Some(id) = mat.virtual_texture {
-                    u = u.with_virtual_texture(id.0);
+                    u = u.with_virtual_texture(id.index());
                 }
             }
             if let Some(mat) = mat

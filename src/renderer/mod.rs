@@ -478,7 +478,7 @@ impl Renderer {
             Some(id) if self.vt.as_ref().and_then(|v| v.info(id)).is_none() => {
                 return Err(Error::InvalidResource {
                     label: "material".into(),
-                    reason: format!("no virtual texture {}", id.0),
+                    reason: format!("no virtual texture {}", id.index()),
                 });
             }
             Some(_) => {}

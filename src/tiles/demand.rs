@@ -18,9 +18,10 @@ impl VirtualTextures {
         uv_max: [f32; 2],
         pixels: f32,
     ) -> bool {
-        let Some(e) = self.entries.get_mut(id.0 as usize).filter(|e| e.alive) else {
+        if self.live(id).is_none() {
             return false;
-        };
+        }
+        let e = &mut self.entries[id.index as usize];
         if !(pixels > 0.0 && pixels.is_finite()) || level.is_nan() {
             return false;
         }
@@ -44,8 +45,9 @@ impl VirtualTextures {
         };
         let ((x0, x1), (y0, y1)) = (span(uv_min[0], uv_max[0], w), span(uv_min[1], uv_max[1], h));
         let area = ((x1 - x0) * (y1 - y0)).max(1e-6);
-        if self.cpu_pixels.len() < self.pages_used as usize {
-            self.cpu_pixels.resize(self.pages_used as usize, 0.0);
+        let end = self.page_ranges.end as usize;
+        if self.cpu_pixels.len() < end {
+            self.cpu_pixels.resize(end, 0.0);
         }
         let tile = self.tile as f32;
         let first = e.page_base as usize + e.table.first_entry(l);

@@ -55,7 +55,7 @@ impl VirtualTextures {
             bind_group,
             slots: Slots::new(slots),
             entries: Vec::new(),
-            pages_used: 0,
+            page_ranges: registry::PageRanges::default(),
             max_pages: config.max_pages.max(1),
             frame: 0,
             feedback,
@@ -72,8 +72,8 @@ impl VirtualTextures {
 
     /// Makes the atlas again with `slots` slots, for a cache that should take more or fewer
     /// bytes (a budget that changed): the old atlas is destroyed first (no moment with both
-    /// alive), the textures' tails are written again, and their tiles stream back as the view
-    /// asks for them. Errors (the cache unchanged): fewer slots than the tails take (two a
+    /// alive), the textures' tails are written again (from memory: no file is read), and their
+    /// tiles stream back as the view asks for them. Errors (the cache unchanged): fewer slots than the tails take (two a
     /// texture), or an atlas larger than the device's textures.
     pub fn resize(&mut self, ctx: &GpuContext, slots: u32) -> Result<()> {
         let alive = self.entries.iter().filter(|e| e.alive).count() as u32;
@@ -139,7 +139,7 @@ impl VirtualTextures {
             e.tail = [a, b];
             e.gpu.slots_x = slots_x;
             e.dirty = true;
-            self.write_tail(ctx.queue(), e)?;
+            self.upload_tail(ctx.queue(), e);
         }
         self.entries = entries;
         self.flush(ctx.queue());

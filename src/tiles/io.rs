@@ -7,8 +7,9 @@ use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 use super::{Entry, TileSource};
 use crate::ktx2::{Ktx2Info, read_tile};
 
-/// A tile: texture, level, column, row.
-pub(super) type TileKey = (u32, u8, u32, u32);
+/// A tile: texture, level, column, row. The texture's id carries its generation, so a tile
+/// read for a removed texture never lands in the one that took its index.
+pub(super) type TileKey = (super::VtId, u8, u32, u32);
 
 struct Request {
     key: TileKey,

@@ -25,6 +25,7 @@ mod feedback;
 mod io;
 mod page;
 mod plan;
+mod registry;
 
 use std::sync::Arc;
 
@@ -48,9 +49,22 @@ pub enum TileSource {
     File(std::path::PathBuf),
 }
 
-/// A virtual texture in a [`VirtualTextures`] cache: the index the shader takes.
+/// A virtual texture in a [`VirtualTextures`] cache. Its [`VtId::index`] is what the shader
+/// takes; a removed texture's index is taken again by a later one, and the id of the removed
+/// one is refused from then on (it carries a generation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct VtId(pub u32);
+pub struct VtId {
+    index: u32,
+    generation: u32,
+}
+
+impl VtId {
+    /// The index the shader takes (`vt_sample(index, ...)`): the texture's `VtInfo` in the
+    /// cache's buffer, below [`VtConfig::max_textures`].
+    pub fn index(self) -> u32 {
+        self.index
+    }
+}
 
 /// One level in the shader's `VtInfo` (32 bytes).
 #[repr(C)]
@@ -93,6 +107,8 @@ struct Entry {
     page_base: u32,
     /// The tail's two slots.
     tail: [u32; 2],
+    /// The tail's levels' blocks, read when it was added (written again by a resize).
+    tail_data: Vec<Vec<u8>>,
     gpu: GpuInfo,
     /// Its page entries changed since they were written.
     dirty: bool,
@@ -104,6 +120,11 @@ struct Entry {
     cpu_demand: bool,
     /// Not removed.
     alive: bool,
+    /// Counts the textures that took this index: an id of an earlier one is refused.
+    generation: u32,
+    /// The first frame whose feedback counts for it (earlier copies may hold the counts of a
+    /// removed texture that had its page entries).
+    since: u64,
 }
 
 /// Frames a texture's smoothed tile demand lasts after its last count (it halves each
@@ -156,7 +177,8 @@ pub struct VirtualTextures {
     bind_group: wgpu::BindGroup,
     slots: Slots,
     entries: Vec<Entry>,
-    pages_used: u32,
+    /// The page entries in use and given back.
+    page_ranges: registry::PageRanges,
     max_pages: u32,
     frame: u64,
     feedback: feedback::TileFeedback,
@@ -242,7 +264,8 @@ impl VirtualTextures {
     /// [`VirtualTextures::submitted`] after submitting it. False when every readback buffer
     /// was still in use (the counts carry over into the next frame's).
     pub fn record_feedback(&mut self, encoder: &mut wgpu::CommandEncoder) -> bool {
-        self.feedback.record(encoder, self.pages_used, self.frame)
+        self.feedback
+            .record(encoder, self.page_ranges.end, self.frame)
     }
 
     /// After the submit that holds [`VirtualTextures::record_feedback`]'s copy.
@@ -264,11 +287,11 @@ impl VirtualTextures {
         let _ = device.poll(wgpu::PollType::Poll);
         let mut out = TileUpdate::default();
         let frame = self.frame;
-        self.pixels.resize(self.pages_used as usize, 0.0);
+        self.pixels.resize(self.page_ranges.end as usize, 0.0);
         let (feedback, entries, pixels) = (&mut self.feedback, &mut self.entries, &mut self.pixels);
-        feedback.take(|_, counts| {
+        feedback.take(|copied, counts| {
             out.readbacks += 1;
-            for e in entries.iter_mut() {
+            for e in entries.iter_mut().filter(|e| e.alive && copied >= e.since) {
                 let range = e.page_base as usize..e.page_base as usize + e.table.entries().len();
                 let (Some(c), Some(p)) = (counts.get(range.clone()), pixels.get_mut(range)) else {
                     continue;
@@ -313,7 +336,7 @@ impl VirtualTextures {
                 self.plan_pixels[r.clone()].copy_from_slice(&self.pixels[r]);
             }
         }
-        let free_slots = self.slots.len() - 2 * self.entries.len();
+        let free_slots = self.slots.len() - 2 * self.alive();
         let (entries, pixels, seen) = (&self.entries, &self.plan_pixels, &self.seen);
         self.planner.plan_by(
             seen.len(),
@@ -377,8 +400,12 @@ impl VirtualTextures {
             if w.resident {
                 continue;
             }
-            let key = (w.texture, w.level, w.tx, w.ty);
             let e = &self.entries[w.texture as usize];
+            let id = VtId {
+                index: w.texture,
+                generation: e.generation,
+            };
+            let key = (id, w.level, w.tx, w.ty);
             if e.table.slot(w.level.into(), w.tx, w.ty).is_none() {
                 out.pending += 1;
                 if self.reader.in_flight.len() < 4 * max_loads.max(1)
@@ -399,6 +426,11 @@ impl VirtualTextures {
         Ok(out)
     }
 
+    /// Tiles asked of the reader thread that have not come back yet (0: streaming is idle).
+    pub fn reads_in_flight(&self) -> usize {
+        self.reader.in_flight.len()
+    }
+
     /// Slots in all, and free now.
     pub fn slots(&self) -> (usize, usize) {
         (self.slots.len(), self.slots.free())
@@ -406,9 +438,7 @@ impl VirtualTextures {
 
     /// Whether `id`'s GPU feedback has come back lately (else the CPU's demand is all it has).
     pub fn has_feedback(&self, id: VtId) -> bool {
-        self.entries
-            .get(id.0 as usize)
-            .is_some_and(|e| e.seen.is_some())
+        self.live(id).is_some_and(|e| e.seen.is_some())
     }
 
     /// Whether every texture has had GPU feedback lately: the tiles the plan keeps are what
@@ -432,7 +462,7 @@ impl VirtualTextures {
 
     /// The fewest slots the textures' tails take (two a texture), and at least two.
     pub fn min_slots(&self) -> u32 {
-        2 * (self.entries.iter().filter(|e| e.alive).count() as u32).max(1)
+        2 * (self.alive() as u32).max(1)
     }
 
     /// The most slots the textures could use: every tile of every tiled level, and the tails.
@@ -464,108 +494,6 @@ impl VirtualTextures {
         self.tile
     }
 
-    /// Adds a virtual texture from a tiled file (tiles of this cache's size and format) and
-    /// makes its tail resident (two slots). Errors: a file that is not tiled as the cache is, no
-    /// free slot for the tail, or a page table past `max_pages`.
-    pub fn add(
-        &mut self,
-        queue: &wgpu::Queue,
-        info: Ktx2Info,
-        source: TileSource,
-        address: VtAddress,
-    ) -> Result<VtId> {
-        let invalid = |reason: String| Error::InvalidResource {
-            label: "virtual texture".into(),
-            reason,
-        };
-        let layout = info
-            .tiles
-            .clone()
-            .ok_or_else(|| invalid("the file is not tiled (mipflow cook --tiles)".into()))?;
-        if layout.tile_size != self.tile || info.format != self.format {
-            return Err(invalid(format!(
-                "tiles of {} in {:?}; the cache takes {} in {:?}",
-                layout.tile_size, info.format, self.tile, self.format
-            )));
-        }
-        let n = info.levels.len().min(VT_MAX_LEVELS);
-        if self.entries.len() as u64 * size_of::<GpuInfo>() as u64 >= self.infos.bytes() {
-            return Err(invalid("the cache holds its most textures".into()));
-        }
-        let tiles: Vec<(u32, u32)> = (0..n).map(|l| layout.tiles(&info, l)).collect();
-        let table = PageTable::new(&tiles);
-        let count = table.entries().len() as u32;
-        if self.pages_used + count > self.max_pages {
-            return Err(invalid(format!(
-                "{count} page entries, {} left",
-                self.max_pages - self.pages_used
-            )));
-        }
-        let first_tail = usize::from(layout.tiled_levels).min(n - 1);
-        let (Some(a), Some(b)) = (self.slots.take(0, true), self.slots.take(0, true)) else {
-            return Err(invalid("no free slot for the texture's tail".into()));
-        };
-        let mut gpu = GpuInfo {
-            level_count: n as u32,
-            tile: self.tile,
-            slots_x: self.slots_x,
-            address: u32::from(address == VtAddress::Repeat),
-            levels: [GpuLevel::default(); VT_MAX_LEVELS],
-        };
-        let mut entry = Entry {
-            info: Arc::new(info),
-            source,
-            table,
-            page_base: self.pages_used,
-            tail: [a, b],
-            gpu,
-            dirty: true,
-            seen: None,
-            priority: 1.0,
-            cpu_demand: false,
-            alive: true,
-        };
-        for (l, g) in gpu.levels.iter_mut().enumerate().take(n) {
-            let (w, h) = entry.info.level_dims(l);
-            *g = GpuLevel {
-                size: [w, h],
-                origin: if l > first_tail {
-                    tail_origin(&entry.info, first_tail, l, self.tile)
-                } else {
-                    [0, 0]
-                },
-                tiles_x: tiles[l].0,
-                first: entry.page_base + entry.table.first_entry(l) as u32,
-                tiled: u32::from(l < first_tail),
-                _pad: 0,
-            };
-        }
-        entry.gpu = gpu;
-        self.write_tail(queue, &mut entry)?;
-        self.pages_used += count;
-        self.entries.push(entry);
-        Ok(VtId(self.entries.len() as u32 - 1))
-    }
-
-    /// A texture's tail (its levels of one tile or less): read whole, written at its place in
-    /// its two slots, resident for good.
-    fn write_tail(&self, queue: &wgpu::Queue, entry: &mut Entry) -> Result<()> {
-        let n = entry.table.level_count();
-        let first_tail = n
-            - (entry.gpu.levels[..n]
-                .iter()
-                .filter(|l| l.tiled == 0)
-                .count());
-        for l in first_tail..n {
-            let data = entry.read(|mut f, info| read_level(&mut f, info, l))?;
-            let slot = entry.tail[usize::from(l > first_tail)];
-            let origin = entry.gpu.levels[l].origin;
-            self.write_blocks(queue, slot, origin, entry.info.level_dims(l), &data);
-            entry.table.set(l, 0, 0, Some(slot));
-        }
-        Ok(())
-    }
-
     /// Makes tile `(tx, ty)` of tiled level `level` of `id` resident: read from its file and
     /// written into a free slot, or the least recently used one (given up by its tile) when
     /// none is free. `Ok(false)` when it already was (it is marked used this frame), or when
@@ -585,17 +513,17 @@ impl VirtualTextures {
             return Ok(false);
         }
         let data = e.read(|mut f, info| read_tile(&mut f, info, level, tx, ty))?;
-        self.place(queue, (id.0, level as u8, tx, ty), &data)
+        self.place(queue, (id, level as u8, tx, ty), &data)
     }
 
     /// Puts a tile's blocks (read) into a free slot, or the least recently used one (its tile
     /// given up); false when every slot is pinned or used this frame.
     fn place(&mut self, queue: &wgpu::Queue, key: io::TileKey, data: &[u8]) -> Result<bool> {
         let (id, level, tx, ty) = key;
-        let e = self.entry(VtId(id))?;
-        if !e.alive {
+        // A tile of a texture removed since it was asked for.
+        let Some(e) = self.live(id) else {
             return Ok(false);
-        }
+        };
         let span = crate::ktx2::tile_span(&e.info, level.into(), tx, ty).map_err(|source| {
             Error::Ktx2 {
                 path: "virtual texture".into(),
@@ -622,7 +550,7 @@ impl VirtualTextures {
         let dims = (span.blocks_wide * bw, span.blocks_high * bh);
         self.write_blocks(queue, slot, [0, 0], dims, data);
         self.owners[slot as usize] = Some(key);
-        let e = &mut self.entries[id as usize];
+        let e = &mut self.entries[id.index as usize];
         e.table.set(level.into(), tx, ty, Some(slot));
         e.dirty = true;
         Ok(true)
@@ -631,9 +559,10 @@ impl VirtualTextures {
     /// Gives up tile `(tx, ty)` of `level` of `id` (its slot freed); false when it was not
     /// resident or is part of the tail.
     pub fn evict(&mut self, id: VtId, level: usize, tx: u32, ty: u32) -> bool {
-        let Some(e) = self.entries.get_mut(id.0 as usize) else {
+        if self.live(id).is_none() {
             return false;
-        };
+        }
+        let e = &mut self.entries[id.index as usize];
         match e.table.slot(level, tx, ty) {
             Some(s) if !e.tail.contains(&s) => {
                 e.table.set(level, tx, ty, None);
@@ -656,7 +585,8 @@ impl VirtualTextures {
     /// table: a few KiB for a 16384² texture).
     pub fn flush(&mut self, queue: &wgpu::Queue) {
         for (i, e) in self.entries.iter_mut().enumerate() {
-            if !std::mem::take(&mut e.dirty) {
+            // A removed texture's page entries may be another's now.
+            if !std::mem::take(&mut e.dirty) || !e.alive {
                 continue;
             }
             e.table.resolve();
@@ -673,40 +603,10 @@ impl VirtualTextures {
         }
     }
 
-    /// Removes virtual texture `id`: its tiles' and its tail's slots are given back (its page
-    /// entries are not reused). Draw nothing with it after. False for an unknown or removed one.
-    pub fn remove(&mut self, id: VtId) -> bool {
-        let Some(e) = self.entries.get_mut(id.0 as usize).filter(|e| e.alive) else {
-            return false;
-        };
-        e.alive = false;
-        e.seen = None;
-        e.cpu_demand = false;
-        for l in 0..e.table.level_count() {
-            let (x_n, y_n) = e.table.tiles(l);
-            for ty in 0..y_n {
-                for tx in 0..x_n {
-                    if let Some(s) = e.table.set(l, tx, ty, None)
-                        && !e.tail.contains(&s)
-                    {
-                        self.owners[s as usize] = None;
-                        self.slots.give_back(s);
-                    }
-                }
-            }
-        }
-        // The tail's two slots (the second holds several levels).
-        for s in e.tail {
-            self.slots.give_back(s);
-        }
-        e.dirty = true;
-        true
-    }
-
     /// Weighs `id`'s blur against the other textures' when the slots are shared (1 by default;
     /// 0: its tiles are never worth a slot). False for an unknown texture.
     pub fn set_priority(&mut self, id: VtId, priority: f32) -> bool {
-        match self.entries.get_mut(id.0 as usize) {
+        match self.live_mut(id) {
             Some(e) => {
                 e.priority = if priority.is_finite() {
                     priority.max(0.0)
@@ -721,27 +621,18 @@ impl VirtualTextures {
 
     /// The page table of `id`.
     pub fn table(&self, id: VtId) -> Option<&PageTable> {
-        self.entries.get(id.0 as usize).map(|e| &e.table)
+        self.live(id).map(|e| &e.table)
     }
 
     /// The file description of `id`.
     pub fn info(&self, id: VtId) -> Option<&Ktx2Info> {
-        self.entries.get(id.0 as usize).map(|e| &*e.info)
-    }
-
-    fn entry(&self, id: VtId) -> Result<&Entry> {
-        self.entries
-            .get(id.0 as usize)
-            .ok_or_else(|| Error::InvalidResource {
-                label: "virtual texture".into(),
-                reason: format!("no texture {}", id.0),
-            })
+        self.live(id).map(|e| &*e.info)
     }
 
     /// The tile in slot `s` gives it up.
     fn release_slot(&mut self, s: u32) {
         if let Some((id, level, tx, ty)) = self.owners[s as usize].take()
-            && let Some(e) = self.entries.get_mut(id as usize)
+            && let Some(e) = self.live_mut(id)
         {
             e.table.set(level.into(), tx, ty, None);
             e.dirty = true;

@@ -37,4 +37,5 @@ mod shaders;
 mod staging;
 mod streaming;
 mod tiles;
+mod tiles_reuse;
 mod tiles_sim;

@@ -8,12 +8,12 @@ use mipflow::{GpuContext, TileSource, VirtualTextures, VtAddress, VtConfig, VtId
 
 use crate::common;
 
-const SIZE: u32 = 1024;
-const TILE: u32 = 128;
+pub(super) const SIZE: u32 = 1024;
+pub(super) const TILE: u32 = 128;
 const OUT: u32 = 256;
 
 /// Gradients, and lines across every tile edge (on them, beside them, and diagonal).
-fn test_image() -> image::RgbaImage {
+pub(super) fn test_image() -> image::RgbaImage {
     image::RgbaImage::from_fn(SIZE, SIZE, |x, y| {
         let edge = |v: u32| matches!(v % TILE, 126..=129);
         let line = edge(x) || edge(y) || (x + 3 * y) % 97 < 3;
@@ -29,7 +29,7 @@ fn test_image() -> image::RgbaImage {
 
 /// The uv of a floor seen in perspective: the bottom of the screen near (the texture
 /// magnified), the top far (minified, at a grazing angle).
-const FLOOR_UV: &str = r#"
+pub(super) const FLOOR_UV: &str = r#"
 fn floor_uv(pos: vec4<f32>) -> vec2<f32> {
     let s = pos.xy / 256.0;
     let t = 1.0 - s.y;
@@ -54,14 +54,14 @@ fn fs(@builtin(position) pos: vec4<f32>) -> @location(0) vec4<f32> {
 }
 "#;
 
-const FEEDBACK: &str = r#"
+pub(super) const FEEDBACK: &str = r#"
 @fragment
 fn fs(@builtin(position) pos: vec4<f32>) -> @location(0) vec4<f32> {
     return vt_sample_feedback(0u, floor_uv(pos), 0.0, vec2<u32>(pos.xy));
 }
 "#;
 
-const VIRTUAL: &str = r#"
+pub(super) const VIRTUAL: &str = r#"
 @fragment
 fn fs(@builtin(position) pos: vec4<f32>) -> @location(0) vec4<f32> {
     return vt_sample(0u, floor_uv(pos), 0.0);
@@ -70,7 +70,7 @@ fn fs(@builtin(position) pos: vec4<f32>) -> @location(0) vec4<f32> {
 
 /// Draws a full-screen triangle with `source` (fragment `fs`) and `group` bound at 0, and
 /// reads the picture back (RGBA8).
-fn draw(
+pub(super) fn draw(
     ctx: &GpuContext,
     source: &str,
     layout: &wgpu::BindGroupLayout,
@@ -148,7 +148,11 @@ fn draw(
 
 /// The texture with every level, sampled by the hardware (trilinear, clamped to the edge,
 /// its levels from `min_lod` on).
-fn hardware(ctx: &GpuContext, tex: &mipflow::ktx2::EncodedTexture, min_lod: f32) -> Vec<u8> {
+pub(super) fn hardware(
+    ctx: &GpuContext,
+    tex: &mipflow::ktx2::EncodedTexture,
+    min_lod: f32,
+) -> Vec<u8> {
     hardware_with(ctx, tex, min_lod, &format!("{FLOOR_UV}{HARDWARE}"))
 }
 
@@ -245,14 +249,18 @@ fn hardware_with(
 }
 
 /// The cooked texture (BC7, linear) and its tiled file.
-fn cooked() -> (mipflow::ktx2::EncodedTexture, Vec<u8>) {
+pub(super) fn cooked() -> (mipflow::ktx2::EncodedTexture, Vec<u8>) {
+    cooked_from(test_image())
+}
+
+/// [`cooked`] of another picture.
+pub(super) fn cooked_from(img: image::RgbaImage) -> (mipflow::ktx2::EncodedTexture, Vec<u8>) {
     let opts = mipflow_cook::CookOptions {
         quality: mipflow_cook::Quality::Fast,
         color: mipflow_cook::ColorSpace::Linear,
         ..Default::default()
     };
-    let tex = mipflow_cook::cook_image(&image::DynamicImage::ImageRgba8(test_image()), &opts)
-        .expect("cook");
+    let tex = mipflow_cook::cook_image(&image::DynamicImage::ImageRgba8(img), &opts).expect("cook");
     let mut file = Vec::new();
     write_ktx2_tiled(&mut file, &tex, Some(3), "tiles test", TILE).unwrap();
     (tex, file)
@@ -656,6 +664,7 @@ fn cpu_demand_brings_in_the_tiles_a_rectangle_covers() {
 fn the_renderer_draws_a_virtual_texture_material() {
     use mipflow::{Camera, FrameInput, MaterialDesc, Renderer, RendererConfig};
     let (tex, file) = cooked();
+    let plain_tiled = file.clone();
     let mut plain = Vec::new();
     mipflow::ktx2::write_ktx2(&mut plain, &tex, None, "tiles test").unwrap();
     let camera = Camera::look_at(
@@ -713,10 +722,29 @@ fn the_renderer_draws_a_virtual_texture_material() {
         .unwrap();
     let m = r.add_material(MaterialDesc::virtual_texture(id)).unwrap();
     r.add_instance(mesh, m, floor).unwrap();
+    // An id of the renderer's index, but of a texture that took a removed one's place in
+    // another cache: a later generation, refused.
+    let (mut other, first) = cache_of(r.context(), &plain_tiled, 8);
+    assert!(other.remove(first));
+    let info = Ktx2Info::parse(
+        &plain_tiled,
+        plain_tiled.len() as u64,
+        &ReadLimits::default(),
+    );
+    let later = other
+        .add(
+            r.context().queue(),
+            info.unwrap(),
+            TileSource::Bytes(plain_tiled.as_slice().into()),
+            VtAddress::Clamp,
+        )
+        .unwrap();
+    assert_eq!(later.index(), id.index());
     assert!(
-        r.add_material(MaterialDesc::virtual_texture(VtId(7)))
+        r.add_material(MaterialDesc::virtual_texture(later))
             .is_err()
     );
+    drop(other);
     let out = r
         .context()
         .create_offscreen_target("virtual", 320, 180)
