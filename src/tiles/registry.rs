@@ -165,7 +165,10 @@ impl VirtualTextures {
             }
         }
         let index = reused.unwrap_or(self.entries.len());
-        let generation = self.entries.get(index).map_or(0, |e| e.generation + 1);
+        let generation = self
+            .entries
+            .get(index)
+            .map_or(0, |e| e.generation.wrapping_add(1));
         let mut entry = Entry {
             info,
             source,
