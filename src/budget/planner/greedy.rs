@@ -113,6 +113,8 @@ impl Planner {
         // (target, old bytes): at 10k textures that is what keeps a full plan in cache.
         let fits = base.saturating_add(margin) <= limit;
         let mut steady = base;
+        // The bin of the best step left out for want of room (0: none): the memory's price.
+        let mut price = 0;
         for it in &self.sorted {
             let i = it.texture as usize;
             let target = &mut self.scratch.targets[i];
@@ -137,8 +139,11 @@ impl Planner {
                     self.scratch.growers.push(it.texture);
                 }
                 *target = it.level | (*target & GROWER);
+            } else if price == 0 {
+                price = it.bin();
             }
         }
+        self.price = f32::from_bits((price as u32) << BIN_SHIFT);
         for &i in &self.list {
             self.work[i as usize].target = self.scratch.targets[i as usize] & !GROWER;
         }

@@ -183,6 +183,8 @@ pub struct Planner {
     levels: Vec<u8>,
     /// The least mip bias of the current buckets (see [`incremental::asks_nothing`]).
     min_bias: f32,
+    /// [`Plan::memory_price`] of the last greedy fill.
+    price: f32,
     /// [`Planner::plan_with_changes`]'s textures as bits (all 0 between calls), and in debug
     /// builds as a sorted list (for the check of the others).
     hint_bits: Vec<u64>,
@@ -236,6 +238,7 @@ impl Planner {
             quiet_floor: 0,
             levels: Vec::new(),
             min_bias: 0.0,
+            price: 0.0,
             hint_bits: Vec::new(),
             hint: Vec::new(),
         }

@@ -287,6 +287,7 @@ impl Planner {
         out.limit = limit;
         out.floor_bytes = floor_bytes;
         out.quality_cost = quality;
+        out.memory_price = self.price;
         out.replanned = true;
         self.wake = wake;
         if too_small {

@@ -186,6 +186,11 @@ pub struct Plan {
     /// Blur left once the plan has completed, in pixel-octaves (not weighted by priority): the
     /// render scale's blur on every output pixel plus each texture's missing octaves on its pixels.
     pub quality_cost: f64,
+    /// What a byte is worth to the textures at this budget: the gain per byte (pixel-octaves,
+    /// priority-weighted) of the most valuable mip step the plan left out for want of room,
+    /// to 1/16 of an octave; 0 when every step that gains fits. Something else that would take
+    /// bytes from the same budget (a tile cache) is worth them when it gains more per byte.
+    pub memory_price: f32,
     /// Transitions in execution order: cancels, a lower scale, evictions and shrinks, a higher
     /// scale, then grows (most valuable first).
     pub transitions: Vec<Transition>,
@@ -209,6 +214,7 @@ impl Clone for Plan {
         self.peak_bytes = source.peak_bytes;
         self.floor_bytes = source.floor_bytes;
         self.quality_cost = source.quality_cost;
+        self.memory_price = source.memory_price;
         self.transitions.clone_from(&source.transitions);
         self.replanned = source.replanned;
     }

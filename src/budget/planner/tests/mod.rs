@@ -663,3 +663,21 @@ fn a_floor_brought_back_from_nothing_grows_in_the_next_plan() {
     assert_eq!(second.transitions, [tr(0, 2, 0, TransitionKind::Grow)]);
     assert_eq!(textures[0].resident_level, 0);
 }
+
+#[test]
+fn the_memory_price_is_the_best_step_left_out() {
+    let textures = scene([tex(2, 0.0, 1000.0), tex(2, 0.0, 100.0)]);
+    let mut plan = Plan::default();
+    let price = |budget: u64, plan: &mut Plan| {
+        let _ = Planner::default().plan(&input(0, budget, &textures), plan);
+        plan.memory_price
+    };
+    // At 400, A grows to level 0; B's first step (100 pixel-octaves for 64 bytes) is left out.
+    assert_eq!(price(400, &mut plan), 100.0 / 64.0);
+    assert_eq!(plan.target_level, [0, 2]);
+    // At the floors, A's first step (1000 for 64 bytes: 15.6) is, to its bin's lower bound.
+    assert_eq!(price(40, &mut plan), 15.5);
+    // Room for everything: a byte is worth nothing more.
+    assert_eq!(price(10_000, &mut plan), 0.0);
+    assert_eq!(plan.target_level, [0, 0]);
+}
