@@ -91,6 +91,8 @@ pub struct BudgetManager {
     end_missed: bool,
     /// The last output that was not empty: a 0x0 frame (a minimised window) plans for it.
     last_output: (u32, u32),
+    /// Bytes the game is about to allocate ([`BudgetManager::make_room`]), planned as fixed.
+    room: u64,
     /// Last: fields drop in order, and the context's leak report must see everything else gone.
     ctx: GpuContext,
 }
@@ -171,6 +173,7 @@ impl BudgetManager {
             ended_frame: 0,
             end_missed: false,
             last_output: (0, 0),
+            room: 0,
             ctx,
             config,
         }
@@ -261,6 +264,20 @@ impl BudgetManager {
     /// it to the allocation while it lives. Dropping the reservation gives the room back.
     pub fn reserve(&self, category: Category, bytes: u64, label: &str) -> crate::Reservation {
         crate::Reservation::new(self.ctx.ledger(), category, bytes, label)
+    }
+
+    /// Asks the plans from the next frame on to leave `bytes` free under the budget, beyond
+    /// everything on the ledger, for an allocation the game is about to make (a cache it will
+    /// grow); 0 stops asking. Unlike [`BudgetManager::reserve`], nothing is charged: the
+    /// textures give the room up over the next frames (drops first, within the budget), and
+    /// the game allocates once `budget - ledger total` has it, then asks for 0.
+    pub fn make_room(&mut self, bytes: u64) {
+        self.room = bytes;
+    }
+
+    /// The bytes [`BudgetManager::make_room`] asks for now.
+    pub fn room_asked(&self) -> u64 {
+        self.room
     }
 
     /// The scale range.
@@ -525,7 +542,8 @@ impl BudgetManager {
         .into_iter()
         .fold(snap.total_bytes, |f, c| {
             f.saturating_sub(ledger.managed_bytes(c))
-        });
+        })
+        .saturating_add(self.room);
         // Staging headroom, between the planner's limit and the budget: 1/16 of the budget (at
         // least 256 KiB, at most the per-frame upload cap). Uploads go in bands of rows that fit
         // the room under the budget, so no level needs more: a smaller headroom only streams a

@@ -11,6 +11,7 @@
 mod frame;
 mod pass;
 mod scene;
+mod tile_cache;
 
 pub use pass::{DrawUniforms, GpuMesh, TexturedPass, Vertex, panel, quad_xz};
 pub use scene::{InstanceHandle, MaterialDesc, MaterialHandle, MeshHandle};
@@ -65,8 +66,11 @@ pub struct RendererConfig {
     pub feedback: FeedbackConfig,
     /// Most bytes of the tile cache made when the first virtual texture is added
     /// ([`Renderer::add_virtual_texture`]; default 16 MiB): on the same ledger, counted by the
-    /// planner as fixed bytes. The cache starts at 64 slots and doubles while the view keeps
-    /// every slot busy (its tiles kept), up to a quarter of the budget and this; a budget that
+    /// planner as fixed bytes. The cache starts at 64 slots; it doubles (its tiles kept) when
+    /// the tiles the new slots would hold save more blur per byte than the textures' levels
+    /// those bytes would (the plan's [`crate::Plan::memory_price`], with the keep bonus), the
+    /// textures asked to make the room first, and halves when its last slots save less: the
+    /// two trade in the one currency. Up to a quarter of the budget and this; a budget that
     /// falls below it shrinks it at the next frame (its tiles stream back).
     pub tile_cache_bytes: u64,
 }
@@ -173,8 +177,8 @@ pub struct Renderer {
     depth_group: Option<(u64, wgpu::BindGroup)>,
     /// The tile cache of the virtual textures, once one is added.
     vt: Option<crate::VirtualTextures>,
-    /// Updates in a row whose plan filled every slot of the tile cache.
-    tile_pressure: u32,
+    /// The tile cache's size, traded against the textures' levels (`tile_cache.rs`).
+    tile_market: tile_cache::Market,
     stats: FrameStats,
     /// Last: fields drop in order, and the context's leak report (in the manager's context)
     /// must see everything else gone.
@@ -241,7 +245,7 @@ impl Renderer {
             on_screen: Vec::new(),
             depth_group: None,
             vt: None,
-            tile_pressure: 0,
+            tile_market: Default::default(),
             stats: FrameStats::default(),
             config,
         })
@@ -272,15 +276,17 @@ impl Renderer {
             // As `fit_tile_cache` sizes it: at most a quarter of the budget, a power of two.
             let cap = (self.config.tile_cache_bytes).min(self.manager.budget().current_bytes() / 4);
             let fit = crate::VtConfig::slots_for(info.format, tile, cap);
-            // It starts small (at most 64 slots) and grows while the view keeps every slot
-            // busy (`fit_tile_cache`), within that cap.
+            // It starts small (at most 64 slots) and grows while more slots buy more than
+            // their bytes would buy the textures (`fit_tile_cache`), within that cap.
             let useful = info.tiles.as_ref().map_or(0, |t| t.tile_count(&info)) as u32 + 2;
             let vt = crate::VirtualTextures::new(
                 ctx,
                 &crate::VtConfig {
                     format: info.format,
                     tile,
-                    slots: (1 << (31 - fit.leading_zeros())).min(useful).min(64),
+                    slots: (1 << (31 - fit.leading_zeros()))
+                        .min(useful)
+                        .min(tile_cache::START_SLOTS),
                     max_pages: 1 << 16,
                     max_textures: 64,
                 },
@@ -291,49 +297,6 @@ impl Renderer {
         let ctx = self.manager.context();
         let vt = self.vt.as_mut().expect("made above");
         vt.add(ctx.queue(), info, source, address)
-    }
-
-    /// Fits the tile cache to the view and the budget (see
-    /// [`RendererConfig::tile_cache_bytes`]): shrunk at once when the budget's quarter holds
-    /// fewer slots (the old atlas freed first), doubled, its tiles kept, when the last plan
-    /// filled every slot and the ledger has the room.
-    pub(crate) fn fit_tile_cache(&mut self) -> Result<()> {
-        let Some(vt) = self.vt.as_mut() else {
-            return Ok(());
-        };
-        let budget = self.manager.budget().current_bytes();
-        let cap = self.config.tile_cache_bytes.min(budget / 4);
-        let (format, tile) = (vt.format(), vt.tile_size());
-        let fit = crate::VtConfig::slots_for(format, tile, cap);
-        // The most it may take: a power of two (a budget that moves a little changes nothing),
-        // no more than the textures could use, no fewer than their tails take.
-        let most = (1u32 << (31 - fit.leading_zeros()))
-            .min(vt.max_useful_slots())
-            .max(vt.min_slots());
-        let have = vt.slots().0 as u32;
-        let ctx = self.manager.context();
-        if have > most {
-            // The budget fell: at once, the tiles dropped (they stream back).
-            return vt.resize(ctx, most);
-        }
-        // The last plan held a tile in every slot: the view wants more. Twice the slots (at
-        // most `most`), the tiles kept, when the ledger has the room for both atlases a moment.
-        let free = have.saturating_sub(vt.min_slots()) as usize;
-        // For 8 updates in a row, and not on the CPU's first guess (the whole texture at its
-        // nearest level, before any feedback): that would grow the cache to its cap for tiles
-        // the view does not show.
-        let full = vt.last_update().kept >= free && vt.all_have_feedback();
-        self.tile_pressure = if full { self.tile_pressure + 1 } else { 0 };
-        if self.tile_pressure >= 8 && have < most {
-            self.tile_pressure = 0;
-            let want = (2 * have).min(most);
-            let per_slot = vt.bytes_per_slot();
-            let room = budget.saturating_sub(ctx.ledger().total_bytes());
-            if u64::from(want) * per_slot <= room {
-                return vt.grow(ctx, want);
-            }
-        }
-        Ok(())
     }
 
     /// The tile cache, once a virtual texture was added.

@@ -426,6 +426,15 @@ impl VirtualTextures {
         Ok(out)
     }
 
+    /// The pixel-octaves the tiles ranked `ranks` by worth in the last update's plan would save
+    /// ([`TilePlanner::worth_of_ranks`]; rank 0 is the tile worth most, the slots a plan fills
+    /// are those beside the tails): with [`VirtualTextures::bytes_per_slot`], what more slots
+    /// would buy or the last ones hold, to weigh against what the bytes buy elsewhere
+    /// ([`crate::Plan::memory_price`]).
+    pub fn tile_worth(&mut self, ranks: std::ops::Range<usize>) -> f32 {
+        self.planner.worth_of_ranks(ranks.start, ranks.end)
+    }
+
     /// Tiles asked of the reader thread that have not come back yet (0: streaming is idle).
     pub fn reads_in_flight(&self) -> usize {
         self.reader.in_flight.len()

@@ -189,6 +189,32 @@ impl TilePlanner {
         &self.keep
     }
 
+    /// The pixel-octaves the tiles ranked `from..to` by worth in the last plan would save (the
+    /// keep bonus taken out: what a tile is worth, not what keeping it is); 0 past the tiles
+    /// with demand. What `to - from` more slots would buy (`from` = the slots), or what the
+    /// last `to - from` slots hold (`to` = the slots): a cache's size is traded against the
+    /// textures' levels with it. Linear in the tiles with demand (partitions, no sort); the
+    /// plan's result ([`TilePlanner::kept`]) is untouched.
+    pub fn worth_of_ranks(&mut self, from: usize, to: usize) -> f32 {
+        let n = self.wants.len();
+        let (from, to) = (from.min(n), to.min(n));
+        if from >= to {
+            return 0.0;
+        }
+        let by_rank = |a: &TileWant, b: &TileWant| b.key.cmp(&a.key);
+        if to < n {
+            self.wants.select_nth_unstable_by(to, by_rank);
+        }
+        if from > 0 {
+            self.wants[..to].select_nth_unstable_by(from, by_rank);
+        }
+        let bonus = self.keep_bonus.max(1.0);
+        self.wants[from..to]
+            .iter()
+            .map(|w| if w.resident { w.worth / bonus } else { w.worth })
+            .sum()
+    }
+
     /// The tiles of the last plan.
     pub fn kept(&self) -> &[TileWant] {
         &self.keep
@@ -332,6 +358,43 @@ mod tests {
         }];
         p.plan(&input, 2);
         assert!(!p.keeps(0, 1, 0, 0) && p.keeps(0, 1, 1, 1));
+    }
+
+    /// The worth of tiles by rank: what more slots would buy and what the last ones hold.
+    #[test]
+    fn the_worth_of_ranks_prices_more_or_fewer_slots() {
+        let t = table();
+        let mut pixels = vec![0.0; t.entries().len()];
+        // Four level-1 tiles wanted by 400, 300, 200 and 100 pixels: their sums go up to the
+        // root (1000), so the ranks are 1000, 400, 300, 200, 100.
+        for (k, v) in [400.0, 300.0, 200.0, 100.0].into_iter().enumerate() {
+            pixels[t.first_entry(1) + k] = v;
+        }
+        let input = [TileInput {
+            id: 0,
+            table: &t,
+            tiled_levels: 3,
+            pixels: &pixels,
+            priority: 1.0,
+        }];
+        let mut p = TilePlanner::default();
+        assert_eq!(p.plan(&input, 2).len(), 2);
+        assert_eq!(p.worth_of_ranks(2, 4), 500.0, "two more slots");
+        assert_eq!(p.worth_of_ranks(0, 2), 1400.0, "the two slots held");
+        assert_eq!(p.worth_of_ranks(1, 2), 400.0, "the last slot");
+        assert_eq!(p.worth_of_ranks(4, 10), 100.0, "past the tiles wanted");
+        assert_eq!(p.worth_of_ranks(5, 10), 0.0);
+        // The plan is untouched.
+        assert_eq!(p.kept().iter().map(|w| w.worth).sum::<f32>(), 1400.0);
+        // A resident tile counts its worth, not the keep bonus.
+        let mut t = table();
+        t.set(2, 0, 0, Some(1));
+        let input = [TileInput {
+            table: &t,
+            ..input[0]
+        }];
+        p.plan(&input, 1);
+        assert_eq!(p.worth_of_ranks(0, 1), 1000.0);
     }
 
     /// Two textures share the slots by worth; a priority of 0 takes none; no demand, no tiles.

@@ -22,6 +22,7 @@ mod kept_textures;
 mod ktx2_malformed;
 mod ktx2_mutation;
 mod ktx2_roundtrip;
+mod make_room;
 mod manager_api;
 mod manager_embed;
 mod manager_misuse;

@@ -62,6 +62,7 @@ impl Planner {
             mb: self.mip_bias(bucket),
             bonus,
             compete,
+            held: 0.0,
         }
     }
 
@@ -70,7 +71,10 @@ impl Planner {
     /// the mandatory part fits.
     pub(super) fn fill_finish(&mut self, fill: Fill, limit: u64) -> bool {
         let Fill {
-            base, mut margin, ..
+            base,
+            mut margin,
+            held,
+            ..
         } = fill;
         // ScaleBucket sort by bin, best first; stable, so ties go by texture then coarse to fine.
         // Only the bins from the least to the greatest one used are gone through (the
@@ -113,8 +117,10 @@ impl Planner {
         // (target, old bytes): at 10k textures that is what keeps a full plan in cache.
         let fits = base.saturating_add(margin) <= limit;
         let mut steady = base;
-        // The bin of the best step left out for want of room (0: none): the memory's price.
+        // The bin of the best step left out for want of room (0: none), or of a held
+        // texture's next step if better: the memory's price.
         let mut price = 0;
+        let held = bin_of(held);
         for it in &self.sorted {
             let i = it.texture as usize;
             let target = &mut self.scratch.targets[i];
@@ -143,7 +149,7 @@ impl Planner {
                 price = it.bin();
             }
         }
-        self.price = f32::from_bits((price as u32) << BIN_SHIFT);
+        self.price = f32::from_bits((price.max(held) as u32) << BIN_SHIFT);
         for &i in &self.list {
             self.work[i as usize].target = self.scratch.targets[i as usize] & !GROWER;
         }
@@ -189,6 +195,9 @@ pub(super) struct Fill {
     bonus: f32,
     /// Floors compete (the budget is too small for all of them).
     compete: bool,
+    /// The best gain per byte of a held texture's next step (held textures make no items, but
+    /// what a byte is worth to them is part of the memory's price).
+    held: f32,
 }
 
 impl Fill {
@@ -211,6 +220,7 @@ impl Fill {
             Mode::Cooling | Mode::Kept => {
                 w.target = w.resident;
                 self.base = self.base.saturating_add(w.resident_bytes);
+                self.held = self.held.max(next_step(t, w, self.mb));
             }
             Mode::Evicted => {
                 w.target = w.floor;
@@ -246,6 +256,21 @@ impl Fill {
         }
         s.targets[i as usize] = w.target | if grower { GROWER } else { 0 };
     }
+}
+
+/// The gain per byte of the step above `w.resident` (to the next finer allowed level) of a
+/// texture that is held where it is: what a byte would be worth to it.
+#[inline]
+fn next_step(t: Tex<'_>, w: &Work, mb: f32) -> f32 {
+    // The allowed bases finer than the resident level; the finest-but-one step's level is the
+    // highest of them.
+    let finer = u32::from(t.base_levels) & ((1u32 << w.resident.min(16)) - 1);
+    if finer == 0 {
+        return 0.0;
+    }
+    let k = (31 - finer.leading_zeros()) as u8;
+    let bytes = t.bytes_from(k).saturating_sub(w.resident_bytes);
+    density(w.gain(t, w.resident, k, mb), bytes, false, 1.0)
 }
 
 /// The greedy's scratch, kept between plans.

@@ -1,0 +1,240 @@
+//! The tile cache's size, traded against the textures' levels in the one currency.
+//!
+//! The texture planner says what a byte is worth to the textures ([`crate::Plan::memory_price`]:
+//! pixel-octaves per byte of the best mip step it left out); the tile planner says what more
+//! slots would buy and what the last ones hold ([`crate::VirtualTextures::tile_worth`], in the
+//! same pixel-octaves). The cache doubles when the tiles its new slots would hold are worth
+//! more per byte than the textures' price (times the keep bonus: a trade must be clearly worth
+//! it), and halves when its last half holds less than the price (divided by it); between the
+//! two it stays. A grow needs the new atlas beside the old one a moment: when the budget has not
+//! the room, the textures are asked for it ([`crate::BudgetManager::make_room`]) and give it up
+//! over the next frames, drops first, so no frame passes the budget. After a change the size
+//! holds a while, so that the feedback and both plans follow it before it is judged again.
+
+use super::Renderer;
+use crate::Result;
+
+/// The slots a cache starts with (fewer when its textures cannot use them).
+pub(super) const START_SLOTS: u32 = 64;
+
+/// Frames the size holds after a change, for the feedback (1-3 frames late), the tiles and the
+/// textures' plans to follow it.
+const HOLD_FRAMES: u32 = 30;
+
+/// Frames a grow waits for the textures to make its room before it is given up (and held).
+const ROOM_FRAMES: u32 = 120;
+
+/// How much more a trade must be worth than what it gives up: the planners' keep bonus.
+const BONUS: f64 = 1.25;
+
+/// The cache's side of the trade, kept between frames.
+#[derive(Debug, Default)]
+pub(super) struct Market {
+    /// Frames left before the size is judged again.
+    hold: u32,
+    /// A grow to this many slots waits for its room, asked of the textures this many frames.
+    waiting: Option<(u32, u32)>,
+}
+
+/// One frame's figures of the trade.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Figures {
+    /// Slots now, and the most the budget and the textures allow (a power of two).
+    pub(super) have: u32,
+    pub(super) most: u32,
+    /// Slots the textures' tails take (not the plan's).
+    pub(super) tails: u32,
+    pub(super) per_slot: u64,
+    /// What a byte is worth to the textures.
+    pub(super) price: f32,
+    /// Pixel-octaves the tiles of `grow_to - have` more slots would save.
+    pub(super) grow_worth: f32,
+    /// Pixel-octaves the last `have / 2` slots save.
+    pub(super) shrink_worth: f32,
+}
+
+/// What the size should do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Step {
+    Stay,
+    Grow(u32),
+    Shrink(u32),
+}
+
+/// The size a cache of `have` slots grows to (twice, at most `most`).
+pub(super) fn grow_to(have: u32, most: u32) -> u32 {
+    have.saturating_mul(2).min(most)
+}
+
+/// The trade, from one frame's figures.
+pub(super) fn decide(f: &Figures) -> Step {
+    if f.have > f.most {
+        return Step::Shrink(f.most);
+    }
+    let price = f64::from(f.price.max(0.0));
+    let to = grow_to(f.have, f.most);
+    let per_slot = f.per_slot.max(1) as f64;
+    if to > f.have {
+        let bytes = f64::from(to - f.have) * per_slot;
+        let worth = f64::from(f.grow_worth);
+        if worth > 0.0 && worth / bytes > price * BONUS {
+            return Step::Grow(to);
+        }
+    }
+    let half = f.have / 2;
+    if price > 0.0 && half >= f.tails.max(START_SLOTS) {
+        let bytes = f64::from(f.have - half) * per_slot;
+        if f64::from(f.shrink_worth) / bytes < price / BONUS {
+            return Step::Shrink(half);
+        }
+    }
+    Step::Stay
+}
+
+impl Renderer {
+    /// Fits the tile cache to the view and the budget before the frame's plan (see the module
+    /// and [`super::RendererConfig::tile_cache_bytes`]).
+    pub(crate) fn fit_tile_cache(&mut self) -> Result<()> {
+        let Some(vt) = self.vt.as_mut() else {
+            return Ok(());
+        };
+        let budget = self.manager.budget().current_bytes();
+        let cap = self.config.tile_cache_bytes.min(budget / 4);
+        let fit = crate::VtConfig::slots_for(vt.format(), vt.tile_size(), cap);
+        // A power of two (a budget that moves a little changes nothing), no more than the
+        // textures could use, no fewer than their tails take.
+        let most = (1u32 << (31 - fit.leading_zeros()))
+            .min(vt.max_useful_slots())
+            .max(vt.min_slots());
+        let have = vt.slots().0 as u32;
+        let market = &mut self.tile_market;
+        if have > most {
+            // The budget fell: at once, the tiles dropped (they stream back).
+            market.waiting = None;
+            self.manager.make_room(0);
+            return vt.resize(self.manager.context(), most);
+        }
+        if market.hold > 0 {
+            market.hold -= 1;
+            return Ok(());
+        }
+        // A grow waiting for its room: made once the budget has it, else given up in time.
+        if let Some((to, frames)) = market.waiting {
+            let need = u64::from(to) * vt.bytes_per_slot();
+            let total = self.manager.context().ledger().total_bytes();
+            let room = budget.saturating_sub(total);
+            if need <= room || frames >= ROOM_FRAMES || to > most {
+                market.waiting = None;
+                market.hold = HOLD_FRAMES;
+                self.manager.make_room(0);
+                if need <= room && to <= most {
+                    return vt.grow(self.manager.context(), to);
+                }
+            } else {
+                market.waiting = Some((to, frames + 1));
+            }
+            return Ok(());
+        }
+        // Not on the CPU's first guess (the whole texture at its nearest level, before any
+        // feedback): that would buy slots for tiles the view does not show.
+        if !vt.all_have_feedback() {
+            return Ok(());
+        }
+        let tails = vt.min_slots();
+        let free = (have - tails.min(have)) as usize;
+        let to = grow_to(have, most);
+        let figures = Figures {
+            have,
+            most,
+            tails,
+            per_slot: vt.bytes_per_slot(),
+            price: self.manager.last_plan().memory_price,
+            grow_worth: vt.tile_worth(free..free + (to - have) as usize),
+            shrink_worth: vt.tile_worth(free.saturating_sub((have / 2) as usize)..free),
+        };
+        let ctx = self.manager.context();
+        match decide(&figures) {
+            Step::Stay => Ok(()),
+            Step::Shrink(to) => {
+                market.hold = HOLD_FRAMES;
+                vt.resize(ctx, to)
+            }
+            Step::Grow(to) => {
+                // The new atlas beside the old one a moment.
+                let need = u64::from(to) * figures.per_slot;
+                let room = budget.saturating_sub(ctx.ledger().total_bytes());
+                if need <= room {
+                    market.hold = HOLD_FRAMES;
+                    vt.grow(ctx, to)
+                } else {
+                    // The textures make the room over the next frames (the plans leave `need`
+                    // free beyond the ledger); the grow waits for it.
+                    market.waiting = Some((to, 0));
+                    self.manager.make_room(need);
+                    Ok(())
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn figures(price: f32, grow_worth: f32, shrink_worth: f32) -> Figures {
+        Figures {
+            have: 128,
+            most: 512,
+            tails: 8,
+            per_slot: 1000,
+            price,
+            grow_worth,
+            shrink_worth,
+        }
+    }
+
+    /// 128 more slots of 1000 bytes: a grow pays when their tiles save more than 1.25 times
+    /// what 128,000 bytes save the textures; a shrink when the last 64 slots save less than
+    /// 1/1.25 of what 64,000 bytes would.
+    #[test]
+    fn the_cache_trades_slots_against_the_textures_price() {
+        // Memory to spare (no step left out): any tile wanted beyond the slots is worth them.
+        assert_eq!(decide(&figures(0.0, 1.0, 0.0)), Step::Grow(256));
+        assert_eq!(
+            decide(&figures(0.0, 0.0, 0.0)),
+            Step::Stay,
+            "nothing to hold"
+        );
+        // Price 0.01 per byte: 128,000 bytes buy the textures 1280 pixel-octaves.
+        assert_eq!(decide(&figures(0.01, 1601.0, 1e9)), Step::Grow(256));
+        assert_eq!(
+            decide(&figures(0.01, 1599.0, 1e9)),
+            Step::Stay,
+            "not clearly"
+        );
+        // The last 64 slots: 640 pixel-octaves buys them from the textures.
+        assert_eq!(decide(&figures(0.01, 0.0, 511.0)), Step::Shrink(64));
+        assert_eq!(
+            decide(&figures(0.01, 0.0, 513.0)),
+            Step::Stay,
+            "not clearly"
+        );
+        // Never below the start size, nor what the tails take; above the most, at once.
+        let small = Figures {
+            have: 64,
+            ..figures(0.01, 0.0, 0.0)
+        };
+        assert_eq!(decide(&small), Step::Stay);
+        let over = Figures {
+            most: 64,
+            ..figures(0.0, 1e9, 0.0)
+        };
+        assert_eq!(decide(&over), Step::Shrink(64));
+        let full = Figures {
+            most: 128,
+            ..figures(0.0, 1e9, 1e9)
+        };
+        assert_eq!(decide(&full), Step::Stay, "at the most");
+    }
+}
