@@ -21,6 +21,11 @@ pub(super) const START_SLOTS: u32 = 64;
 /// textures' plans to follow it.
 const HOLD_FRAMES: u32 = 30;
 
+/// Frames between two judgements while the size stays: each prices the slots with two
+/// partitions of the tiles with demand, not a per-frame cost to pay for a size that moves
+/// seldom.
+const JUDGE_FRAMES: u32 = 8;
+
 /// Frames a grow waits for the textures to make its room before it is given up (and held).
 const ROOM_FRAMES: u32 = 120;
 
@@ -154,7 +159,10 @@ impl Renderer {
         };
         let ctx = self.manager.context();
         match decide(&figures) {
-            Step::Stay => Ok(()),
+            Step::Stay => {
+                market.hold = JUDGE_FRAMES;
+                Ok(())
+            }
             Step::Shrink(to) => {
                 market.hold = HOLD_FRAMES;
                 vt.resize(ctx, to)
