@@ -18,6 +18,8 @@ pub struct Floor {
     pub pipeline: wgpu::RenderPipeline,
     /// The last update's figures.
     pub last: TileUpdate,
+    /// The most bytes its cache takes.
+    atlas_bytes: u64,
 }
 
 impl Floor {
@@ -96,7 +98,16 @@ impl Floor {
             id,
             pipeline,
             last: TileUpdate::default(),
+            atlas_bytes,
         })
+    }
+
+    /// Before the manager's frame: the cache's size traded against the textures' levels (more
+    /// slots when their tiles save more blur per byte than the textures' levels would, the
+    /// textures asked for the room; fewer when its last ones save less), at most
+    /// `atlas_bytes`.
+    pub fn fit(&mut self, manager: &mut BudgetManager) -> Result<()> {
+        self.vt.fit_to(manager, self.atlas_bytes)
     }
 
     /// The frame's tile streaming (the feedback that has arrived, the plan, the loads).

@@ -578,7 +578,11 @@ impl GameRenderer {
         }
 
         // 2. Plan and stream; the manager makes the targets at the planned scale. The floor's
-        //    tiles stream from their own feedback (their cache is fixed bytes to the plan).
+        //    tiles stream from their own feedback (their cache is fixed bytes to the plan),
+        //    the cache sized first against what a byte is worth to the textures.
+        if let Some(f) = &mut self.floor {
+            f.fit(&mut self.manager)?;
+        }
         let plan = self.manager.frame(output, timing)?;
         if let Some(f) = &mut self.floor {
             f.update(&self.manager)?;

@@ -11,7 +11,6 @@
 mod frame;
 mod pass;
 mod scene;
-mod tile_cache;
 
 pub use pass::{DrawUniforms, GpuMesh, TexturedPass, Vertex, panel, quad_xz};
 pub use scene::{InstanceHandle, MaterialDesc, MaterialHandle, MeshHandle};
@@ -177,8 +176,6 @@ pub struct Renderer {
     depth_group: Option<(u64, wgpu::BindGroup)>,
     /// The tile cache of the virtual textures, once one is added.
     vt: Option<crate::VirtualTextures>,
-    /// The tile cache's size, traded against the textures' levels (`tile_cache.rs`).
-    tile_market: tile_cache::Market,
     stats: FrameStats,
     /// Last: fields drop in order, and the context's leak report (in the manager's context)
     /// must see everything else gone.
@@ -245,7 +242,6 @@ impl Renderer {
             on_screen: Vec::new(),
             depth_group: None,
             vt: None,
-            tile_market: Default::default(),
             stats: FrameStats::default(),
             config,
         })
@@ -277,7 +273,7 @@ impl Renderer {
             let cap = (self.config.tile_cache_bytes).min(self.manager.budget().current_bytes() / 4);
             let fit = crate::VtConfig::slots_for(info.format, tile, cap);
             // It starts small (at most 64 slots) and grows while more slots buy more than
-            // their bytes would buy the textures (`fit_tile_cache`), within that cap.
+            // their bytes would buy the textures (`VirtualTextures::fit_to`), within that cap.
             let useful = info.tiles.as_ref().map_or(0, |t| t.tile_count(&info)) as u32 + 2;
             let vt = crate::VirtualTextures::new(
                 ctx,
@@ -286,7 +282,7 @@ impl Renderer {
                     tile,
                     slots: (1 << (31 - fit.leading_zeros()))
                         .min(useful)
-                        .min(tile_cache::START_SLOTS),
+                        .min(crate::tiles::START_SLOTS),
                     max_pages: 1 << 16,
                     max_textures: 64,
                 },
@@ -297,6 +293,15 @@ impl Renderer {
         let ctx = self.manager.context();
         let vt = self.vt.as_mut().expect("made above");
         vt.add(ctx.queue(), info, source, address)
+    }
+
+    /// Sizes the tile cache against the textures before the frame's plan
+    /// ([`crate::VirtualTextures::fit_to`], within [`RendererConfig::tile_cache_bytes`]).
+    pub(crate) fn fit_tile_cache(&mut self) -> Result<()> {
+        match self.vt.as_mut() {
+            Some(vt) => vt.fit_to(&mut self.manager, self.config.tile_cache_bytes),
+            None => Ok(()),
+        }
     }
 
     /// The tile cache, once a virtual texture was added.

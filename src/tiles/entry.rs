@@ -67,6 +67,7 @@ impl VirtualTextures {
             planner: TilePlanner::default(),
             seen: Vec::new(),
             last: TileUpdate::default(),
+            market: Default::default(),
         })
     }
 

@@ -23,12 +23,14 @@ mod entry;
 use entry::tail_origin;
 mod feedback;
 mod io;
+mod market;
 mod page;
 mod plan;
 mod registry;
 
 use std::sync::Arc;
 
+pub(crate) use market::START_SLOTS;
 pub use page::{PageTable, Slots};
 pub use plan::{TileInput, TilePlanner, TileWant};
 
@@ -196,6 +198,8 @@ pub struct VirtualTextures {
     seen: Vec<u32>,
     /// What the last update did.
     last: TileUpdate,
+    /// Its size's side of the trade with the textures ([`VirtualTextures::fit_to`]).
+    market: market::Market,
 }
 
 /// What one [`VirtualTextures::update`] did.

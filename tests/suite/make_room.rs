@@ -1,7 +1,7 @@
 //! `BudgetManager::make_room`: a game about to allocate (a tile cache it grows) asks the plans
 //! for room; the textures give it up over the next frames without a frame over the budget, and
-//! take it back once the game stops asking. The trade the renderer's tile cache makes with it
-//! is `src/renderer/tile_cache.rs` (its decision is tested there).
+//! take it back once the game stops asking. The trade a tile cache makes with it is
+//! `VirtualTextures::fit_to` (`src/tiles/market.rs`, its decision tested there).
 
 use std::time::{Duration, Instant};
 

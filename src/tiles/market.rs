@@ -1,4 +1,6 @@
-//! The tile cache's size, traded against the textures' levels in the one currency.
+//! A tile cache's size, traded against the textures' levels in the one currency
+//! ([`VirtualTextures::fit_to`]: what the reference `Renderer` calls before each frame, and what
+//! a game with its own renderer calls the same way).
 //!
 //! The texture planner says what a byte is worth to the textures ([`crate::Plan::memory_price`]:
 //! pixel-octaves per byte of the best mip step it left out); the tile planner says what more
@@ -11,11 +13,13 @@
 //! over the next frames, drops first, so no frame passes the budget. After a change the size
 //! holds a while, so that the feedback and both plans follow it before it is judged again.
 
-use super::Renderer;
+use super::VirtualTextures;
 use crate::Result;
+use crate::manager::BudgetManager;
 
-/// The slots a cache starts with (fewer when its textures cannot use them).
-pub(super) const START_SLOTS: u32 = 64;
+/// The slots the `Renderer`'s cache starts with (fewer when its textures cannot use them), and
+/// the fewest a trade halves a cache to.
+pub(crate) const START_SLOTS: u32 = 64;
 
 /// Frames the size holds after a change, for the feedback (1-3 frames late), the tiles and the
 /// textures' plans to follow it.
@@ -34,7 +38,7 @@ const BONUS: f64 = 1.25;
 
 /// The cache's side of the trade, kept between frames.
 #[derive(Debug, Default)]
-pub(super) struct Market {
+pub(crate) struct Market {
     /// Frames left before the size is judged again.
     hold: u32,
     /// A grow to this many slots waits for its room, asked of the textures this many frames.
@@ -43,7 +47,7 @@ pub(super) struct Market {
 
 /// One frame's figures of the trade.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Figures {
+pub(crate) struct Figures {
     /// Slots now, and the most the budget and the textures allow (a power of two).
     pub(super) have: u32,
     pub(super) most: u32,
@@ -60,7 +64,7 @@ pub(super) struct Figures {
 
 /// What the size should do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Step {
+pub(crate) enum Step {
     Stay,
     Grow(u32),
     Shrink(u32),
@@ -96,89 +100,90 @@ pub(super) fn decide(f: &Figures) -> Step {
     Step::Stay
 }
 
-impl Renderer {
-    /// Fits the tile cache to the view and the budget before the frame's plan (see the module
-    /// and [`super::RendererConfig::tile_cache_bytes`]).
-    pub(crate) fn fit_tile_cache(&mut self) -> Result<()> {
-        let Some(vt) = self.vt.as_mut() else {
-            return Ok(());
-        };
-        let budget = self.manager.budget().current_bytes();
-        let cap = self.config.tile_cache_bytes.min(budget / 4);
-        let fit = crate::VtConfig::slots_for(vt.format(), vt.tile_size(), cap);
+impl VirtualTextures {
+    /// Sizes the cache against the textures of `manager` (call it before the manager's frame,
+    /// the cache made on `manager.context()`): it doubles, its tiles kept, when the tiles its
+    /// new slots would hold save more blur per byte than the manager's last plan left out
+    /// ([`crate::Plan::memory_price`], times the keep bonus), the textures asked to make the
+    /// room first ([`BudgetManager::make_room`]), and halves when its last half saves less;
+    /// after a change it holds 30 frames, and while it stays it is judged every 8. It never
+    /// takes more than `most_bytes` nor a quarter of the budget, and a budget that falls below
+    /// that shrinks it at once (its tiles dropped; they stream back). Nothing before the view's
+    /// feedback has come back for every texture: the CPU's first guess would buy slots for
+    /// tiles the view does not show. Errors: those of [`VirtualTextures::grow`] and
+    /// [`VirtualTextures::resize`] (the cache is then unchanged).
+    pub fn fit_to(&mut self, manager: &mut BudgetManager, most_bytes: u64) -> Result<()> {
+        let budget = manager.budget().current_bytes();
+        let cap = most_bytes.min(budget / 4);
+        let fit = crate::VtConfig::slots_for(self.format(), self.tile_size(), cap);
         // A power of two (a budget that moves a little changes nothing), no more than the
         // textures could use, no fewer than their tails take.
         let most = (1u32 << (31 - fit.leading_zeros()))
-            .min(vt.max_useful_slots())
-            .max(vt.min_slots());
-        let have = vt.slots().0 as u32;
-        let market = &mut self.tile_market;
+            .min(self.max_useful_slots())
+            .max(self.min_slots());
+        let have = self.slots().0 as u32;
         if have > most {
             // The budget fell: at once, the tiles dropped (they stream back).
-            market.waiting = None;
-            self.manager.make_room(0);
-            return vt.resize(self.manager.context(), most);
+            self.market.waiting = None;
+            manager.make_room(0);
+            return self.resize(manager.context(), most);
         }
-        if market.hold > 0 {
-            market.hold -= 1;
+        if self.market.hold > 0 {
+            self.market.hold -= 1;
             return Ok(());
         }
         // A grow waiting for its room: made once the budget has it, else given up in time.
-        if let Some((to, frames)) = market.waiting {
-            let need = u64::from(to) * vt.bytes_per_slot();
-            let total = self.manager.context().ledger().total_bytes();
-            let room = budget.saturating_sub(total);
+        if let Some((to, frames)) = self.market.waiting {
+            let need = u64::from(to) * self.bytes_per_slot();
+            let room = budget.saturating_sub(manager.context().ledger().total_bytes());
             if need <= room || frames >= ROOM_FRAMES || to > most {
-                market.waiting = None;
-                market.hold = HOLD_FRAMES;
-                self.manager.make_room(0);
+                self.market.waiting = None;
+                self.market.hold = HOLD_FRAMES;
+                manager.make_room(0);
                 if need <= room && to <= most {
-                    return vt.grow(self.manager.context(), to);
+                    return self.grow(manager.context(), to);
                 }
             } else {
-                market.waiting = Some((to, frames + 1));
+                self.market.waiting = Some((to, frames + 1));
             }
             return Ok(());
         }
-        // Not on the CPU's first guess (the whole texture at its nearest level, before any
-        // feedback): that would buy slots for tiles the view does not show.
-        if !vt.all_have_feedback() {
+        if !self.all_have_feedback() {
             return Ok(());
         }
-        let tails = vt.min_slots();
+        let tails = self.min_slots();
         let free = (have - tails.min(have)) as usize;
         let to = grow_to(have, most);
         let figures = Figures {
             have,
             most,
             tails,
-            per_slot: vt.bytes_per_slot(),
-            price: self.manager.last_plan().memory_price,
-            grow_worth: vt.tile_worth(free..free + (to - have) as usize),
-            shrink_worth: vt.tile_worth(free.saturating_sub((have / 2) as usize)..free),
+            per_slot: self.bytes_per_slot(),
+            price: manager.last_plan().memory_price,
+            grow_worth: self.tile_worth(free..free + (to - have) as usize),
+            shrink_worth: self.tile_worth(free.saturating_sub((have / 2) as usize)..free),
         };
-        let ctx = self.manager.context();
         match decide(&figures) {
             Step::Stay => {
-                market.hold = JUDGE_FRAMES;
+                self.market.hold = JUDGE_FRAMES;
                 Ok(())
             }
             Step::Shrink(to) => {
-                market.hold = HOLD_FRAMES;
-                vt.resize(ctx, to)
+                self.market.hold = HOLD_FRAMES;
+                self.resize(manager.context(), to)
             }
             Step::Grow(to) => {
                 // The new atlas beside the old one a moment.
                 let need = u64::from(to) * figures.per_slot;
-                let room = budget.saturating_sub(ctx.ledger().total_bytes());
+                let room = budget.saturating_sub(manager.context().ledger().total_bytes());
                 if need <= room {
-                    market.hold = HOLD_FRAMES;
-                    vt.grow(ctx, to)
+                    self.market.hold = HOLD_FRAMES;
+                    self.grow(manager.context(), to)
                 } else {
                     // The textures make the room over the next frames (the plans leave `need`
                     // free beyond the ledger); the grow waits for it.
-                    market.waiting = Some((to, 0));
-                    self.manager.make_room(need);
+                    self.market.waiting = Some((to, 0));
+                    manager.make_room(need);
                     Ok(())
                 }
             }
