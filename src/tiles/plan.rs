@@ -291,6 +291,17 @@ impl TilePlanner {
 mod tests {
     use super::*;
 
+    /// Texture 0 of `t` with `pixels`' demand, its three levels tiled, priority 1.
+    fn input_of<'a>(t: &'a PageTable, pixels: &'a [f32]) -> TileInput<'a> {
+        TileInput {
+            id: 0,
+            table: t,
+            tiled_levels: 3,
+            pixels,
+            priority: 1.0,
+        }
+    }
+
     /// A texture of 4x4, 2x2 and 1x1 tiles (three tiled levels) and a tail level.
     fn table() -> PageTable {
         let mut t = PageTable::new(&[(4, 4), (2, 2), (1, 1), (1, 1)]);
@@ -307,13 +318,7 @@ mod tests {
         // 500 pixels want level 0 in tile (3, 3); 2000 want level 2 elsewhere.
         pixels[t.first_entry(0) + 15] = 500.0;
         pixels[t.first_entry(2)] = 2000.0;
-        let input = [TileInput {
-            id: 0,
-            table: &t,
-            tiled_levels: 3,
-            pixels: &pixels,
-            priority: 1.0,
-        }];
+        let input = [input_of(&t, &pixels)];
         let mut p = TilePlanner::default();
         let kept: Vec<(u8, u32, u32)> = p
             .plan(&input, 8)
@@ -338,24 +343,12 @@ mod tests {
         let (a, b) = (t.first_entry(1), t.first_entry(1) + 3);
         pixels[a] = 100.0; // resident tile (0, 0) of level 1
         pixels[b] = 110.0; // tile (1, 1), not resident
-        let input = [TileInput {
-            id: 0,
-            table: &t,
-            tiled_levels: 3,
-            pixels: &pixels,
-            priority: 1.0,
-        }];
+        let input = [input_of(&t, &pixels)];
         let mut p = TilePlanner::default();
         p.plan(&input, 2);
         assert!(p.keeps(0, 1, 0, 0) && !p.keeps(0, 1, 1, 1));
         pixels[b] = 200.0;
-        let input = [TileInput {
-            id: 0,
-            table: &t,
-            tiled_levels: 3,
-            pixels: &pixels,
-            priority: 1.0,
-        }];
+        let input = [input_of(&t, &pixels)];
         p.plan(&input, 2);
         assert!(!p.keeps(0, 1, 0, 0) && p.keeps(0, 1, 1, 1));
     }
@@ -370,13 +363,7 @@ mod tests {
         for (k, v) in [400.0, 300.0, 200.0, 100.0].into_iter().enumerate() {
             pixels[t.first_entry(1) + k] = v;
         }
-        let input = [TileInput {
-            id: 0,
-            table: &t,
-            tiled_levels: 3,
-            pixels: &pixels,
-            priority: 1.0,
-        }];
+        let input = [input_of(&t, &pixels)];
         let mut p = TilePlanner::default();
         assert_eq!(p.plan(&input, 2).len(), 2);
         assert_eq!(p.worth_of_ranks(2, 4), 500.0, "two more slots");
