@@ -58,7 +58,7 @@ pub(crate) struct Figures {
     pub(super) price: f32,
     /// Pixel-octaves the tiles of `grow_to - have` more slots would save.
     pub(super) grow_worth: f32,
-    /// Pixel-octaves the last `have / 2` slots save.
+    /// Pixel-octaves the last `have - shrink_to(have, tails)` slots save.
     pub(super) shrink_worth: f32,
 }
 
@@ -73,6 +73,11 @@ pub(crate) enum Step {
 /// The size a cache of `have` slots grows to (twice, at most `most`).
 pub(super) fn grow_to(have: u32, most: u32) -> u32 {
     have.saturating_mul(2).min(most)
+}
+
+/// The size a cache of `have` slots shrinks to: half, not below the start size nor the tails.
+pub(super) fn shrink_to(have: u32, tails: u32) -> u32 {
+    (have / 2).max(tails.max(START_SLOTS)).min(have)
 }
 
 /// The trade, from one frame's figures.
@@ -90,11 +95,11 @@ pub(super) fn decide(f: &Figures) -> Step {
             return Step::Grow(to);
         }
     }
-    let half = f.have / 2;
-    if price > 0.0 && half >= f.tails.max(START_SLOTS) {
-        let bytes = f64::from(f.have - half) * per_slot;
+    let to = shrink_to(f.have, f.tails);
+    if price > 0.0 && to < f.have {
+        let bytes = f64::from(f.have - to) * per_slot;
         if f64::from(f.shrink_worth) / bytes < price / BONUS {
-            return Step::Shrink(half);
+            return Step::Shrink(to);
         }
     }
     Step::Stay
@@ -161,7 +166,8 @@ impl VirtualTextures {
             per_slot: self.bytes_per_slot(),
             price: manager.last_plan().memory_price,
             grow_worth: self.tile_worth(free..free + (to - have) as usize),
-            shrink_worth: self.tile_worth(free.saturating_sub((have / 2) as usize)..free),
+            shrink_worth: self
+                .tile_worth(free.saturating_sub((have - shrink_to(have, tails)) as usize)..free),
         };
         match decide(&figures) {
             Step::Stay => {
@@ -233,6 +239,12 @@ mod tests {
             Step::Stay,
             "not clearly"
         );
+        // Down to the start size from between it and twice it.
+        let odd = Figures {
+            have: 86,
+            ..figures(0.01, 0.0, 0.0)
+        };
+        assert_eq!(decide(&odd), Step::Shrink(64));
         // Never below the start size, nor what the tails take; above the most, at once.
         let small = Figures {
             have: 64,

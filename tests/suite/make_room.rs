@@ -86,3 +86,107 @@ fn the_textures_make_room_for_an_allocation_and_take_it_back() {
     m.make_room(0);
     frames_until(&mut m, &handles, |m| total(m) >= full - (256 << 10));
 }
+
+/// The trade end to end: textures short of memory (the plan's price above 0) and a tile cache
+/// on the same manager. Tiles wanted by a few pixels are not worth the textures' levels: the
+/// cache stays at its 64 slots. Wanted by many, they are: the textures make the room and the
+/// cache grows to every tile it could use, no frame over the budget.
+#[test]
+fn a_tile_cache_buys_slots_only_when_its_tiles_are_worth_more_than_the_textures_levels() {
+    use super::tiles::{FEEDBACK, FLOOR_UV, cooked, draw};
+    use mipflow::ktx2::{Ktx2Info, ReadLimits};
+    use mipflow::{TileSource, VirtualTextures, VtAddress, VtConfig};
+    let Some(ctx) = common::gpu() else { return };
+    let budget = 8u64 << 20;
+    let mut c = ManagerConfig::default();
+    c.budget = Budget::bytes(budget);
+    c.render_targets = false;
+    c.stream = c.stream.with_deterministic(true);
+    let mut m = BudgetManager::new(ctx.device().clone(), ctx.queue().clone(), c).unwrap();
+    let handles: Vec<_> = (0..32)
+        .map(|i| {
+            let mut rng = mipflow::testing::SplitMix64(i);
+            let file = mipflow::testing::bc7_ktx2(512, || rng.next() as u8);
+            m.add_texture(TextureSource::bytes(file), TextureOptions::default())
+                .unwrap()
+        })
+        .collect();
+    let (_, file) = cooked();
+    let info = Ktx2Info::parse(&file, file.len() as u64, &ReadLimits::default()).unwrap();
+    let config = VtConfig {
+        format: info.format,
+        tile: super::tiles::TILE,
+        slots: 64,
+        max_pages: 1024,
+        max_textures: 1,
+    };
+    let mut vt = VirtualTextures::new(m.context(), &config).unwrap();
+    let id = vt
+        .add(
+            m.context().queue(),
+            info,
+            TileSource::Bytes(file.into()),
+            VtAddress::Clamp,
+        )
+        .unwrap();
+    let source = format!("{}{FLOOR_UV}{FEEDBACK}", mipflow::vt_wgsl(0));
+    // The test's own picture (a 256² target and its readback) is on the same ledger: room held
+    // for it, as a game holds room for its screenshots.
+    let mut picture = m.reserve(mipflow::Category::Other, 1 << 20, "test picture");
+    // One frame: the textures' demand, every level-0 tile wanted by `pixels` from the CPU
+    // beside the view's feedback, the cache fitted, planned, streamed and drawn.
+    let mut frame = |m: &mut BudgetManager, vt: &mut VirtualTextures, pixels: f32| {
+        for &h in &handles {
+            m.add_demand(h, 0.0, 40_000.0);
+        }
+        vt.add_demand(id, 0.0, [0.0; 2], [1.0; 2], pixels);
+        vt.fit_to(m, 4 << 20).unwrap();
+        let plan = m.frame((1280, 720), FrameTiming::default()).unwrap();
+        m.end_frame();
+        let stats = m.frame_stats(&plan, FrameTiming::default());
+        assert!(
+            stats.frame_peak_bytes <= stats.budget_bytes,
+            "a frame over the budget: {} > {}",
+            stats.frame_peak_bytes,
+            stats.budget_bytes
+        );
+        let ctx = m.context();
+        vt.update(ctx.device(), ctx.queue(), 16).unwrap();
+        picture.lend(|| draw(ctx, &source, vt.layout(), vt.bind_group()));
+        let mut enc = ctx.device().create_command_encoder(&Default::default());
+        vt.record_feedback(&mut enc);
+        ctx.queue().submit([enc.finish()]);
+        vt.submitted();
+    };
+    // Until the view's feedback is back (waited for by time), then long enough for several
+    // judgements (every 8 frames): 64 level-0 tiles wanted by 2 pixels each.
+    let start = Instant::now();
+    while !vt.has_feedback(id) {
+        assert!(start.elapsed() < Duration::from_secs(60), "no feedback");
+        frame(&mut m, &mut vt, 128.0);
+    }
+    let mut most = vt.slots().0;
+    for _ in 0..48 {
+        frame(&mut m, &mut vt, 128.0);
+        most = most.max(vt.slots().0);
+    }
+    let price = m.last_plan().memory_price;
+    assert!(price > 0.0, "the textures are short of memory");
+    assert_eq!(most, 64, "slots bought for tiles worth less than the price");
+    // Wanted by 10^5 pixels each: worth far more per byte than the textures' levels.
+    let textures = |m: &BudgetManager| m.context().ledger().snapshot().total_bytes;
+    let before = textures(&m) - vt.bytes();
+    while vt.slots().0 != 86 {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the cache never grew"
+        );
+        frame(&mut m, &mut vt, 64.0 * 100_000.0);
+    }
+    let after = textures(&m) - vt.bytes();
+    assert!(
+        after < before,
+        "the textures made the room: {before} -> {after}"
+    );
+    assert_eq!(m.room_asked(), 0, "no room asked once grown");
+}

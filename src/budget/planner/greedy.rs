@@ -210,6 +210,8 @@ impl Fill {
         match w.mode {
             Mode::Busy => {
                 w.target = w.flight;
+                // Its grow is pinned, but what a byte beyond it is worth to it is demand too.
+                self.held = self.held.max(next_step(t, w, w.flight, self.mb));
                 self.base = self
                     .base
                     .saturating_add(w.resident_bytes.max(w.flight_bytes));
@@ -220,7 +222,7 @@ impl Fill {
             Mode::Cooling | Mode::Kept => {
                 w.target = w.resident;
                 self.base = self.base.saturating_add(w.resident_bytes);
-                self.held = self.held.max(next_step(t, w, self.mb));
+                self.held = self.held.max(next_step(t, w, w.resident, self.mb));
             }
             Mode::Evicted => {
                 w.target = w.floor;
@@ -258,19 +260,18 @@ impl Fill {
     }
 }
 
-/// The gain per byte of the step above `w.resident` (to the next finer allowed level) of a
-/// texture that is held where it is: what a byte would be worth to it.
+/// The gain per byte of the step from `level` to the next finer allowed level of a texture the
+/// plan holds where it is (or pins at its grow in flight): what a byte would be worth to it.
 #[inline]
-fn next_step(t: Tex<'_>, w: &Work, mb: f32) -> f32 {
-    // The allowed bases finer than the resident level; the finest-but-one step's level is the
-    // highest of them.
-    let finer = u32::from(t.base_levels) & ((1u32 << w.resident.min(16)) - 1);
+fn next_step(t: Tex<'_>, w: &Work, level: u8, mb: f32) -> f32 {
+    // The allowed bases finer than `level`; the next step's level is the highest of them.
+    let finer = u32::from(t.base_levels) & ((1u32 << level.min(16)) - 1);
     if finer == 0 {
         return 0.0;
     }
     let k = (31 - finer.leading_zeros()) as u8;
-    let bytes = t.bytes_from(k).saturating_sub(w.resident_bytes);
-    density(w.gain(t, w.resident, k, mb), bytes, false, 1.0)
+    let bytes = t.bytes_from(k).saturating_sub(t.bytes_from(level));
+    density(w.gain(t, level, k, mb), bytes, false, 1.0)
 }
 
 /// The greedy's scratch, kept between plans.

@@ -188,8 +188,8 @@ pub struct Plan {
     pub quality_cost: f64,
     /// What a byte is worth to the textures at this budget: the gain per byte (pixel-octaves,
     /// priority-weighted) of the most valuable mip step the plan left out for want of room, or
-    /// of a held texture's next step (one whose level changed lately stays put a while), to
-    /// 1/16 of an octave; 0 when every step that gains fits. Something else that would take
+    /// of the next step of a texture held where it is (its level changed lately) or pinned at
+    /// its grow in flight, to 1/16 of an octave; 0 when every step that gains fits. Something else that would take
     /// bytes from the same budget (a tile cache) is worth them when it gains more per byte.
     pub memory_price: f32,
     /// Transitions in execution order: cancels, a lower scale, evictions and shrinks, a higher
