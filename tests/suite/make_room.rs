@@ -37,17 +37,16 @@ fn frames_until(
     }
 }
 
-#[test]
-fn the_textures_make_room_for_an_allocation_and_take_it_back() {
-    let Some(ctx) = common::gpu() else { return };
-    let budget = 8u64 << 20;
+const BUDGET: u64 = 8 << 20;
+
+/// A manager of 8 MiB and 32 textures of 512² (10.7 MiB at level 0: more than the budget).
+fn short_of_memory(ctx: &mipflow::GpuContext) -> (BudgetManager, Vec<mipflow::TextureHandle>) {
     let mut c = ManagerConfig::default();
-    c.budget = Budget::bytes(budget);
+    c.budget = Budget::bytes(BUDGET);
     c.render_targets = false;
     c.stream = c.stream.with_deterministic(true);
     let mut m = BudgetManager::new(ctx.device().clone(), ctx.queue().clone(), c).unwrap();
-    // 32 textures of 512² wanting level 0: 10.7 MiB, more than the budget.
-    let handles: Vec<_> = (0..32)
+    let handles = (0..32)
         .map(|i| {
             let mut rng = mipflow::testing::SplitMix64(i);
             let file = mipflow::testing::bc7_ktx2(512, || rng.next() as u8);
@@ -55,6 +54,14 @@ fn the_textures_make_room_for_an_allocation_and_take_it_back() {
                 .unwrap()
         })
         .collect();
+    (m, handles)
+}
+
+#[test]
+fn the_textures_make_room_for_an_allocation_and_take_it_back() {
+    let Some(ctx) = common::gpu() else { return };
+    let (mut m, handles) = short_of_memory(&ctx);
+    let budget = BUDGET;
     let total = |m: &BudgetManager| m.context().ledger().total_bytes();
     // Settled: the same total three frames in a row, the budget nearly full.
     let mut last = (0, 0);
@@ -97,20 +104,7 @@ fn a_tile_cache_buys_slots_only_when_its_tiles_are_worth_more_than_the_textures_
     use mipflow::ktx2::{Ktx2Info, ReadLimits};
     use mipflow::{TileSource, VirtualTextures, VtAddress, VtConfig};
     let Some(ctx) = common::gpu() else { return };
-    let budget = 8u64 << 20;
-    let mut c = ManagerConfig::default();
-    c.budget = Budget::bytes(budget);
-    c.render_targets = false;
-    c.stream = c.stream.with_deterministic(true);
-    let mut m = BudgetManager::new(ctx.device().clone(), ctx.queue().clone(), c).unwrap();
-    let handles: Vec<_> = (0..32)
-        .map(|i| {
-            let mut rng = mipflow::testing::SplitMix64(i);
-            let file = mipflow::testing::bc7_ktx2(512, || rng.next() as u8);
-            m.add_texture(TextureSource::bytes(file), TextureOptions::default())
-                .unwrap()
-        })
-        .collect();
+    let (mut m, handles) = short_of_memory(&ctx);
     let (_, file) = cooked();
     let info = Ktx2Info::parse(&file, file.len() as u64, &ReadLimits::default()).unwrap();
     let config = VtConfig {
