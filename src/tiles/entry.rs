@@ -116,14 +116,7 @@ impl VirtualTextures {
         self.slots_x = slots_x;
         self.slots = Slots::new(slots);
         self.owners = vec![None; self.slots.len()];
-        self.bind_group = Self::make_bind_group(
-            ctx,
-            &self.layout,
-            &self.atlas,
-            &self.pages,
-            &self.infos,
-            &self.feedback,
-        );
+        self.rebind(ctx);
         let mut entries = std::mem::take(&mut self.entries);
         for e in entries.iter_mut().filter(|e| e.alive) {
             for l in 0..e.table.level_count() {
@@ -189,6 +182,17 @@ impl VirtualTextures {
         self.slots_x = slots_x;
         self.slots.extend_to(slots);
         self.owners.resize(slots as usize, None);
+        self.rebind(ctx);
+        for e in self.entries.iter_mut().filter(|e| e.alive) {
+            e.gpu.slots_x = slots_x;
+            e.dirty = true;
+        }
+        self.flush(ctx.queue());
+        Ok(())
+    }
+
+    /// The bind group made again for the atlas now in place.
+    fn rebind(&mut self, ctx: &GpuContext) {
         self.bind_group = Self::make_bind_group(
             ctx,
             &self.layout,
@@ -197,12 +201,6 @@ impl VirtualTextures {
             &self.infos,
             &self.feedback,
         );
-        for e in self.entries.iter_mut().filter(|e| e.alive) {
-            e.gpu.slots_x = slots_x;
-            e.dirty = true;
-        }
-        self.flush(ctx.queue());
-        Ok(())
     }
 
     /// A 4x4 texture standing in for the atlas while it is made again.
