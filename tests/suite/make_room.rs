@@ -9,6 +9,22 @@ use mipflow::{Budget, BudgetManager, FrameTiming, ManagerConfig, TextureOptions,
 
 use crate::common;
 
+/// One frame with every texture wanted at level 0; its peak within the budget.
+fn checked_frame(m: &mut BudgetManager, handles: &[mipflow::TextureHandle]) {
+    for &h in handles {
+        m.add_demand(h, 0.0, 40_000.0);
+    }
+    let plan = m.frame((1280, 720), FrameTiming::default()).unwrap();
+    m.end_frame();
+    let stats = m.frame_stats(&plan, FrameTiming::default());
+    assert!(
+        stats.frame_peak_bytes <= stats.budget_bytes,
+        "a frame over the budget: {} > {}",
+        stats.frame_peak_bytes,
+        stats.budget_bytes
+    );
+}
+
 /// Frames with every texture wanted at level 0 until `done` holds (waited for by time, not
 /// counted); every frame's peak within the budget.
 fn frames_until(
@@ -18,18 +34,7 @@ fn frames_until(
 ) {
     let start = Instant::now();
     loop {
-        for &h in handles {
-            m.add_demand(h, 0.0, 40_000.0);
-        }
-        let plan = m.frame((1280, 720), FrameTiming::default()).unwrap();
-        m.end_frame();
-        let stats = m.frame_stats(&plan, FrameTiming::default());
-        assert!(
-            stats.frame_peak_bytes <= stats.budget_bytes,
-            "a frame over the budget: {} > {}",
-            stats.frame_peak_bytes,
-            stats.budget_bytes
-        );
+        checked_frame(m, handles);
         if done(m) {
             return;
         }
@@ -130,20 +135,9 @@ fn a_tile_cache_buys_slots_only_when_its_tiles_are_worth_more_than_the_textures_
     // One frame: the textures' demand, every level-0 tile wanted by `pixels` from the CPU
     // beside the view's feedback, the cache fitted, planned, streamed and drawn.
     let mut frame = |m: &mut BudgetManager, vt: &mut VirtualTextures, pixels: f32| {
-        for &h in &handles {
-            m.add_demand(h, 0.0, 40_000.0);
-        }
         vt.add_demand(id, 0.0, [0.0; 2], [1.0; 2], pixels);
         vt.fit_to(m, 4 << 20).unwrap();
-        let plan = m.frame((1280, 720), FrameTiming::default()).unwrap();
-        m.end_frame();
-        let stats = m.frame_stats(&plan, FrameTiming::default());
-        assert!(
-            stats.frame_peak_bytes <= stats.budget_bytes,
-            "a frame over the budget: {} > {}",
-            stats.frame_peak_bytes,
-            stats.budget_bytes
-        );
+        checked_frame(m, &handles);
         let ctx = m.context();
         vt.update(ctx.device(), ctx.queue(), 16).unwrap();
         picture.lend(|| draw(ctx, &source, vt.layout(), vt.bind_group()));
