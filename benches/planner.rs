@@ -13,7 +13,8 @@
 //!
 //! - `moving-told`: the same, the planner told which textures moved
 //!   (`Planner::plan_with_changes`, as the budget manager does): the change check reads those
-//!   only (a list half as long as the scene or longer is checked in full, as `moving`).
+//!   only (a list three quarters as long as the scene or longer is checked in full, as
+//!   `moving`).
 //!
 //! Goals: moving, at most 100 µs at 10k textures and 1 ms at 100k; steady, at most
 //! 20 µs at 10k. `cargo bench --bench planner`

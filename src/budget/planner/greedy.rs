@@ -150,8 +150,15 @@ impl Planner {
             }
         }
         self.price = f32::from_bits((price.max(held) as u32) << BIN_SHIFT);
+        // The targets, and the textures that drop (a target coarser than what is resident,
+        // not pinned): what `order_drops` goes through, in list order.
+        self.scratch.drops.clear();
         for &i in &self.list {
-            self.work[i as usize].target = self.scratch.targets[i as usize] & !GROWER;
+            let w = &mut self.work[i as usize];
+            w.target = self.scratch.targets[i as usize] & !GROWER;
+            if w.target > w.resident && !matches!(w.mode, Mode::Busy | Mode::Cooling | Mode::Kept) {
+                self.scratch.drops.push(i);
+            }
         }
         fits
     }
@@ -286,6 +293,8 @@ pub(super) struct Scratch {
     targets: Vec<u8>,
     /// Per texture: its resident bytes (the old texture alive during its grow's build).
     old: Vec<u64>,
+    /// The listed textures whose target drops levels (see [`Planner::fill_finish`]).
+    pub(super) drops: Vec<u32>,
 }
 
 /// The mip steps of texture `i` above its floor (at or above it: `w.resident <= w.floor`), as

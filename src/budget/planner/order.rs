@@ -21,13 +21,11 @@ impl Planner {
         self.shrinks.clear();
         self.evicts.clear();
         let mut peak = total;
-        for k in 0..self.list.len() {
-            let i = self.list[k] as usize;
+        // The drops the last greedy fill found (the only textures whose `done` is read).
+        for k in 0..self.scratch.drops.len() {
+            let i = self.scratch.drops[k] as usize;
             let (t, w) = (tex.view(i), &mut self.work[i]);
             w.done = false;
-            if matches!(w.mode, Mode::Busy | Mode::Cooling | Mode::Kept) || w.target <= w.resident {
-                continue;
-            }
             if w.target >= w.floor {
                 self.drop_seq.push(Drop {
                     texture: i as u32,

@@ -345,7 +345,8 @@ impl Modes {
     #[inline(always)]
     pub(super) fn decide(&mut self, t: Tex<'_>, w: &mut Work, h: &History) {
         let now = (w.wanted, w.pixels, w.priority);
-        let same_view = h.decided.is_some_and(|d| self.same_view(now, d, w.count));
+        // Only a busy texture or one whose level changed asks (most are neither).
+        let same_view = || h.decided.is_some_and(|d| self.same_view(now, d, w.count));
         w.mode = if w.busy {
             if h.decided.is_none() {
                 // No recorded decision (a grow the planner did not order, or one that a new
@@ -353,7 +354,7 @@ impl Modes {
                 // written while deciding, so deciding again in a frame finds the same.
                 w.adopt = true;
                 Mode::Busy
-            } else if same_view && !self.new_epoch {
+            } else if !self.new_epoch && same_view() {
                 Mode::Busy
             } else {
                 Mode::Stale
@@ -361,7 +362,7 @@ impl Modes {
         } else if h.changed_at != NEVER
             && h.changed_at > self.epoch_frame
             && self.frame < h.changed_at.saturating_add(self.hold)
-            && same_view
+            && same_view()
             // A texture short of a level the game requires (forced resident, or a required
             // level) is not held: the hold is for views, and a cut-scene cannot wait for it.
             && !short_of_required(t, w.resident)
