@@ -303,6 +303,26 @@ pub(super) struct Scratch {
 /// gains. The same gains, bit for bit, as [`Work::gain`] (one `blur` per level instead of two).
 #[inline(always)]
 fn steps(items: &mut Vec<Item>, i: u32, t: Tex<'_>, w: &Work, mb: f32, bonus: f32, can_grow: bool) {
+    // One loop per kind of demand: the one of most textures has no histogram branch in it.
+    if w.hist {
+        steps_of::<true>(items, i, t, w, mb, bonus, can_grow);
+    } else {
+        steps_of::<false>(items, i, t, w, mb, bonus, can_grow);
+    }
+}
+
+/// [`steps`] for a texture with a histogram (`HIST`) or without: the resident steps first
+/// (each one an item, whatever it gains), then the grows while they gain.
+#[inline(always)]
+fn steps_of<const HIST: bool>(
+    items: &mut Vec<Item>,
+    i: u32,
+    t: Tex<'_>,
+    w: &Work,
+    mb: f32,
+    bonus: f32,
+    can_grow: bool,
+) {
     let (floor, resident) = (w.floor, w.resident);
     // `resident <= floor <= 16`: the mask has room for bit 16. Levels finer than the finest
     // allowed base (a texture's level cap clears the bits below it) are not kept either: the
@@ -315,26 +335,48 @@ fn steps(items: &mut Vec<Item>, i: u32, t: Tex<'_>, w: &Work, mb: f32, bonus: f3
     };
     let allowed = u32::from(t.base_levels) | kept_base;
     let (wanted, weight) = (w.wanted + mb, w.weight());
-    let mut prev = floor;
-    let mut prev_blur = blur(floor, wanted);
-    let mut bytes = 0u64;
-    for k in (0..floor).rev() {
-        bytes = bytes.saturating_add(t.sizes[usize::from(k)]);
-        if allowed & 1 << k == 0 {
-            continue;
-        }
-        let kept = k >= resident;
-        let (gain, k_blur) = if w.hist {
+    // The gain of the step from `prev` (blur `prev_blur`) to `k`, and `k`'s blur.
+    let step = |k: u8, prev: u8, prev_blur: f32| -> (f32, f32) {
+        if HIST {
             (w.gain(t, prev, k, mb), 0.0)
         } else {
             let k_blur = blur(k, wanted);
             (weight * (prev_blur - k_blur), k_blur)
-        };
-        if !kept && (!can_grow || gain.is_nan() || gain <= 0.0) {
+        }
+    };
+    let mut prev = floor;
+    let mut prev_blur = blur(floor, wanted);
+    let mut bytes = 0u64;
+    let mut k = floor;
+    while k > resident {
+        k -= 1;
+        bytes = bytes.saturating_add(t.sizes[usize::from(k)]);
+        if allowed & 1 << k == 0 {
+            continue;
+        }
+        let (gain, k_blur) = step(k, prev, prev_blur);
+        let d = density(gain, bytes, true, bonus);
+        items.push(Item::new(i, k, prev, true, d, bytes));
+        prev = k;
+        prev_blur = k_blur;
+        bytes = 0;
+    }
+    if !can_grow {
+        return;
+    }
+    while k > 0 {
+        k -= 1;
+        bytes = bytes.saturating_add(t.sizes[usize::from(k)]);
+        if allowed & 1 << k == 0 {
+            continue;
+        }
+        let (gain, k_blur) = step(k, prev, prev_blur);
+        // Not more than 0, or NaN: nothing finer gains either.
+        if gain.is_nan() || gain <= 0.0 {
             break;
         }
-        let d = density(gain, bytes, kept, bonus);
-        items.push(Item::new(i, k, prev, kept, d, bytes));
+        let d = density(gain, bytes, false, bonus);
+        items.push(Item::new(i, k, prev, false, d, bytes));
         prev = k;
         prev_blur = k_blur;
         bytes = 0;
