@@ -35,31 +35,37 @@ impl Planner {
             return;
         }
         let changed = &self.changed[..self.n_listed];
-        // Merge two ascending lists.
-        let (a, c) = (&self.active, changed);
-        let (mut x, mut y) = (0, 0);
-        while x < a.len() || y < c.len() {
-            let next = match (a.get(x), c.get(y)) {
-                (Some(&p), Some(&q)) if p == q => {
-                    x += 1;
-                    y += 1;
-                    p
-                }
-                (Some(&p), Some(&q)) if p < q => {
-                    x += 1;
-                    p
-                }
-                (Some(&p), None) => {
-                    x += 1;
-                    p
-                }
-                (_, Some(&q)) => {
-                    y += 1;
-                    q
-                }
-                (None, None) => break,
-            };
-            self.list.push(next);
+        if changed == &self.active[..] {
+            // The same two lists (a moving view: every active texture changed, and nothing
+            // else did): copied, without the merge's branches.
+            self.list.extend_from_slice(changed);
+        } else {
+            // Merge two ascending lists.
+            let (a, c) = (&self.active, changed);
+            let (mut x, mut y) = (0, 0);
+            while x < a.len() || y < c.len() {
+                let next = match (a.get(x), c.get(y)) {
+                    (Some(&p), Some(&q)) if p == q => {
+                        x += 1;
+                        y += 1;
+                        p
+                    }
+                    (Some(&p), Some(&q)) if p < q => {
+                        x += 1;
+                        p
+                    }
+                    (Some(&p), None) => {
+                        x += 1;
+                        p
+                    }
+                    (_, Some(&q)) => {
+                        y += 1;
+                        q
+                    }
+                    (None, None) => break,
+                };
+                self.list.push(next);
+            }
         }
         // Most textures to go through anyway: one sequential pass over all of them reads memory
         // faster than gathering the listed ones, with the same plan.
