@@ -208,8 +208,18 @@ impl Planner {
         // (perf: the quality's sum was the pass's hottest line).
         let (mut bound, mut steady, mut pending, mut margin) = (base, base, false, 0u64);
         let mut quality = self.scale_blur(bucket) * self.output_pixels as f64;
-        self.active.clear();
-        for k in 0..self.list.len() {
+        // The active textures and the cancels written into slices as long as the list, their
+        // counts in registers: a `push` (a call to grow, now and then) in the loop made the
+        // quality's sum live in memory, a store and reload in the chain of every texture.
+        let n = self.list.len();
+        let (mut active, mut cancels) = (
+            std::mem::take(&mut self.active),
+            std::mem::take(&mut self.cancels),
+        );
+        active.resize(n, 0);
+        cancels.resize(n, 0);
+        let (mut n_active, mut n_cancels) = (0usize, 0usize);
+        for k in 0..n {
             if let Some(&ahead) = self.list.get(k + PREFETCH_AHEAD) {
                 prefetch(self.work.get(ahead as usize));
                 prefetch(self.history.get(ahead as usize));
@@ -219,14 +229,9 @@ impl Planner {
             let w = &self.work[i];
             let h = &mut self.history[i];
             let busy_kept = w.mode == Mode::Busy;
-            if w.busy && !(busy_kept || w.keeps_flight()) {
-                out.transitions.push(Transition {
-                    texture: i as u32,
-                    from: w.resident,
-                    to: w.resident,
-                    kind: TransitionKind::Cancel,
-                });
-            }
+            // `n_cancels <= k < n`, and `n_active` too: in bounds.
+            cancels[n_cancels] = i as u32;
+            n_cancels += usize::from(w.busy && !(busy_kept || w.keeps_flight()));
             let level = if busy_kept {
                 bound = bound.saturating_add(w.resident_bytes.max(w.flight_bytes));
                 steady = steady.saturating_add(w.flight_bytes);
@@ -259,10 +264,23 @@ impl Planner {
             if quiet {
                 self.quiet[i] = true;
                 self.quiet_floor += u128::from(w.floor_bytes);
-            } else {
-                self.active.push(i as u32);
             }
+            active[n_active] = i as u32;
+            n_active += usize::from(!quiet);
         }
+        active.truncate(n_active);
+        self.active = active;
+        // The cancels first in the plan's transitions, in list order.
+        for &i in &cancels[..n_cancels] {
+            let w = &self.work[i as usize];
+            out.transitions.push(Transition {
+                texture: i,
+                from: w.resident,
+                to: w.resident,
+                kind: TransitionKind::Cancel,
+            });
+        }
+        self.cancels = cancels;
         Post {
             bound,
             steady,

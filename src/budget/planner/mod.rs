@@ -172,6 +172,8 @@ pub struct Planner {
     list: Vec<u32>,
     /// Textures not quiet after the previous plan, ascending.
     active: Vec<u32>,
+    /// [`Planner::post_pass`]'s cancels, before they become transitions.
+    cancels: Vec<u32>,
     /// Quiet textures: at their floor, not busy, no hold running, and asking for nothing finer
     /// than the floor ([`incremental::asks_nothing`]). Such a texture adds its floor to the
     /// sums, nothing to the blur and no item or transition to a plan, so a plan need not go
@@ -234,6 +236,7 @@ impl Planner {
             scan_view_changed: false,
             list: Vec::new(),
             active: Vec::new(),
+            cancels: Vec::new(),
             quiet: Vec::new(),
             quiet_floor: 0,
             levels: Vec::new(),
