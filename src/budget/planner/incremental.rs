@@ -29,7 +29,7 @@ impl Planner {
         self.levels.resize(n, 0);
         if full {
             self.quiet.clear();
-            self.quiet.resize(n, false);
+            self.quiet.resize(n.div_ceil(64), 0);
             self.quiet_floor = 0;
             self.list.extend(0..n as u32);
             return;
@@ -262,7 +262,7 @@ impl Planner {
                 && (h.changed_at == NEVER || frame >= h.changed_at.saturating_add(hold))
                 && asks_nothing_now(w, t, self.min_bias);
             if quiet {
-                self.quiet[i] = true;
+                self.quiet[i / 64] |= 1 << (i % 64);
                 self.quiet_floor += u128::from(w.floor_bytes);
             }
             active[n_active] = i as u32;
@@ -293,7 +293,8 @@ impl Planner {
 
 /// What the change scan needs to tell whether a changed texture that was quiet stays quiet.
 pub(super) struct Quiet<'a> {
-    pub(super) marks: &'a mut [bool],
+    /// Which textures are quiet, as bits (64 textures a word).
+    pub(super) marks: &'a mut [u64],
     pub(super) floor: &'a mut u128,
     pub(super) work: &'a [Work],
     pub(super) history: &'a [History],
@@ -301,6 +302,8 @@ pub(super) struct Quiet<'a> {
     pub(super) hold: u64,
     /// The previous plan's least mip bias: new buckets plan every texture anyway.
     pub(super) min_bias: f32,
+    /// A changed texture's view (wanted level, pixels, priority, histogram) changed.
+    pub(super) view_changed: bool,
 }
 
 impl Quiet<'_> {
@@ -329,7 +332,10 @@ impl Quiet<'_> {
     ) -> bool {
         // Without branches on the mark or the demand (either way at random in a moving view):
         // the demand test is a few float operations on a line already read.
-        let marked = self.marks.get(i).copied().unwrap_or(false);
+        let marked = self
+            .marks
+            .get(i / 64)
+            .is_some_and(|&w| w >> (i % 64) & 1 != 0);
         let floor = t.floor();
         let still = if view_only {
             asks_nothing(t, bins, floor, self.min_bias)
@@ -345,7 +351,7 @@ impl Quiet<'_> {
         };
         // Marked and not still, as one comparison (rare: a branch the CPU predicts).
         if u8::from(marked) > u8::from(still) {
-            self.marks[i] = false;
+            self.marks[i / 64] &= !(1 << (i % 64));
             // Its work is the one it was judged quiet with (a quiet texture is not observed
             // again until it changes): the floor it added.
             *self.floor -= u128::from(self.work[i].floor_bytes);
@@ -398,6 +404,8 @@ fn asks_nothing_now(w: &Work, t: Tex<'_>, min_bias: f32) -> bool {
 /// at its floor it adds only its floor bytes to a plan: it may be quiet. From the texture's
 /// inputs as [`Planner::observe`] sanitises them.
 #[inline(always)]
+// The negated comparisons are the point: each is true for NaN, as the sanitised inputs say.
+#[allow(clippy::neg_cmp_op_on_partial_ord)]
 pub(super) fn asks_nothing(
     t: &PlanTexture,
     bins: &[f32; MAX_LEVELS],
@@ -407,18 +415,23 @@ pub(super) fn asks_nothing(
     if t.histogram {
         histogram_asks_nothing(t, bins, floor, min_bias)
     } else {
-        let wanted = if t.wanted_level.is_nan() {
-            f32::INFINITY
-        } else {
-            t.wanted_level
-        };
         // Blur only shrinks as the wanted level (bias included) grows, and `wanted + bias`
-        // grows with the bias (IEEE addition is monotonic).
-        // `|`, not `||`: no branch on a demand that moves at random.
-        (sanitize_weight(t.screen_pixels) == 0.0)
-            | (wanted == f32::INFINITY)
-            | (blur(floor, wanted + min_bias) == 0.0)
+        // grows with the bias (IEEE addition is monotonic). Three comparisons, `|` and not
+        // `||` (no branch on a demand that moves at random), each the same test as the
+        // sanitised one: no pixels (`sanitize_weight` gives 0 exactly when not `> 0`); not in
+        // view (NaN or infinity: `wanted + bias` is NaN or infinity, and `floor >` either is
+        // false); or `blur(floor, wanted + bias) == 0`, which is `floor <= max(wanted + bias,
+        // 0)` (the sign of a float difference is exact), so `floor == 0` or not
+        // `floor > wanted + bias`.
+        !(t.screen_pixels > 0.0) | (floor == 0) | !(f32::from(floor) > t.wanted_level + min_bias)
     }
+}
+
+/// [`asks_nothing`] of a texture without a histogram (at its `floor()`).
+#[inline(always)]
+pub(super) fn plain_asks_nothing(t: &PlanTexture, min_bias: f32) -> bool {
+    debug_assert!(!t.histogram);
+    asks_nothing(t, &[0.0; MAX_LEVELS], t.floor(), min_bias)
 }
 
 /// [`asks_nothing`] of a texture with a histogram (out of line: most have none).

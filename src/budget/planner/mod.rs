@@ -178,7 +178,8 @@ pub struct Planner {
     /// than the floor ([`incremental::asks_nothing`]). Such a texture adds its floor to the
     /// sums, nothing to the blur and no item or transition to a plan, so a plan need not go
     /// through it until its inputs change, nor while they change and it stays quiet.
-    quiet: Vec<bool>,
+    /// As bits, 64 textures a word.
+    quiet: Vec<u64>,
     /// The sum of the quiet textures' floor bytes (exact: a `u128` cannot overflow here).
     quiet_floor: u128,
     /// Every texture's planned level, kept between plans (the quiet ones' are their floors).
@@ -357,33 +358,36 @@ impl Planner {
         self.n_changed = 0;
         self.n_listed = 0;
         self.scan_view_changed = false;
-        if self.seen.len() != textures.len() || self.hashes.len() != textures.len() {
+        if self.seen.len() != textures.len()
+            || self.hashes.len() != textures.len()
+            || self.quiet.len() != textures.len().div_ceil(64)
+        {
             return false;
         }
         self.changed.resize(textures.len(), 0);
         // In blocks of 64 textures: a mask of the ones that differ (no dependency from one
-        // texture to the next, so the loads of several textures overlap), then the set bits
-        // appended to the list (almost never any in a steady view).
+        // texture to the next, so the loads of several textures overlap), then those gone
+        // through ([`scan_block`]) and the ones a plan must go through appended to the list
+        // (almost never any in a steady view).
         let changed = &mut self.changed[..];
         let mut count = 0usize;
         let differs = |s: &Seen, t: &PlanTexture| s.xor(&Seen::cheap(t));
-        let mut view_changed = false;
         let mut total = 0usize;
-        let hold = u64::from(self.config.min_frames_between_changes);
-        let quiet = incremental::Quiet {
+        let mut quiet = incremental::Quiet {
             marks: &mut self.quiet[..],
             floor: &mut self.quiet_floor,
             work: &self.work[..],
             history: &self.history[..],
             frame,
-            hold,
+            hold: u64::from(self.config.min_frames_between_changes),
             min_bias: self.min_bias,
+            view_changed: false,
         };
-        let mut quiet = quiet;
-        for (block, (seen, tex)) in self
+        for (block, ((seen, tex), hashes)) in self
             .seen
             .chunks_mut(64)
             .zip(textures.chunks(64))
+            .zip(self.hashes.chunks_mut(64))
             .enumerate()
         {
             // In a steady view, a block as a whole first (nothing but loads and XORs); only a
@@ -402,33 +406,25 @@ impl Planner {
             for (j, (s, t)) in seen.iter().zip(tex).enumerate() {
                 mask |= u64::from(differs(s, t) != 0) << j;
             }
-            while mask != 0 {
-                let j = mask.trailing_zeros() as usize;
-                mask &= mask - 1;
-                let i = block * 64 + j;
-                let Some(stays) = scan_one::<true>(
-                    &tex[j],
-                    all.level_pixels(i),
-                    &mut seen[j],
-                    &mut self.hashes[i],
-                    i,
-                    &mut quiet,
-                    &mut view_changed,
-                ) else {
-                    continue;
-                };
-                total += 1;
-                // Listed unless it stays quiet, without a branch (`count <= i < len`: always
-                // in bounds; a texture that stays quiet is overwritten by the next one).
-                changed[count] = i as u32;
-                count += usize::from(!stays);
+            if mask == 0 {
+                continue;
+            }
+            let base = block * 64;
+            let (moved, stays) = scan_block::<true>(tex, seen, hashes, all, base, mask, &mut quiet);
+            total += moved.count_ones() as usize;
+            let mut listed = moved & !stays;
+            while listed != 0 {
+                // `count <= total <= len`: in bounds.
+                changed[count] = (base + listed.trailing_zeros() as usize) as u32;
+                count += 1;
+                listed &= listed - 1;
             }
         }
         // `n_changed` counts the textures that stay quiet too: they did change, and the next
         // scan's steady-view shortcut asks how many did.
         self.n_changed = total;
         self.n_listed = count;
-        self.scan_view_changed = view_changed;
+        self.scan_view_changed = quiet.view_changed;
         true
     }
 
@@ -446,7 +442,7 @@ impl Planner {
         self.n_changed = 0;
         self.n_listed = 0;
         self.scan_view_changed = false;
-        if self.seen.len() != n || self.hashes.len() != n {
+        if self.seen.len() != n || self.hashes.len() != n || self.quiet.len() != n.div_ceil(64) {
             return false;
         }
         self.changed.resize(n, 0);
@@ -475,48 +471,52 @@ impl Planner {
             *w |= acc;
         }
         self.hint.clear();
-        let hold = u64::from(self.config.min_frames_between_changes);
         let mut quiet = incremental::Quiet {
             marks: &mut self.quiet[..],
             floor: &mut self.quiet_floor,
             work: &self.work[..],
             history: &self.history[..],
             frame,
-            hold,
+            hold: u64::from(self.config.min_frames_between_changes),
             min_bias: self.min_bias,
+            view_changed: false,
         };
-        let (mut count, mut total, mut view_changed) = (0usize, 0usize, false);
-        // Local slices: their pointers stay in registers through the loop.
-        let (seen, hashes, changed) = (
-            &mut self.seen[..n],
-            &mut self.hashes[..n],
-            &mut self.changed[..n],
-        );
+        let (mut count, mut total) = (0usize, 0usize);
+        let changed = &mut self.changed[..n];
         for (w, word) in self.hint_bits.iter_mut().enumerate() {
-            let mut bits = std::mem::take(word);
-            while bits != 0 {
-                let i = w * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                if cfg!(debug_assertions) {
-                    self.hint.push(i as u32);
+            let bits = std::mem::take(word);
+            if bits == 0 {
+                continue;
+            }
+            if cfg!(debug_assertions) {
+                let mut b = bits;
+                while b != 0 {
+                    self.hint
+                        .push((w * 64 + b.trailing_zeros() as usize) as u32);
+                    b &= b - 1;
                 }
-                let Some(stays) = scan_one::<false>(
-                    &textures[i],
-                    all.level_pixels(i),
-                    &mut seen[i],
-                    &mut hashes[i],
-                    i,
-                    &mut quiet,
-                    &mut view_changed,
-                ) else {
-                    continue;
-                };
-                total += 1;
-                // As in `scan`: `count <= total <= i < n`, in bounds.
-                changed[count] = i as u32;
-                count += usize::from(!stays);
+            }
+            let base = w * 64;
+            let end = (base + 64).min(n);
+            let (moved, stays) = scan_block::<false>(
+                &textures[base..end],
+                &mut self.seen[base..end],
+                &mut self.hashes[base..end],
+                all,
+                base,
+                bits,
+                &mut quiet,
+            );
+            total += moved.count_ones() as usize;
+            let mut listed = moved & !stays;
+            while listed != 0 {
+                // As in `scan`: `count <= total <= n`, in bounds.
+                changed[count] = (base + listed.trailing_zeros() as usize) as u32;
+                count += 1;
+                listed &= listed - 1;
             }
         }
+        let view_changed = quiet.view_changed;
         #[cfg(debug_assertions)]
         {
             let mut listed = self.hint.iter().peekable();
@@ -624,47 +624,112 @@ pub(super) fn prefetch<T>(x: Option<&T>) {
     let _ = x;
 }
 
-/// The change check of one texture whose words may differ from what the previous scan saw
-/// (`seen`, and `hash` for a histogram): `None` when they do not; otherwise the new words are
-/// kept, a change of view is noted in `view_changed`, and the result says whether the texture
-/// was quiet and stays quiet ([`incremental::Quiet::stays`]), so that a plan need not go
-/// through it.
+/// The change check of the textures of one block of up to 64 (`base`: the first one's index;
+/// `tex`, `seen` and `hashes` are the block's) whose bits are set in `candidates`: returns the
+/// bits of those that changed and of those of them that were quiet and stay quiet
+/// ([`incremental::Quiet::stays`]), so that a plan need not go through them. A changed
+/// texture's new words are kept, a change of view is noted in `quiet.view_changed`.
 ///
-/// `DIFFERS`: the caller found the cheap words differ (the full scan's mask), so they are not
-/// compared again.
+/// `DIFFERS`: the caller found every candidate's cheap words differ (the full scan's mask).
+///
+/// The common case is gone through first, in a loop of its own: only the view words differ
+/// (wanted level, pixels, priority), and so neither the texture nor its last words have a
+/// histogram (a histogram's words carry [`HISTOGRAM_MARK`], which the cheap words lack, and
+/// its flag). Then any difference is a change of view, only those two words need keeping, and
+/// whether a quiet texture stays quiet is its demand alone ([`incremental::asks_nothing`]),
+/// gathered as bits and applied to the block's marks at once: a moving camera's every texture
+/// in a few loads, two stores and three comparisons. The others (levels, identity, `busy`, a
+/// histogram) go through [`scan_one`].
 #[inline(always)]
-fn scan_one<const DIFFERS: bool>(
+fn scan_block<const DIFFERS: bool>(
+    tex: &[PlanTexture],
+    seen: &mut [Seen],
+    hashes: &mut [u64],
+    all: &PlanTextures,
+    base: usize,
+    candidates: u64,
+    quiet: &mut incremental::Quiet<'_>,
+) -> (u64, u64) {
+    let (mut moved, mut asks, mut slow) = (0u64, 0u64, 0u64);
+    let mut m = candidates;
+    while m != 0 {
+        let j = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let (Some(t), Some(s)) = (tex.get(j), seen.get_mut(j)) else {
+            continue;
+        };
+        let now = Seen::cheap(t);
+        let x1 = now.0[1] ^ s.0[1];
+        if (x1 >> 32) | (now.0[2] ^ s.0[2]) | (now.0[3] ^ s.0[3]) == 0 {
+            debug_assert!(!t.histogram && !s.has_histogram() && hashes[j] == 0);
+            let differs = DIFFERS || ((now.0[0] ^ s.0[0]) | x1) != 0;
+            s.0[0] = now.0[0];
+            s.0[1] = now.0[1];
+            moved |= u64::from(differs) << j;
+            asks |= u64::from(incremental::plain_asks_nothing(t, quiet.min_bias)) << j;
+        } else {
+            slow |= 1 << j;
+        }
+    }
+    quiet.view_changed |= moved != 0;
+    // The view-only changes: quiet ones stay quiet while they ask for nothing; the others
+    // lose their marks and their floors leave the quiet sum.
+    let word = base / 64;
+    let marked = quiet.marks.get(word).copied().unwrap_or(0);
+    let mut stays = moved & marked & asks;
+    let mut lost = moved & marked & !asks;
+    if lost != 0 {
+        quiet.marks[word] &= !lost;
+        while lost != 0 {
+            let i = base + lost.trailing_zeros() as usize;
+            lost &= lost - 1;
+            // Its work is the one it was judged quiet with (a quiet texture is not observed
+            // again until it changes): the floor it added.
+            *quiet.floor -= u128::from(quiet.work[i].floor_bytes);
+        }
+    }
+    while slow != 0 {
+        let j = slow.trailing_zeros() as usize;
+        slow &= slow - 1;
+        let i = base + j;
+        if let Some(still) = scan_one(
+            &tex[j],
+            all.level_pixels(i),
+            &mut seen[j],
+            &mut hashes[j],
+            i,
+            quiet,
+        ) {
+            moved |= 1 << j;
+            stays |= u64::from(still) << j;
+        }
+    }
+    (moved, stays)
+}
+
+/// The change check of one texture whose words differ from what the previous scan saw in more
+/// than the view, or that has a histogram (now or before): `None` when they do not differ
+/// (with its histogram's hash); otherwise the new words are kept, a change of view is noted,
+/// and the result says whether the texture was quiet and stays quiet
+/// ([`incremental::Quiet::stays`]).
+#[inline(never)]
+fn scan_one(
     t: &PlanTexture,
     bins: &[f32; MAX_LEVELS],
     seen: &mut Seen,
     hash: &mut u64,
     i: usize,
     quiet: &mut incremental::Quiet<'_>,
-    view_changed: &mut bool,
 ) -> Option<bool> {
-    let view_only;
-    if !t.histogram && !seen.has_histogram() {
-        // No histogram now nor before: the cheap words are the exact ones and both hashes
-        // are 0.
-        debug_assert_eq!(*hash, 0, "a hash without the histogram mark");
-        let now = Seen::cheap(t);
-        if !DIFFERS && now.xor(seen) == 0 {
-            return None;
-        }
-        *view_changed |= now.view_differs(seen);
-        view_only = now.same_but_view(seen);
-        *seen = now;
-    } else {
-        // The exact words and a histogram's hash decide; a changed texture's are kept here
-        // (the plan that follows does not compute them again).
-        let (now, h) = (Seen::of(t), histogram_hash(t, bins));
-        if seen.xor(&now) == 0 && *hash == h {
-            return None;
-        }
-        *view_changed |= now.view_differs(seen) || h != *hash;
-        view_only = now.same_but_view(seen);
-        *seen = now;
-        *hash = h;
+    // The exact words and a histogram's hash decide (a texture without a histogram now nor
+    // before has the cheap words as its exact ones and both hashes 0).
+    let (now, h) = (Seen::of(t), histogram_hash(t, bins));
+    if seen.xor(&now) == 0 && *hash == h {
+        return None;
     }
+    quiet.view_changed |= now.view_differs(seen) || h != *hash;
+    let view_only = now.same_but_view(seen);
+    *seen = now;
+    *hash = h;
     Some(quiet.stays(t, bins, i, view_only))
 }

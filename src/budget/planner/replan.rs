@@ -83,7 +83,7 @@ impl Planner {
             || !self.config.incremental
             || resize
             || new_run
-            || self.quiet.len() != n
+            || self.quiet.len() != n.div_ceil(64)
             || self.levels.len() != n;
         self.select(tex, full);
 

@@ -154,19 +154,14 @@ impl Seen {
     /// The words without [`HISTOGRAM_MARK`]: equal to [`Seen::of`] for a texture without a
     /// histogram; one with a histogram never compares equal, so it gets the exact check.
     /// Always inlined and with no call inside: the change check runs it for every texture,
-    /// every frame. The fields are taken in their memory order, so that each word is one load.
+    /// every frame. The record's 32 bytes as four little-endian words (four loads; built from
+    /// its fields, the compiler loaded them one by one): the view (wanted level, pixels), the
+    /// priority and levels (`level_count` from bit 32, then floor, resident, in flight), level
+    /// 0's bytes, then `busy`, `histogram`, the bases and the reserved (0) bytes.
     #[inline(always)]
     pub(super) fn cheap(t: &PlanTexture) -> Self {
-        Self([
-            u64::from(t.wanted_level.to_bits()) | u64::from(t.screen_pixels.to_bits()) << 32,
-            u64::from(t.priority.to_bits())
-                | u64::from(t.level_count) << 32
-                | u64::from(t.floor_level) << 40
-                | u64::from(t.resident_level) << 48
-                | u64::from(t.in_flight_level) << 56,
-            t.level0_bytes,
-            u64::from(t.busy) | u64::from(t.histogram) << 8 | u64::from(t.base_levels) << 16,
-        ])
+        let words: [u64; 4] = bytemuck::cast(*t);
+        Self(words.map(u64::from_le))
     }
 
     /// The four words XORed with `other`'s and ORed together: 0 exactly when they are equal.

@@ -13,7 +13,7 @@ use super::*;
 /// The level sizes and the histogram bins live beside it in [`PlanTextures`].
 ///
 /// 32 bytes, aligned: a texture's change check is one cache line shared with its neighbour.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::NoUninit)]
 #[repr(C, align(32))]
 pub struct PlanTexture {
     /// Finest level the view wants at native resolution, fractional (2.3 samples levels 2 and 3).
@@ -52,6 +52,9 @@ pub struct PlanTexture {
     /// allowed level to the next finer one as a single step (its bytes and gain summed). The
     /// floor level is expected to be allowed; it is the caller's choice either way.
     pub base_levels: u16,
+    /// Always 0: the bytes after `base_levels` are a field, not padding, so that the change
+    /// check reads the record's last eight bytes as one word (one load, not three).
+    pub(super) reserved: u32,
 }
 
 impl Default for PlanTexture {
@@ -68,6 +71,7 @@ impl Default for PlanTexture {
             busy: false,
             histogram: false,
             base_levels: u16::MAX,
+            reserved: 0,
         }
     }
 }
