@@ -13,24 +13,25 @@ impl Planner {
         limit: u64,
         compete: bool,
     ) -> bool {
-        let mut fill = self.fill_start(tex.len(), bucket, compete);
+        let n = tex.len();
+        let mut fill = self.fill_start(n, bucket, compete);
         let list = &self.list[..];
-        let work = &mut self.work[..];
+        let work = &mut self.work[..n];
+        let views = tex.views();
+        let mut slots = self.scratch.slots(n);
         for (k, &i) in list.iter().enumerate() {
             // As in `observe`: the lines of a texture a dozen ahead are asked for now (its
             // level sizes, and its work).
-            if let Some(&ahead) = list.get(k + super::PREFETCH_AHEAD) {
-                let j = ahead as usize;
-                super::prefetch(tex.sizes(j).map(|s| &s[0]));
-                super::prefetch(tex.sizes(j).map(|s| &s[7]));
-                super::prefetch(work.get(j));
-            }
-            fill.add(
-                i,
-                tex.view(i as usize),
-                &mut work[i as usize],
-                &mut self.scratch,
-            );
+            let ahead = list
+                .get(k + super::PREFETCH_AHEAD)
+                .map_or(0, |&j| j as usize);
+            views.prefetch(ahead);
+            super::prefetch_at(work, ahead);
+            let i = i as usize;
+            let Some(t) = views.get(i) else {
+                continue;
+            };
+            fill.add(i, t, &mut work[i], &mut slots);
         }
         self.fill_finish(fill, limit)
     }
@@ -86,7 +87,8 @@ impl Planner {
             .try_into()
             .expect("the counts have one entry per bin");
         let bin = |it: &Item| it.bin() & (BINS - 1);
-        for it in &self.scratch.items {
+        let items = self.scratch.items.as_slice();
+        for it in items {
             let b = bin(it);
             counts[b] += 1;
             lo = lo.min(b);
@@ -101,10 +103,9 @@ impl Planner {
             }
         }
         self.sorted.clear();
-        self.sorted
-            .resize(self.scratch.items.len(), Item::default());
+        self.sorted.resize(items.len(), Item::default());
         let sorted = &mut self.sorted[..];
-        for it in &self.scratch.items {
+        for it in items {
             let b = bin(it);
             sorted[counts[b] as usize] = *it;
             counts[b] += 1;
@@ -211,8 +212,9 @@ impl Fill {
     /// Adds texture `i` (inputs `t`, its work `w` with its mode decided): its mandatory bytes,
     /// its target before the greedy, and its mip steps as items.
     #[inline(always)]
-    pub(super) fn add(&mut self, i: u32, t: Tex<'_>, w: &mut Work, s: &mut Scratch) {
-        s.old[i as usize] = w.resident_bytes;
+    pub(super) fn add(&mut self, i: usize, t: Tex<'_>, w: &mut Work, s: &mut Slots<'_>) {
+        s.old[i] = w.resident_bytes;
+        let id = i as u32;
         let mut grower = false;
         match w.mode {
             Mode::Busy => {
@@ -245,7 +247,7 @@ impl Fill {
                         let kept = resident <= floor;
                         let d = density(gain, w.floor_bytes, kept, self.bonus);
                         s.items
-                            .push(Item::new(i, floor, count, kept, d, w.floor_bytes));
+                            .push(Item::new(id, floor, count, kept, d, w.floor_bytes));
                     }
                 } else {
                     // Floors are mandatory; one that is missing (after a too-small budget)
@@ -255,15 +257,15 @@ impl Fill {
                     self.base = self.base.saturating_add(w.floor_bytes);
                     if resident > floor {
                         grower = true;
-                        s.growers.push(i);
+                        s.growers.push(id);
                     }
                 }
                 if resident <= floor {
-                    steps(&mut s.items, i, t, w, self.mb, self.bonus, can_grow);
+                    steps(s.items, id, t, w, self.mb, self.bonus, can_grow);
                 }
             }
         }
-        s.targets[i as usize] = w.target | if grower { GROWER } else { 0 };
+        s.targets[i] = w.target | if grower { GROWER } else { 0 };
     }
 }
 
@@ -285,7 +287,7 @@ fn next_step(t: Tex<'_>, w: &Work, level: u8, mb: f32) -> f32 {
 #[derive(Debug, Default)]
 pub(super) struct Scratch {
     /// The listed textures' mip steps.
-    items: Vec<Item>,
+    items: Items,
     /// Textures that grow in this plan (a floor that is missing, or a step taken).
     pub(super) growers: Vec<u32>,
     /// Per texture: its target, with [`GROWER`] once listed among the growers. Compact: the
@@ -297,12 +299,33 @@ pub(super) struct Scratch {
     pub(super) drops: Vec<u32>,
 }
 
+/// What [`Fill::add`] writes per texture: the scratch's per-texture arrays as slices as long as
+/// the scene, its items and its growers.
+pub(super) struct Slots<'a> {
+    old: &'a mut [u64],
+    targets: &'a mut [u8],
+    items: &'a mut Items,
+    growers: &'a mut Vec<u32>,
+}
+
+impl Scratch {
+    /// The slots of a scene of `n` textures (after [`Planner::fill_start`] sized them).
+    pub(super) fn slots(&mut self, n: usize) -> Slots<'_> {
+        Slots {
+            old: &mut self.old[..n],
+            targets: &mut self.targets[..n],
+            items: &mut self.items,
+            growers: &mut self.growers,
+        }
+    }
+}
+
 /// The mip steps of texture `i` above its floor (at or above it: `w.resident <= w.floor`), as
 /// greedy items: one per allowed base level, from the next coarser allowed one (every level,
 /// unless the texture's format forbids some bases); the resident ones all, then while a step
 /// gains. The same gains, bit for bit, as [`Work::gain`] (one `blur` per level instead of two).
 #[inline(always)]
-fn steps(items: &mut Vec<Item>, i: u32, t: Tex<'_>, w: &Work, mb: f32, bonus: f32, can_grow: bool) {
+fn steps(items: &mut Items, i: u32, t: Tex<'_>, w: &Work, mb: f32, bonus: f32, can_grow: bool) {
     // One loop per kind of demand: the one of most textures has no histogram branch in it.
     if w.hist {
         steps_of::<true>(items, i, t, w, mb, bonus, can_grow);
@@ -315,7 +338,7 @@ fn steps(items: &mut Vec<Item>, i: u32, t: Tex<'_>, w: &Work, mb: f32, bonus: f3
 /// (each one an item, whatever it gains), then the grows while they gain.
 #[inline(always)]
 fn steps_of<const HIST: bool>(
-    items: &mut Vec<Item>,
+    items: &mut Items,
     i: u32,
     t: Tex<'_>,
     w: &Work,
@@ -323,6 +346,10 @@ fn steps_of<const HIST: bool>(
     bonus: f32,
     can_grow: bool,
 ) {
+    // At most one item per level finer than the floor: room for all of them, written through
+    // a count in a register (a `push` reloaded and stored the vector's length every item).
+    let room = items.room();
+    let mut n = 0usize;
     let (floor, resident) = (w.floor, w.resident);
     // `resident <= floor <= 16`: the mask has room for bit 16. Levels finer than the finest
     // allowed base (a texture's level cap clears the bits below it) are not kept either: the
@@ -356,12 +383,14 @@ fn steps_of<const HIST: bool>(
         }
         let (gain, k_blur) = step(k, prev, prev_blur);
         let d = density(gain, bytes, true, bonus);
-        items.push(Item::new(i, k, prev, true, d, bytes));
+        room[n & (MAX_LEVELS - 1)] = Item::new(i, k, prev, true, d, bytes);
+        n += 1;
         prev = k;
         prev_blur = k_blur;
         bytes = 0;
     }
     if !can_grow {
+        items.len += n;
         return;
     }
     while k > 0 {
@@ -376,9 +405,50 @@ fn steps_of<const HIST: bool>(
             break;
         }
         let d = density(gain, bytes, false, bonus);
-        items.push(Item::new(i, k, prev, false, d, bytes));
+        room[n & (MAX_LEVELS - 1)] = Item::new(i, k, prev, false, d, bytes);
+        n += 1;
         prev = k;
         prev_blur = k_blur;
         bytes = 0;
+    }
+    items.len += n;
+}
+
+/// The greedy's items: a buffer that only grows, and how many of its items are this plan's.
+#[derive(Debug, Default)]
+pub(super) struct Items {
+    buf: Vec<Item>,
+    len: usize,
+}
+
+impl Items {
+    fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    fn push(&mut self, item: Item) {
+        self.room()[0] = item;
+        self.len += 1;
+    }
+
+    /// Room for one texture's items (at most one per level) after this plan's.
+    #[inline(always)]
+    fn room(&mut self) -> &mut [Item; MAX_LEVELS] {
+        if self.buf.len() < self.len + MAX_LEVELS {
+            self.grow();
+        }
+        (&mut self.buf[self.len..self.len + MAX_LEVELS])
+            .try_into()
+            .expect("room for MAX_LEVELS items")
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        let n = (self.len + MAX_LEVELS).max(self.buf.len() * 2);
+        self.buf.resize(n, Item::default());
+    }
+
+    fn as_slice(&self) -> &[Item] {
+        &self.buf[..self.len]
     }
 }

@@ -90,35 +90,42 @@ impl Planner {
         frame: u64,
         resize: bool,
         scanned: bool,
-        mut fused: Option<(&mut Modes, &mut super::greedy::Fill)>,
+        fused: Option<(&mut Modes, &mut super::greedy::Fill)>,
     ) -> (u64, u64, bool) {
         let (mut floor_sum, mut resident_sum) = (0u64, 0u64);
         let mut view_changed = scanned && self.scan_view_changed;
-        for k in 0..self.list.len() {
+        // Every per-texture array as a slice of the scene's length: one check of a texture's
+        // index covers them all.
+        let n = tex.len();
+        let views = tex.views();
+        let (seen, hashes) = (&mut self.seen[..n], &mut self.hashes[..n]);
+        let (history, work) = (&mut self.history[..n], &mut self.work[..n]);
+        let mut fused = fused.map(|(modes, fill)| (modes, fill, self.scratch.slots(n)));
+        let list = &self.list[..];
+        for (k, &i) in list.iter().enumerate() {
             // A list of a few of many textures jumps through memory: ask for a later texture's
-            // lines now, so that they arrive while this one is worked on.
-            if let Some(&ahead) = self.list.get(k + PREFETCH_AHEAD) {
-                let j = ahead as usize;
-                prefetch(tex.get(j));
-                // The sizes' first line: the steps above a floor read it.
-                prefetch(tex.sizes(j));
-                prefetch(self.history.get(j));
-                prefetch(self.work.get(j));
-            }
-            let i = self.list[k] as usize;
-            let t = tex.view(i);
+            // lines now, so that they arrive while this one is worked on (its record and first
+            // sizes line, which the steps above a floor read, its history and its work).
+            let ahead = list.get(k + PREFETCH_AHEAD).map_or(0, |&j| j as usize);
+            views.prefetch(ahead);
+            prefetch_at(history, ahead);
+            prefetch_at(work, ahead);
+            let i = i as usize;
+            let Some(t) = views.get(i) else {
+                continue;
+            };
             if !scanned {
-                let seen = Seen::of(&t);
+                let now = Seen::of(&t);
                 let hash = histogram_hash(&t, t.bins);
-                view_changed |= seen.view_differs(&self.seen[i]) || hash != self.hashes[i];
-                self.seen[i] = seen;
-                self.hashes[i] = hash;
+                view_changed |= now.view_differs(&seen[i]) || hash != hashes[i];
+                seen[i] = now;
+                hashes[i] = hash;
             }
             let count = t.count();
             let floor = t.floor();
             let resident = t.resident();
             let identity = (t.level0_bytes, count, floor);
-            let h = &mut self.history[i];
+            let h = &mut history[i];
             if h.identity != identity {
                 *h = History::fresh(t);
             } else if resize {
@@ -141,7 +148,7 @@ impl Planner {
                 }
                 h.resident_bytes = t.bytes_from(resident);
             }
-            let w = &mut self.work[i];
+            let w = &mut work[i];
             *w = Work {
                 mode: Mode::Free,
                 count,
@@ -172,9 +179,9 @@ impl Planner {
             };
             floor_sum = floor_sum.saturating_add(w.floor_bytes);
             resident_sum = resident_sum.saturating_add(w.resident_bytes);
-            if let Some((modes, fill)) = fused.as_mut() {
+            if let Some((modes, fill, slots)) = fused.as_mut() {
                 modes.decide(t, w, h);
-                fill.add(i as u32, t, w, &mut self.scratch);
+                fill.add(i, t, w, slots);
             }
         }
         (floor_sum, resident_sum, view_changed)

@@ -607,6 +607,22 @@ impl Planner {
 /// a dozen ahead lets the lines arrive in time without evicting the ones in use.
 pub(super) const PREFETCH_AHEAD: usize = 12;
 
+/// [`prefetch`] of `s[i]`, without a bounds check: `i` may be past the end (the address is
+/// only a hint, and a prefetch cannot fault).
+#[inline(always)]
+pub(super) fn prefetch_at<T>(s: &[T], i: usize) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: as in `prefetch`; the pointer is never dereferenced (`wrapping_add` makes any
+    // offset a valid computation).
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+            s.as_ptr().wrapping_add(i).cast(),
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (s, i);
+}
+
 /// Asks the CPU to bring `x`'s cache line in (a hint: no effect on what the program computes).
 #[inline(always)]
 pub(super) fn prefetch<T>(x: Option<&T>) {

@@ -286,12 +286,6 @@ impl PlanTextures {
         &self.level_bytes[i].0[..usize::from(self.hot[i].count())]
     }
 
-    /// All [`MAX_LEVELS`] sizes of texture `i` (those from its level count on are 0), if it
-    /// exists: what a pass asks the cache for ahead of its use.
-    pub(super) fn sizes(&self, i: usize) -> Option<&[u64; MAX_LEVELS]> {
-        self.level_bytes.get(i).map(|s| &s.0)
-    }
-
     /// Bytes of texture `i` holding levels `level..level_count` (0 when `level >= level_count`).
     pub fn bytes_from(&self, i: usize, level: u8) -> u64 {
         bytes_from(&self.level_bytes[i].0, self.hot[i].count(), level)
@@ -433,7 +427,51 @@ impl Tex<'_> {
     }
 }
 
+/// Every texture's record, sizes and bins as slices of one length: a pass that reads all
+/// three for a texture checks its index once (the compiler then knows it in range for every
+/// slice of that length).
+#[derive(Clone, Copy)]
+pub(super) struct Views<'a> {
+    hot: &'a [PlanTexture],
+    sizes: &'a [Sizes],
+    bins: &'a [Bins],
+}
+
+impl<'a> Views<'a> {
+    /// Texture `i`, if it exists.
+    #[inline(always)]
+    pub(super) fn get(&self, i: usize) -> Option<Tex<'a>> {
+        if i < self.hot.len() {
+            Some(Tex {
+                t: &self.hot[i],
+                sizes: &self.sizes[i].0,
+                bins: &self.bins[i].0,
+            })
+        } else {
+            None
+        }
+    }
+
+    /// Asks for texture `i`'s record and first sizes line (see [`super::prefetch_at`]).
+    #[inline(always)]
+    pub(super) fn prefetch(&self, i: usize) {
+        super::prefetch_at(self.hot, i);
+        super::prefetch_at(self.sizes, i);
+    }
+}
+
 impl PlanTextures {
+    /// Every texture as the planner's passes read it.
+    #[inline(always)]
+    pub(super) fn views(&self) -> Views<'_> {
+        let n = self.hot.len();
+        Views {
+            hot: &self.hot,
+            sizes: &self.level_bytes[..n],
+            bins: &self.level_pixels[..n],
+        }
+    }
+
     /// Texture `i` as the planner's passes read it.
     #[inline(always)]
     pub(super) fn view(&self, i: usize) -> Tex<'_> {
