@@ -31,40 +31,32 @@ impl Planner {
             self.quiet.clear();
             self.quiet.resize(n.div_ceil(64), 0);
             self.quiet_floor = 0;
+            // Rewritten by the plan's post-pass, which goes through every texture.
+            self.active.resize(n.div_ceil(64), 0);
             self.list.extend(0..n as u32);
             return;
         }
-        let changed = &self.changed[..self.n_listed];
-        if changed == &self.active[..] {
-            // The same two lists (a moving view: every active texture changed, and nothing
-            // else did): copied, without the merge's branches.
-            self.list.extend_from_slice(changed);
-        } else {
-            // Merge two ascending lists.
-            let (a, c) = (&self.active, changed);
-            let (mut x, mut y) = (0, 0);
-            while x < a.len() || y < c.len() {
-                let next = match (a.get(x), c.get(y)) {
-                    (Some(&p), Some(&q)) if p == q => {
-                        x += 1;
-                        y += 1;
-                        p
-                    }
-                    (Some(&p), Some(&q)) if p < q => {
-                        x += 1;
-                        p
-                    }
-                    (Some(&p), None) => {
-                        x += 1;
-                        p
-                    }
-                    (_, Some(&q)) => {
-                        y += 1;
-                        q
-                    }
-                    (None, None) => break,
-                };
-                self.list.push(next);
+        // The union of two sets of bits, its members written out in ascending order.
+        let (changed, active) = (&self.changed[..], &self.active[..]);
+        let words = n.div_ceil(64);
+        if changed.len() != words || active.len() != words {
+            return self.select(tex, true);
+        }
+        let total: usize = changed
+            .iter()
+            .zip(active)
+            .map(|(&c, &a)| (c | a).count_ones() as usize)
+            .sum();
+        self.list.resize(total, 0);
+        let list = &mut self.list[..];
+        let mut k = 0;
+        for (w, (&c, &a)) in changed.iter().zip(active).enumerate() {
+            let mut bits = c | a;
+            while bits != 0 {
+                // `k < total`: the bits counted above.
+                list[k] = (w * 64 + bits.trailing_zeros() as usize) as u32;
+                k += 1;
+                bits &= bits - 1;
             }
         }
         // Most textures to go through anyway: one sequential pass over all of them reads memory
@@ -219,13 +211,15 @@ impl Planner {
         // counts in registers: a `push` (a call to grow, now and then) in the loop made the
         // quality's sum live in memory, a store and reload in the chain of every texture.
         let n = self.list.len();
-        let (mut active, mut cancels) = (
-            std::mem::take(&mut self.active),
-            std::mem::take(&mut self.cancels),
-        );
-        active.resize(n, 0);
+        let mut cancels = std::mem::take(&mut self.cancels);
         cancels.resize(n, 0);
-        let (mut n_active, mut n_cancels) = (0usize, 0usize);
+        let mut n_cancels = 0usize;
+        // The active textures as bits, a word gathered in a register while the (ascending)
+        // list stays in it, then stored whole: every texture that was active is in the list,
+        // so a word's bits are exactly those of its listed textures that are active now, and
+        // the words the list does not reach hold none.
+        let active = &mut self.active[..];
+        let (mut word, mut bits) = (usize::MAX, 0u64);
         for k in 0..n {
             if let Some(&ahead) = self.list.get(k + PREFETCH_AHEAD) {
                 prefetch(self.work.get(ahead as usize));
@@ -272,11 +266,17 @@ impl Planner {
                 self.quiet[i / 64] |= 1 << (i % 64);
                 self.quiet_floor += u128::from(w.floor_bytes);
             }
-            active[n_active] = i as u32;
-            n_active += usize::from(!quiet);
+            if i / 64 != word {
+                if let Some(a) = active.get_mut(word) {
+                    *a = bits;
+                }
+                (word, bits) = (i / 64, 0);
+            }
+            bits |= u64::from(!quiet) << (i % 64);
         }
-        active.truncate(n_active);
-        self.active = active;
+        if let Some(a) = active.get_mut(word) {
+            *a = bits;
+        }
         // The cancels first in the plan's transitions, in list order.
         for &i in &cancels[..n_cancels] {
             let w = &self.work[i as usize];
