@@ -13,8 +13,27 @@ impl Planner {
         limit: u64,
         compete: bool,
     ) -> bool {
+        match self.greedy_with(tex, bucket, limit, compete, true) {
+            Some(fits) => fits,
+            None => self
+                .greedy_with(tex, bucket, limit, compete, false)
+                .expect("a fill without a summary is always walked"),
+        }
+    }
+
+    /// [`Planner::greedy`], the resident steps above the cut summarised or not (`summarize`;
+    /// see [`Fill::cut`]): `None` when the summary does not hold and the fill must be made
+    /// again without one.
+    pub(super) fn greedy_with(
+        &mut self,
+        tex: &PlanTextures,
+        bucket: usize,
+        limit: u64,
+        compete: bool,
+        summarize: bool,
+    ) -> Option<bool> {
         let n = tex.len();
-        let mut fill = self.fill_start(n, bucket, compete);
+        let mut fill = self.fill_start(n, bucket, compete, summarize);
         let list = &self.list[..];
         let work = &mut self.work[..n];
         let views = tex.views();
@@ -40,7 +59,13 @@ impl Planner {
     /// emptied and sized, the bytes that are not the listed textures' (fixed, render targets,
     /// the quiet textures' floors). Then [`Fill::add`] for every listed texture, in list order,
     /// and [`Planner::fill_finish`].
-    pub(super) fn fill_start(&mut self, n: usize, bucket: usize, compete: bool) -> Fill {
+    pub(super) fn fill_start(
+        &mut self,
+        n: usize,
+        bucket: usize,
+        compete: bool,
+        summarize: bool,
+    ) -> Fill {
         // A bonus below 1 would favour churn; NaN counts as no bonus.
         let bonus = if self.config.keep_bonus >= 1.0 {
             self.config.keep_bonus
@@ -64,19 +89,44 @@ impl Planner {
             bonus,
             compete,
             held: 0.0,
+            // Floors that compete make items of their own: no summary then. Nor without
+            // incremental planning: its plans are made from nothing the previous one left,
+            // the reference the incremental plans are checked against.
+            cut: if summarize && !compete && self.config.incremental {
+                u32::from(self.cut)
+            } else {
+                NO_CUT
+            },
+            summary: 0,
+            above: 0,
+            above_margin: 0,
+            broken: false,
         }
     }
 
     /// The greedy itself once every listed texture was added to `fill`: sorts the items, takes
     /// them best first while they fit, and sets every listed texture's target. Returns whether
     /// the mandatory part fits.
-    pub(super) fn fill_finish(&mut self, fill: Fill, limit: u64) -> bool {
+    pub(super) fn fill_finish(&mut self, fill: Fill, limit: u64) -> Option<bool> {
         let Fill {
             base,
             mut margin,
             held,
+            cut,
+            summary,
+            above,
+            above_margin,
+            broken,
             ..
         } = fill;
+        // The summary holds when every step above the cut fits whatever the order it would
+        // have been taken in (see `Fill::cut`); otherwise the fill is made again without it.
+        if cut != NO_CUT {
+            let need = u128::from(base) + summary + above + u128::from(margin.max(above_margin));
+            if broken || need > u128::from(limit) {
+                return None;
+            }
+        }
         // ScaleBucket sort by bin, best first; stable, so ties go by texture then coarse to fine.
         // Only the bins from the least to the greatest one used are gone through (the
         // counts outside them stay 0 from the previous sort).
@@ -115,9 +165,10 @@ impl Planner {
         }
 
         // The greedy itself touches only the sorted items and two compact per-texture arrays
-        // (target, old bytes): at 10k textures that is what keeps a full plan in cache.
+        // (target, old bytes): at 10k textures that is what keeps a full plan in cache. The
+        // summarised steps are taken before any item (their targets are set already).
         let fits = base.saturating_add(margin) <= limit;
-        let mut steady = base;
+        let mut steady = base.saturating_add(u64::try_from(summary).unwrap_or(u64::MAX));
         // The bin of the best step left out for want of room (0: none), or of a held
         // texture's next step if better: the memory's price.
         let mut price = 0;
@@ -151,6 +202,14 @@ impl Planner {
             }
         }
         self.price = f32::from_bits((price.max(held) as u32) << BIN_SHIFT);
+        // The next fill's cut: an octave above the first step left out (every step above it
+        // fitted; the view moves little from one plan to the next), or every resident step
+        // with a gain when all fitted.
+        self.cut = if price == 0 {
+            0
+        } else {
+            (price + CUT_MARGIN).min(BINS) as u16
+        };
         // The targets, and the textures that drop (a target coarser than what is resident,
         // not pinned): what `order_drops` goes through, in list order.
         self.scratch.drops.clear();
@@ -161,7 +220,7 @@ impl Planner {
                 self.scratch.drops.push(i);
             }
         }
-        fits
+        Some(fits)
     }
 
     /// The planner's objective at a bucket, with the current targets: the scale's blur on every
@@ -206,7 +265,30 @@ pub(super) struct Fill {
     /// The best gain per byte of a held texture's next step (held textures make no items, but
     /// what a byte is worth to them is part of the memory's price).
     held: f32,
+    /// Resident steps whose bin is above this one are summarised instead of made items: their
+    /// bytes summed in `summary`, the texture's target moved past them. The greedy would take
+    /// each of them before any item at or below the cut, so it takes them all when everything
+    /// above the cut fits whatever its order: the summary, `above` (the bytes of every item
+    /// above the cut) and the largest old texture a grow among those keeps alive
+    /// (`above_margin`) together within the limit. And the order within a texture must be
+    /// the greedy's: a texture's summarised steps are its first ones, each bin no greater
+    /// than the previous one's; the step after them, when it is above the cut, no greater
+    /// than their last (else `broken`: that step would have come first and been blocked).
+    /// [`Planner::fill_finish`] checks this and otherwise asks for the fill again without a
+    /// cut ([`NO_CUT`]). At 10k textures in a moving view nearly every item is a resident
+    /// step the greedy takes: summarised, none of them is sorted nor walked.
+    cut: u32,
+    summary: u128,
+    above: u128,
+    above_margin: u64,
+    broken: bool,
 }
+
+/// No cut: every step is an item.
+const NO_CUT: u32 = BINS as u32;
+
+/// How far above the first step left out (in bins: 16 an octave) the next fill's cut is set.
+const CUT_MARGIN: usize = 16;
 
 impl Fill {
     /// Adds texture `i` (inputs `t`, its work `w` with its mode decided): its mandatory bytes,
@@ -261,7 +343,10 @@ impl Fill {
                     }
                 }
                 if resident <= floor {
-                    steps(s.items, id, t, w, self.mb, self.bonus, can_grow);
+                    let old = w.resident_bytes;
+                    let start = w.target;
+                    s.targets[i] = steps(s.items, id, t, w, self, can_grow, start, old);
+                    return;
                 }
             }
         }
@@ -324,32 +409,47 @@ impl Scratch {
 /// greedy items: one per allowed base level, from the next coarser allowed one (every level,
 /// unless the texture's format forbids some bases); the resident ones all, then while a step
 /// gains. The same gains, bit for bit, as [`Work::gain`] (one `blur` per level instead of two).
+/// Its first resident steps above the fill's cut are summarised instead ([`Fill::cut`]).
+/// Returns the texture's target before the walk: `start`, or past its summarised steps.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn steps(items: &mut Items, i: u32, t: Tex<'_>, w: &Work, mb: f32, bonus: f32, can_grow: bool) {
+fn steps(
+    items: &mut Items,
+    i: u32,
+    t: Tex<'_>,
+    w: &Work,
+    fill: &mut Fill,
+    can_grow: bool,
+    start: u8,
+    old: u64,
+) -> u8 {
     // One loop per kind of demand: the one of most textures has no histogram branch in it.
     if w.hist {
-        steps_of::<true>(items, i, t, w, mb, bonus, can_grow);
+        steps_of::<true>(items, i, t, w, fill, can_grow, start, old)
     } else {
-        steps_of::<false>(items, i, t, w, mb, bonus, can_grow);
+        steps_of::<false>(items, i, t, w, fill, can_grow, start, old)
     }
 }
 
 /// [`steps`] for a texture with a histogram (`HIST`) or without: the resident steps first
 /// (each one an item, whatever it gains), then the grows while they gain.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn steps_of<const HIST: bool>(
     items: &mut Items,
     i: u32,
     t: Tex<'_>,
     w: &Work,
-    mb: f32,
-    bonus: f32,
+    fill: &mut Fill,
     can_grow: bool,
-) {
+    start: u8,
+    old: u64,
+) -> u8 {
     // At most one item per level finer than the floor: room for all of them, written through
     // a count in a register (a `push` reloaded and stored the vector's length every item).
     let room = items.room();
     let mut n = 0usize;
+    let (mb, bonus, cut) = (fill.mb, fill.bonus, fill.cut);
     let (floor, resident) = (w.floor, w.resident);
     // `resident <= floor <= 16`: the mask has room for bit 16. Levels finer than the finest
     // allowed base (a texture's level cap clears the bits below it) are not kept either: the
@@ -371,47 +471,70 @@ fn steps_of<const HIST: bool>(
             (weight * (prev_blur - k_blur), k_blur)
         }
     };
+    // The summary (see `Fill::cut`): `chain` while every step so far was summarised, `last`
+    // the bin of the last one.
+    let (mut chain, mut last, mut target) = (true, u32::MAX, start);
+    let (mut summary, mut above) = (0u128, 0u128);
     let mut prev = floor;
     let mut prev_blur = blur(floor, wanted);
     let mut bytes = 0u64;
     let mut k = floor;
     while k > resident {
         k -= 1;
-        bytes = bytes.saturating_add(t.sizes[usize::from(k)]);
+        bytes = bytes.saturating_add(t.sizes[usize::from(k) & (MAX_LEVELS - 1)]);
         if allowed & 1 << k == 0 {
             continue;
         }
         let (gain, k_blur) = step(k, prev, prev_blur);
-        let d = density(gain, bytes, true, bonus);
-        room[n & (MAX_LEVELS - 1)] = Item::new(i, k, prev, true, d, bytes);
-        n += 1;
+        let bin = bin_of(density(gain, bytes, true, bonus)) as u32;
+        if chain && bin > cut && bin <= last {
+            summary += u128::from(bytes);
+            target = k;
+            last = bin;
+        } else {
+            fill.broken |= chain && bin > cut;
+            chain = false;
+            if bin > cut {
+                above += u128::from(bytes);
+            }
+            room[n & (MAX_LEVELS - 1)] = Item::with_bin(i, k, prev, true, bin, bytes);
+            n += 1;
+        }
         prev = k;
         prev_blur = k_blur;
         bytes = 0;
     }
-    if !can_grow {
-        items.len += n;
-        return;
-    }
-    while k > 0 {
-        k -= 1;
-        bytes = bytes.saturating_add(t.sizes[usize::from(k)]);
-        if allowed & 1 << k == 0 {
-            continue;
+    if can_grow {
+        while k > 0 {
+            k -= 1;
+            bytes = bytes.saturating_add(t.sizes[usize::from(k) & (MAX_LEVELS - 1)]);
+            if allowed & 1 << k == 0 {
+                continue;
+            }
+            let (gain, k_blur) = step(k, prev, prev_blur);
+            // Not more than 0, or NaN: nothing finer gains either.
+            if gain.is_nan() || gain <= 0.0 {
+                break;
+            }
+            let bin = bin_of(density(gain, bytes, false, bonus)) as u32;
+            fill.broken |= chain && bin > cut && bin > last;
+            chain = false;
+            if bin > cut {
+                above += u128::from(bytes);
+                fill.above_margin = fill.above_margin.max(old);
+            }
+            room[n & (MAX_LEVELS - 1)] = Item::with_bin(i, k, prev, false, bin, bytes);
+            n += 1;
+            prev = k;
+            prev_blur = k_blur;
+            bytes = 0;
         }
-        let (gain, k_blur) = step(k, prev, prev_blur);
-        // Not more than 0, or NaN: nothing finer gains either.
-        if gain.is_nan() || gain <= 0.0 {
-            break;
-        }
-        let d = density(gain, bytes, false, bonus);
-        room[n & (MAX_LEVELS - 1)] = Item::new(i, k, prev, false, d, bytes);
-        n += 1;
-        prev = k;
-        prev_blur = k_blur;
-        bytes = 0;
     }
+    debug_assert!(n <= MAX_LEVELS);
     items.len += n;
+    fill.summary += summary;
+    fill.above += above;
+    target
 }
 
 /// The greedy's items: a buffer that only grows, and how many of its items are this plan's.

@@ -188,6 +188,8 @@ pub struct Planner {
     min_bias: f32,
     /// [`Plan::memory_price`] of the last greedy fill.
     price: f32,
+    /// The bin above which the next fill summarises resident steps (see `Fill::cut`).
+    cut: u16,
     /// [`Planner::plan_with_changes`]'s textures as bits (all 0 between calls), and in debug
     /// builds as a sorted list (for the check of the others).
     hint_bits: Vec<u64>,
@@ -242,6 +244,7 @@ impl Planner {
             levels: Vec::new(),
             min_bias: 0.0,
             price: 0.0,
+            cut: BINS as u16,
             hint_bits: Vec::new(),
             hint: Vec::new(),
         }

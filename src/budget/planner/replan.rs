@@ -94,7 +94,7 @@ impl Planner {
         // holds are released or the bucket moves, the modes stand (release edits them) and
         // only the greedy items are built again.
         let mut modes = self.modes(frame, new_epoch, false);
-        let mut fill = self.fill_start(n, cur, false);
+        let mut fill = self.fill_start(n, cur, false, true);
         let (mut floor_sum, resident_sum, mut view_changed) =
             self.observe(tex, frame, resize, scanned, Some((&mut modes, &mut fill)));
         let mut fused = true;
@@ -205,7 +205,10 @@ impl Planner {
         }
 
         if fused && release == 0 && bucket == cur {
-            self.fill_finish(fill, limit);
+            if self.fill_finish(fill, limit).is_none() {
+                // The summary did not hold: the items again, every one.
+                let _ = self.greedy_with(tex, bucket, limit, too_small, false);
+            }
         } else {
             self.greedy(tex, bucket, limit, too_small);
         }

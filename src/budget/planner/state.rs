@@ -483,6 +483,24 @@ impl Item {
         }
     }
 
+    /// [`Item::new`] with its bin already made ([`bin_of`]).
+    pub(super) fn with_bin(
+        texture: u32,
+        level: u8,
+        prev: u8,
+        kept: bool,
+        bin: u32,
+        bytes: u64,
+    ) -> Self {
+        Self {
+            bytes,
+            texture,
+            bin: bin as u16 | if kept { Self::KEPT } else { 0 },
+            level,
+            prev,
+        }
+    }
+
     pub(super) fn bin(&self) -> usize {
         usize::from(self.bin & !Self::KEPT)
     }

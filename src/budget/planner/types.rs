@@ -91,8 +91,10 @@ pub struct PlannerConfig {
     /// buckets' mip biases): it adds its floor to the sums and nothing else to any plan, so
     /// skipping it gives exactly the plans of a full pass (the simulation test runs both side
     /// by side on every frame). A quiet texture whose demand moves but stays that far is not
-    /// planned again. In an open world most textures are quiet; with `false` every plan goes
-    /// through every texture.
+    /// planned again. In an open world most textures are quiet. It also lets a plan take the
+    /// resident mip steps that the previous plan's price puts well above what is left out
+    /// without sorting them (only when every step up there fits; the plan is the same). With
+    /// `false` every plan goes through every texture and sorts every step: the reference.
     pub incremental: bool,
 }
 

@@ -176,3 +176,35 @@ fn a_texture_with_no_priority_still_counts_its_blur() {
         "no priority: kept at its floor"
     );
 }
+
+/// The summary of resident steps (the incremental plan takes those well above the previous
+/// plan's price without sorting them) gives the greedy's plan even where the greedy's order
+/// is not a texture's order: a chain whose finer level is smaller than the coarser one (8
+/// bytes under 64) makes the finer step worth more per byte, so the greedy meets it first,
+/// while its coarser step is not taken yet, and drops it. Resident at 0, the texture is planned
+/// at level 1 by both planners, on a first frame (no summary yet) and on the next ones (a
+/// summary would keep level 0 if it ignored the order); and a grow that the greedy meets
+/// before the summarised step it needs is blocked too.
+#[test]
+fn a_summary_keeps_the_greedys_order() {
+    const ODD: [u64; 4] = [8, 64, 16, 4];
+    for resident in [0, 1] {
+        let mut textures = PlanTextures::new();
+        let t = textures.push(&ODD, 2);
+        (t.resident_level, t.wanted_level, t.screen_pixels) = (resident, 0.0, 1000.0);
+        let (mut inc, mut full) = (Planner::default(), full_planner());
+        for frame in 0..4 {
+            // The view moves a little: every frame is planned again.
+            textures[0].wanted_level = frame as f32 * 0.01;
+            let (mut a, mut b) = (Plan::default(), Plan::default());
+            let _ = inc.plan(&input(frame, 1000, &textures), &mut a);
+            let _ = full.plan(&input(frame, 1000, &textures), &mut b);
+            assert_eq!(a, b, "resident {resident}, frame {frame}");
+            assert_eq!(
+                a.target_level,
+                vec![1],
+                "resident {resident}, frame {frame}"
+            );
+        }
+    }
+}
