@@ -218,19 +218,28 @@ impl Planner {
         // list stays in it, then stored whole: every texture that was active is in the list,
         // so a word's bits are exactly those of its listed textures that are active now, and
         // the words the list does not reach hold none.
-        let active = &mut self.active[..];
-        let (mut word, mut bits) = (usize::MAX, 0u64);
-        for k in 0..n {
-            if let Some(&ahead) = self.list.get(k + PREFETCH_AHEAD) {
-                prefetch(self.work.get(ahead as usize));
-                prefetch(self.history.get(ahead as usize));
-            }
-            let i = self.list[k] as usize;
-            let t = tex.view(i);
-            let w = &self.work[i];
-            let h = &mut self.history[i];
+        // Every per-texture array as a slice of the scene's length (one index check a texture),
+        // the quiet marks gathered with the active bits and ORed in at the word's end.
+        let m = tex.len();
+        let views = tex.views();
+        let (work, history) = (&self.work[..m], &mut self.history[..m]);
+        let levels = &mut self.levels[..m];
+        let (active, quiet_marks) = (&mut self.active[..], &mut self.quiet[..]);
+        let (mut word, mut bits, mut quiet_bits) = (usize::MAX, 0u64, 0u64);
+        let mut quiet_floor = 0u128;
+        let list = &self.list[..];
+        for (k, &i) in list.iter().enumerate() {
+            let ahead = list.get(k + PREFETCH_AHEAD).map_or(0, |&j| j as usize);
+            prefetch_at(work, ahead);
+            prefetch_at(history, ahead);
+            let i = i as usize;
+            let Some(t) = views.get(i) else {
+                continue;
+            };
+            let w = &work[i];
+            let h = &mut history[i];
             let busy_kept = w.mode == Mode::Busy;
-            // `n_cancels <= k < n`, and `n_active` too: in bounds.
+            // `n_cancels <= k < n`: in bounds.
             cancels[n_cancels] = i as u32;
             n_cancels += usize::from(w.busy && !(busy_kept || w.keeps_flight()));
             let level = if busy_kept {
@@ -255,7 +264,7 @@ impl Planner {
             if decided || w.adopt {
                 h.decided = Some((w.wanted, w.pixels, w.priority));
             }
-            self.levels[i] = level;
+            levels[i] = level;
             quality += w.blur_at(t, level, mb, false);
             let quiet = allowed
                 && !w.busy
@@ -263,20 +272,23 @@ impl Planner {
                 && (h.changed_at == NEVER || frame >= h.changed_at.saturating_add(hold))
                 && asks_nothing_now(w, t, self.min_bias);
             if quiet {
-                self.quiet[i / 64] |= 1 << (i % 64);
-                self.quiet_floor += u128::from(w.floor_bytes);
+                quiet_floor += u128::from(w.floor_bytes);
             }
             if i / 64 != word {
-                if let Some(a) = active.get_mut(word) {
+                if let (Some(a), Some(q)) = (active.get_mut(word), quiet_marks.get_mut(word)) {
                     *a = bits;
+                    *q |= quiet_bits;
                 }
-                (word, bits) = (i / 64, 0);
+                (word, bits, quiet_bits) = (i / 64, 0, 0);
             }
             bits |= u64::from(!quiet) << (i % 64);
+            quiet_bits |= u64::from(quiet) << (i % 64);
         }
-        if let Some(a) = active.get_mut(word) {
+        if let (Some(a), Some(q)) = (active.get_mut(word), quiet_marks.get_mut(word)) {
             *a = bits;
+            *q |= quiet_bits;
         }
+        self.quiet_floor += quiet_floor;
         // The cancels first in the plan's transitions, in list order.
         for &i in &cancels[..n_cancels] {
             let w = &self.work[i as usize];
