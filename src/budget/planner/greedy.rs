@@ -486,7 +486,7 @@ fn steps_of<const HIST: bool>(
             continue;
         }
         let (gain, k_blur) = step(k, prev, prev_blur);
-        let bin = bin_of(density(gain, bytes, true, bonus)) as u32;
+        let bin = density_bin(gain, bytes, true, bonus);
         if chain && bin > cut && bin <= last {
             summary += u128::from(bytes);
             target = k;
@@ -516,7 +516,7 @@ fn steps_of<const HIST: bool>(
             if gain.is_nan() || gain <= 0.0 {
                 break;
             }
-            let bin = bin_of(density(gain, bytes, false, bonus)) as u32;
+            let bin = density_bin(gain, bytes, false, bonus);
             fill.broken |= chain && bin > cut && bin > last;
             chain = false;
             if bin > cut {

@@ -437,6 +437,23 @@ pub(super) fn density(gain: f32, bytes: u64, kept: bool, bonus: f32) -> f32 {
     if kept { (d * bonus).min(f32::MAX) } else { d }
 }
 
+/// `bin_of(density(gain, bytes, kept, bonus))` without `bin_of`'s tests, for the greedy's
+/// items: a density is never negative nor NaN (the gain is clamped at 0, a kept one's NaN
+/// becomes `f32::MAX`), so its bin is its clamped bits shifted (at most 4079, and 0 for 0).
+#[inline(always)]
+pub(super) fn density_bin(gain: f32, bytes: u64, kept: bool, bonus: f32) -> u32 {
+    let g = if gain > 0.0 { gain } else { 0.0 };
+    let d = if bytes == 0 {
+        if g > 0.0 { f32::MAX } else { 0.0 }
+    } else {
+        g / bytes as f32
+    };
+    let d = if kept { d * bonus } else { d };
+    let bin = d.min(f32::MAX).to_bits() >> BIN_SHIFT;
+    debug_assert_eq!(bin as usize, bin_of(density(gain, bytes, kept, bonus)));
+    bin
+}
+
 /// Bin of a gain per byte (0 for nothing).
 pub(super) fn bin_of(d: f32) -> usize {
     if d > 0.0 {
