@@ -92,11 +92,13 @@ impl Planner {
             // Floors that compete make items of their own: no summary then. Nor without
             // incremental planning: its plans are made from nothing the previous one left,
             // the reference the incremental plans are checked against.
-            cut: if summarize && !compete && self.config.incremental {
+            // The cut was set by the last fill, at one bucket: another bucket's bins differ.
+            cut: if summarize && !compete && self.config.incremental && self.cut_bucket == bucket {
                 u32::from(self.cut)
             } else {
                 NO_CUT
             },
+            bucket,
             summary: 0,
             above: 0,
             above_margin: 0,
@@ -117,6 +119,7 @@ impl Planner {
             above,
             above_margin,
             broken,
+            bucket,
             ..
         } = fill;
         // The summary holds when every step above the cut fits whatever the order it would
@@ -210,6 +213,7 @@ impl Planner {
         } else {
             (price + CUT_MARGIN).min(BINS) as u16
         };
+        self.cut_bucket = bucket;
         // The targets, and the textures that drop (a target coarser than what is resident,
         // not pinned): what `order_drops` goes through, in list order.
         self.scratch.drops.clear();
@@ -278,6 +282,8 @@ pub(super) struct Fill {
     /// cut ([`NO_CUT`]). At 10k textures in a moving view nearly every item is a resident
     /// step the greedy takes: summarised, none of them is sorted nor walked.
     cut: u32,
+    /// The bucket of the fill (the next fill at it takes its cut from this one's price).
+    bucket: usize,
     summary: u128,
     above: u128,
     above_margin: u64,

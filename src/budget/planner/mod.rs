@@ -188,8 +188,10 @@ pub struct Planner {
     min_bias: f32,
     /// [`Plan::memory_price`] of the last greedy fill.
     price: f32,
-    /// The bin above which the next fill summarises resident steps (see `Fill::cut`).
+    /// The bin above which the next fill at bucket `cut_bucket` summarises resident steps
+    /// (see `Fill::cut`), from the last fill's price.
     cut: u16,
+    cut_bucket: usize,
     /// [`Planner::plan_with_changes`]'s textures as bits (all 0 between calls), and in debug
     /// builds as a sorted list (for the check of the others).
     hint_bits: Vec<u64>,
@@ -245,6 +247,7 @@ impl Planner {
             min_bias: 0.0,
             price: 0.0,
             cut: BINS as u16,
+            cut_bucket: 0,
             hint_bits: Vec::new(),
             hint: Vec::new(),
         }
