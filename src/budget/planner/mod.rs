@@ -43,7 +43,9 @@
 //! When nothing changed since the previous call, the previous plan is returned at the cost of one
 //! scan of the inputs (about one cache line per texture); a frame where something changed is
 //! planned again from scratch in `O(levels x textures)` (a bucket sort by quantised gain per
-//! byte, no comparison sort).
+//! byte, no comparison sort). With incremental planning, the resident steps far above the
+//! previous plan's price (an octave above the first step it left out) are summed instead of
+//! sorted, when everything above that line fits in any order: the greedy would take them all.
 //!
 //! # The executor contract
 //! The plan is made for the state passed in: `resident_level` is what is on the GPU now,
