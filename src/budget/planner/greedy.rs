@@ -92,11 +92,10 @@ impl Planner {
             // Floors that compete make items of their own: no summary then. Nor without
             // incremental planning: its plans are made from nothing the previous one left,
             // the reference the incremental plans are checked against.
-            // The cut was set by the last fill, at one bucket: another bucket's bins differ.
-            cut: if summarize && !compete && self.config.incremental && self.cut_bucket == bucket {
-                u32::from(self.cut)
-            } else {
-                NO_CUT
+            // Each bucket its own cut, from its last fill's price (other mip bias, other bins).
+            cut: match self.cuts.get(bucket) {
+                Some(&cut) if summarize && !compete && self.config.incremental => u32::from(cut),
+                _ => NO_CUT,
             },
             bucket,
             summary: 0,
@@ -208,12 +207,14 @@ impl Planner {
         // The next fill's cut: an octave above the first step left out (every step above it
         // fitted; the view moves little from one plan to the next), or every resident step
         // with a gain when all fitted.
-        self.cut = if price == 0 {
+        if self.cuts.len() <= bucket {
+            self.cuts.resize(bucket + 1, NO_CUT as u16);
+        }
+        self.cuts[bucket] = if price == 0 {
             0
         } else {
             (price + CUT_MARGIN).min(BINS) as u16
         };
-        self.cut_bucket = bucket;
         // The targets, and the textures that drop (a target coarser than what is resident,
         // not pinned): what `order_drops` goes through, in list order.
         self.scratch.drops.clear();

@@ -190,10 +190,9 @@ pub struct Planner {
     min_bias: f32,
     /// [`Plan::memory_price`] of the last greedy fill.
     price: f32,
-    /// The bin above which the next fill at bucket `cut_bucket` summarises resident steps
-    /// (see `Fill::cut`), from the last fill's price.
-    cut: u16,
-    cut_bucket: usize,
+    /// Per bucket, the bin above which the next fill at it summarises resident steps (see
+    /// `Fill::cut`), from the last fill's price there.
+    cuts: Vec<u16>,
     /// [`Planner::plan_with_changes`]'s textures as bits (all 0 between calls), and in debug
     /// builds as a sorted list (for the check of the others).
     hint_bits: Vec<u64>,
@@ -248,8 +247,7 @@ impl Planner {
             levels: Vec::new(),
             min_bias: 0.0,
             price: 0.0,
-            cut: BINS as u16,
-            cut_bucket: 0,
+            cuts: Vec::new(),
             hint_bits: Vec::new(),
             hint: Vec::new(),
         }

@@ -18,6 +18,10 @@ impl Planner {
 
         // Buckets, sanitised: none means render targets are not the planner's business.
         let buckets_changed = !self.same_buckets(input.buckets);
+        if buckets_changed {
+            // Each bucket's cut was measured at its old mip bias.
+            self.cuts.clear();
+        }
         self.buckets.clear();
         if input.buckets.is_empty() {
             self.buckets.push(DEFAULT_BUCKET);
