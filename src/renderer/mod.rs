@@ -67,7 +67,7 @@ pub struct RendererConfig {
     /// ([`Renderer::add_virtual_texture`]; default 16 MiB): on the same ledger, counted by the
     /// planner as fixed bytes. The cache starts at 64 slots; it doubles (its tiles kept) when
     /// the tiles the new slots would hold save more blur per byte than the textures' levels
-    /// those bytes would (the plan's [`crate::Plan::memory_price`], with the keep bonus), the
+    /// those bytes would (the plan's [`crate::low_level::Plan::memory_price`], with the keep bonus), the
     /// textures asked to make the room first, and halves when its last slots save less: the
     /// two trade in the one currency. Up to a quarter of the budget and this; a budget that
     /// falls below it shrinks it at the next frame (its tiles stream back).

@@ -2,7 +2,7 @@
 //! ([`VirtualTextures::fit_to`]: what the reference `Renderer` calls before each frame, and what
 //! a game with its own renderer calls the same way).
 //!
-//! The texture planner says what a byte is worth to the textures ([`crate::Plan::memory_price`]:
+//! The texture planner says what a byte is worth to the textures ([`crate::low_level::Plan::memory_price`]:
 //! pixel-octaves per byte of the best mip step it left out); the tile planner says what more
 //! slots would buy and what the last ones hold ([`crate::VirtualTextures::tile_worth`], in the
 //! same pixel-octaves). The cache doubles when the tiles its new slots would hold are worth
@@ -109,7 +109,7 @@ impl VirtualTextures {
     /// Sizes the cache against the textures of `manager` (call it before the manager's frame,
     /// the cache made on `manager.context()`): it doubles, its tiles kept, when the tiles its
     /// new slots would hold save more blur per byte than the manager's last plan left out
-    /// ([`crate::Plan::memory_price`], times the keep bonus), the textures asked to make the
+    /// ([`crate::low_level::Plan::memory_price`], times the keep bonus), the textures asked to make the
     /// room first ([`BudgetManager::make_room`]), and halves when its last half saves less;
     /// after a change it holds 30 frames, and while it stays it is judged every 8. It never
     /// takes more than `most_bytes` nor a quarter of the budget, and a budget that falls below

@@ -434,7 +434,7 @@ impl VirtualTextures {
     /// ([`TilePlanner::worth_of_ranks`]; rank 0 is the tile worth most, the slots a plan fills
     /// are those beside the tails): with [`VirtualTextures::bytes_per_slot`], what more slots
     /// would buy or the last ones hold, to weigh against what the bytes buy elsewhere
-    /// ([`crate::Plan::memory_price`]).
+    /// ([`crate::low_level::Plan::memory_price`]).
     pub fn tile_worth(&mut self, ranks: std::ops::Range<usize>) -> f32 {
         self.planner.worth_of_ranks(ranks.start, ranks.end)
     }

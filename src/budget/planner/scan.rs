@@ -1,0 +1,171 @@
+//! The change check's helpers: a block of 64 records compared with the words the previous scan
+//! kept (32 bytes at a time where the CPU has AVX2), and the check of the textures that differ.
+
+use super::*;
+
+/// Whether [`wide_differ_mask`] may run: the CPU has AVX2 (checked once per scan; the answer
+/// is cached by the standard library).
+#[inline]
+pub(super) fn wide_compare() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// The bits of the textures of a block (up to 64) whose record differs from the words the
+/// previous scan kept: each record and its words compared as one 32-byte vector (AVX2), a
+/// third of the instructions of four 8-byte comparisons. Only when [`wide_compare`] said so;
+/// elsewhere it returns every bit (never reached).
+#[inline]
+pub(super) fn wide_differ_mask(seen: &[Seen], tex: &[PlanTexture]) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: the caller checked that the CPU has AVX2.
+        unsafe { differ_mask_avx2(seen, tex) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (seen, tex);
+        u64::MAX
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn differ_mask_avx2(seen: &[Seen], tex: &[PlanTexture]) -> u64 {
+    use std::arch::x86_64::{__m256i, _mm256_load_si256, _mm256_loadu_si256};
+    use std::arch::x86_64::{_mm256_testz_si256, _mm256_xor_si256};
+    // The words are the record's bytes as little-endian words (`Seen::cheap`), and x86 is
+    // little-endian: the same 32 bytes, so equal words are equal bytes.
+    const _: () = assert!(std::mem::size_of::<Seen>() == 32);
+    let mut mask = 0u64;
+    for (j, (s, t)) in seen.iter().zip(tex).enumerate() {
+        // SAFETY: each pointer is to a live 32-byte value (a `Seen` is four words; a
+        // `PlanTexture` is 32 bytes, aligned to 32 as `_mm256_load_si256` needs, with no
+        // padding: `NoUninit`).
+        let (a, b) = unsafe {
+            (
+                _mm256_loadu_si256(std::ptr::from_ref(s).cast::<__m256i>()),
+                _mm256_load_si256(std::ptr::from_ref(t).cast::<__m256i>()),
+            )
+        };
+        let x = _mm256_xor_si256(a, b);
+        mask |= u64::from(_mm256_testz_si256(x, x) == 0) << j;
+    }
+    mask
+}
+
+/// The change check of the textures of one block of up to 64 (`base`: the first one's index;
+/// `tex`, `seen` and `hashes` are the block's) whose bits are set in `candidates`: returns the
+/// bits of those that changed and of those of them that were quiet and stay quiet
+/// ([`incremental::Quiet::stays`]), so that a plan need not go through them. A changed
+/// texture's new words are kept, a change of view is noted in `quiet.view_changed`.
+///
+/// `DIFFERS`: the caller found every candidate's cheap words differ (the full scan's mask).
+///
+/// The common case is gone through first, in a loop of its own: only the view words differ
+/// (wanted level, pixels, priority), and so neither the texture nor its last words have a
+/// histogram (a histogram's words carry `HISTOGRAM_MARK`, which the cheap words lack, and
+/// its flag). Then any difference is a change of view, only those two words need keeping, and
+/// whether a quiet texture stays quiet is its demand alone ([`incremental::asks_nothing`]),
+/// gathered as bits and applied to the block's marks at once: a moving camera's every texture
+/// in a few loads, two stores and three comparisons. The others (levels, identity, `busy`, a
+/// histogram) go through [`scan_one`].
+#[inline(always)]
+pub(super) fn scan_block<const DIFFERS: bool>(
+    tex: &[PlanTexture],
+    seen: &mut [Seen],
+    hashes: &mut [u64],
+    all: &PlanTextures,
+    base: usize,
+    candidates: u64,
+    quiet: &mut incremental::Quiet<'_>,
+) -> (u64, u64) {
+    let (mut moved, mut asks, mut slow) = (0u64, 0u64, 0u64);
+    let mut m = candidates;
+    while m != 0 {
+        let j = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let (Some(t), Some(s)) = (tex.get(j), seen.get_mut(j)) else {
+            continue;
+        };
+        let now = Seen::cheap(t);
+        let x1 = now.0[1] ^ s.0[1];
+        if (x1 >> 32) | (now.0[2] ^ s.0[2]) | (now.0[3] ^ s.0[3]) == 0 {
+            debug_assert!(!t.histogram && !s.has_histogram() && hashes[j] == 0);
+            let differs = DIFFERS || ((now.0[0] ^ s.0[0]) | x1) != 0;
+            s.0[0] = now.0[0];
+            s.0[1] = now.0[1];
+            moved |= u64::from(differs) << j;
+            asks |= u64::from(incremental::plain_asks_nothing(t, quiet.min_bias)) << j;
+        } else {
+            slow |= 1 << j;
+        }
+    }
+    quiet.view_changed |= moved != 0;
+    // The view-only changes: quiet ones stay quiet while they ask for nothing; the others
+    // lose their marks and their floors leave the quiet sum.
+    let word = base / 64;
+    let marked = quiet.marks.get(word).copied().unwrap_or(0);
+    let mut stays = moved & marked & asks;
+    let mut lost = moved & marked & !asks;
+    if lost != 0 {
+        quiet.marks[word] &= !lost;
+        while lost != 0 {
+            let i = base + lost.trailing_zeros() as usize;
+            lost &= lost - 1;
+            // Its work is the one it was judged quiet with (a quiet texture is not observed
+            // again until it changes): the floor it added.
+            *quiet.floor -= u128::from(quiet.work[i].floor_bytes);
+        }
+    }
+    while slow != 0 {
+        let j = slow.trailing_zeros() as usize;
+        slow &= slow - 1;
+        let i = base + j;
+        if let Some(still) = scan_one(
+            &tex[j],
+            all.level_pixels(i),
+            &mut seen[j],
+            &mut hashes[j],
+            i,
+            quiet,
+        ) {
+            moved |= 1 << j;
+            stays |= u64::from(still) << j;
+        }
+    }
+    (moved, stays)
+}
+
+/// The change check of one texture whose words differ from what the previous scan saw in more
+/// than the view, or that has a histogram (now or before): `None` when they do not differ
+/// (with its histogram's hash); otherwise the new words are kept, a change of view is noted,
+/// and the result says whether the texture was quiet and stays quiet
+/// ([`incremental::Quiet::stays`]).
+#[inline(never)]
+fn scan_one(
+    t: &PlanTexture,
+    bins: &[f32; MAX_LEVELS],
+    seen: &mut Seen,
+    hash: &mut u64,
+    i: usize,
+    quiet: &mut incremental::Quiet<'_>,
+) -> Option<bool> {
+    // The exact words and a histogram's hash decide (a texture without a histogram now nor
+    // before has the cheap words as its exact ones and both hashes 0).
+    let (now, h) = (Seen::of(t), histogram_hash(t, bins));
+    if seen.xor(&now) == 0 && *hash == h {
+        return None;
+    }
+    quiet.view_changed |= now.view_differs(seen) || h != *hash;
+    let view_only = now.same_but_view(seen);
+    *seen = now;
+    *hash = h;
+    Some(quiet.stays(t, bins, i, view_only))
+}
