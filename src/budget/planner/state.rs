@@ -428,26 +428,27 @@ pub(super) fn blur(level: u8, wanted: f32) -> f32 {
 
 /// Gain per byte, with the keep bonus for a resident step. A free step (0 bytes) is the best.
 pub(super) fn density(gain: f32, bytes: u64, kept: bool, bonus: f32) -> f32 {
-    let gain = if gain > 0.0 { gain } else { 0.0 };
-    let d = if bytes == 0 {
-        if gain > 0.0 { f32::MAX } else { 0.0 }
-    } else {
-        gain / bytes as f32
-    };
+    let d = per_byte(gain, bytes);
     if kept { (d * bonus).min(f32::MAX) } else { d }
 }
 
+/// Gain per byte before the keep bonus: never negative nor NaN (the gain is clamped at 0).
+#[inline(always)]
+fn per_byte(gain: f32, bytes: u64) -> f32 {
+    let gain = if gain > 0.0 { gain } else { 0.0 };
+    if bytes == 0 {
+        if gain > 0.0 { f32::MAX } else { 0.0 }
+    } else {
+        gain / bytes as f32
+    }
+}
+
 /// `bin_of(density(gain, bytes, kept, bonus))` without `bin_of`'s tests, for the greedy's
-/// items: a density is never negative nor NaN (the gain is clamped at 0, a kept one's NaN
+/// items: a density is never negative nor NaN (a kept one's NaN, zero times an infinite bonus,
 /// becomes `f32::MAX`), so its bin is its clamped bits shifted (at most 4079, and 0 for 0).
 #[inline(always)]
 pub(super) fn density_bin(gain: f32, bytes: u64, kept: bool, bonus: f32) -> u32 {
-    let g = if gain > 0.0 { gain } else { 0.0 };
-    let d = if bytes == 0 {
-        if g > 0.0 { f32::MAX } else { 0.0 }
-    } else {
-        g / bytes as f32
-    };
+    let d = per_byte(gain, bytes);
     let d = if kept { d * bonus } else { d };
     let bin = d.min(f32::MAX).to_bits() >> BIN_SHIFT;
     debug_assert_eq!(bin as usize, bin_of(density(gain, bytes, kept, bonus)));
