@@ -350,9 +350,13 @@ impl Fill {
                     }
                 }
                 if resident <= floor {
-                    let old = w.resident_bytes;
-                    let start = w.target;
-                    s.targets[i] = steps(s.items, id, t, w, self, can_grow, start, old);
+                    // One loop per kind of demand: the one of most textures has no histogram
+                    // branch in it.
+                    s.targets[i] = if w.hist {
+                        steps::<true>(s.items, id, t, w, self, can_grow)
+                    } else {
+                        steps::<false>(s.items, id, t, w, self, can_grow)
+                    };
                     return;
                 }
             }
@@ -413,45 +417,23 @@ impl Scratch {
 }
 
 /// The mip steps of texture `i` above its floor (at or above it: `w.resident <= w.floor`), as
-/// greedy items: one per allowed base level, from the next coarser allowed one (every level,
-/// unless the texture's format forbids some bases); the resident ones all, then while a step
-/// gains. The same gains, bit for bit, as [`Work::gain`] (one `blur` per level instead of two).
-/// Its first resident steps above the fill's cut are summarised instead ([`Fill::cut`]).
-/// Returns the texture's target before the walk: `start`, or past its summarised steps.
-#[allow(clippy::too_many_arguments)]
+/// greedy items, for a texture with a histogram (`HIST`) or without: one per allowed base level,
+/// from the next coarser allowed one (every level, unless the texture's format forbids some
+/// bases); the resident ones all, then the grows while they gain. The same gains, bit for bit,
+/// as [`Work::gain`] (one `blur` per level instead of two). Its first resident steps above the
+/// fill's cut are summarised instead ([`Fill::cut`]). Returns the texture's target before the
+/// walk: `w.target`, or past its summarised steps.
 #[inline(always)]
-fn steps(
+fn steps<const HIST: bool>(
     items: &mut Items,
     i: u32,
     t: Tex<'_>,
     w: &Work,
     fill: &mut Fill,
     can_grow: bool,
-    start: u8,
-    old: u64,
 ) -> u8 {
-    // One loop per kind of demand: the one of most textures has no histogram branch in it.
-    if w.hist {
-        steps_of::<true>(items, i, t, w, fill, can_grow, start, old)
-    } else {
-        steps_of::<false>(items, i, t, w, fill, can_grow, start, old)
-    }
-}
-
-/// [`steps`] for a texture with a histogram (`HIST`) or without: the resident steps first
-/// (each one an item, whatever it gains), then the grows while they gain.
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn steps_of<const HIST: bool>(
-    items: &mut Items,
-    i: u32,
-    t: Tex<'_>,
-    w: &Work,
-    fill: &mut Fill,
-    can_grow: bool,
-    start: u8,
-    old: u64,
-) -> u8 {
+    // A grow keeps the old texture (its resident bytes) alive while the new one is built.
+    let (start, old) = (w.target, w.resident_bytes);
     // At most one item per level finer than the floor: room for all of them, written through
     // a count in a register (a `push` reloaded and stored the vector's length every item).
     let room = items.room();
