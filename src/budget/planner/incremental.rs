@@ -27,6 +27,7 @@ impl Planner {
         let n = tex.len();
         self.list.clear();
         self.levels.resize(n, 0);
+        self.listed_all = full;
         if full {
             self.quiet.clear();
             self.quiet.resize(n.div_ceil(64), 0);
@@ -76,6 +77,11 @@ impl Planner {
     /// test keeps quiet is not observed. `fused`: also decide each texture's mode and build its
     /// greedy items at the current bucket in the same pass (valid while the floors fit, nothing
     /// is released and the bucket stays; the caller checks and redoes the rest otherwise).
+    ///
+    /// A listed texture whose change the scan found to be its view alone, or an active one
+    /// that did not change, keeps the levels, sizes and flags of its work from its last
+    /// observation and has only its view read again ([`Work::revisit`]; debug builds check it
+    /// against the work made from scratch): in a moving view, most of them.
     pub(super) fn observe(
         &mut self,
         tex: &PlanTextures,
@@ -94,6 +100,10 @@ impl Planner {
         let (history, work) = (&mut self.history[..n], &mut self.work[..n]);
         let mut fused = fused.map(|(modes, fill)| (modes, fill, self.scratch.slots(n)));
         let list = &self.list[..];
+        // Not when the plan goes through every texture (a full pass makes every work again),
+        // nor without the scan's bits.
+        let deep = &self.deep[..];
+        let quick = scanned && !self.listed_all && deep.len() == n.div_ceil(64);
         for (k, &i) in list.iter().enumerate() {
             // A list of a few of many textures jumps through memory: ask for a later texture's
             // lines now, so that they arrive while this one is worked on (its record and first
@@ -106,69 +116,33 @@ impl Planner {
             let Some(t) = views.get(i) else {
                 continue;
             };
-            if !scanned {
-                let now = Seen::of(&t);
-                let hash = histogram_hash(&t, t.bins);
-                view_changed |= now.view_differs(&seen[i]) || hash != hashes[i];
-                seen[i] = now;
-                hashes[i] = hash;
-            }
-            let count = t.count();
-            let floor = t.floor();
-            let resident = t.resident();
-            let identity = (t.level0_bytes, count, floor);
-            let h = &mut history[i];
-            if h.identity != identity {
-                *h = History::fresh(t);
-            } else if resize {
-                h.floor_bytes = t.bytes_from(floor);
-                h.resident_bytes = t.bytes_from(resident);
-            }
-            if resident != h.level {
-                h.floor_returned = h.level >= count && resident == floor;
-                h.level = resident;
-                // A step of a grow still in flight is progress towards a target the planner
-                // chose, not a change that starts a hold: were it cancelled here (its last step
-                // no longer fits beside the others' builds), a hold would pin the texture at the
-                // partial level for the whole hold while the budget has room for it to go on.
-                // The hold starts when the grow completes (or for a drop).
-                h.changed_at = if h.exempt || t.busy { NEVER } else { frame };
-                // A grow built in steps (one level at a time) changes the level several times:
-                // an exemption lasts until the last step.
-                if !t.busy {
-                    h.exempt = false;
-                }
-                h.resident_bytes = t.bytes_from(resident);
-            }
+            // Only its view changed, or nothing (an active texture): its levels, sizes and
+            // history are what its last observation found (see `Work::revisit`).
             let w = &mut work[i];
-            *w = Work {
-                mode: Mode::Free,
-                count,
-                floor,
-                resident,
-                flight: if t.busy { t.in_flight() } else { resident },
-                target: resident,
-                done: false,
-                busy: t.busy,
-                adopt: false,
-                hist: t.histogram,
-                wanted: if t.histogram {
-                    histogram_mean(t)
-                } else if t.wanted_level.is_nan() {
-                    f32::INFINITY
-                } else {
-                    t.wanted_level
-                },
-                pixels: sanitize_weight(t.screen_pixels),
-                priority: sanitize_weight(t.priority),
-                floor_bytes: h.floor_bytes,
-                resident_bytes: h.resident_bytes,
-                flight_bytes: if t.busy {
-                    t.bytes_from(t.in_flight())
-                } else {
-                    h.resident_bytes
-                },
-            };
+            if quick && deep[i / 64] >> (i % 64) & 1 == 0 && !w.hist {
+                #[cfg(debug_assertions)]
+                let before = (*w, history[i]);
+                w.revisit(&t);
+                #[cfg(debug_assertions)]
+                {
+                    let mut h = before.1;
+                    let full = Work::observe(t, &mut h, frame, false);
+                    assert!(
+                        full.same_as(w) && h == before.1,
+                        "texture {i}: its work kept across a view change is stale"
+                    );
+                }
+            } else {
+                if !scanned {
+                    let now = Seen::of(&t);
+                    let hash = histogram_hash(&t, t.bins);
+                    view_changed |= now.view_differs(&seen[i]) || hash != hashes[i];
+                    seen[i] = now;
+                    hashes[i] = hash;
+                }
+                *w = Work::observe(t, &mut history[i], frame, resize);
+            }
+            let h = &history[i];
             floor_sum = floor_sum.saturating_add(w.floor_bytes);
             resident_sum = resident_sum.saturating_add(w.resident_bytes);
             if let Some((modes, fill, slots)) = fused.as_mut() {

@@ -168,6 +168,13 @@ pub struct Planner {
     /// textures a word).
     changed: Vec<u64>,
     n_changed: usize,
+    /// Of the changed textures, those whose change is more than their view (levels, `busy`,
+    /// identity, allowed bases) or that have a histogram, as bits: [`Planner::observe`] makes
+    /// their work again from scratch, and only the view of the others.
+    deep: Vec<u64>,
+    /// `list` holds every texture (a plan that goes through all of them observes each one
+    /// from scratch).
+    listed_all: bool,
     /// The scan found a texture whose view (wanted level, pixels, priority, histogram) changed.
     /// The scan keeps the words and hash of every changed texture in `seen` and `hashes`.
     scan_view_changed: bool,
@@ -240,6 +247,8 @@ impl Planner {
             output_pixels: 0,
             changed: Vec::new(),
             n_changed: 0,
+            deep: Vec::new(),
+            listed_all: true,
             scan_view_changed: false,
             list: Vec::new(),
             active: Vec::new(),
@@ -372,11 +381,14 @@ impl Planner {
         }
         self.changed.clear();
         self.changed.resize(textures.len().div_ceil(64), 0);
+        self.deep.clear();
+        self.deep.resize(textures.len().div_ceil(64), 0);
         // In blocks of 64 textures: a mask of the ones that differ (no dependency from one
         // texture to the next, so the loads of several textures overlap), then those gone
         // through ([`scan_block`]) and the bits of the ones a plan must go through kept
         // (almost never any in a steady view).
         let changed = &mut self.changed[..];
+        let deep_bits = &mut self.deep[..];
         let differs = |s: &Seen, t: &PlanTexture| s.xor(&Seen::cheap(t));
         let mut total = 0usize;
         let wide = wide_compare();
@@ -422,9 +434,11 @@ impl Planner {
                 continue;
             }
             let base = block * 64;
-            let (moved, stays) = scan_block::<true>(tex, seen, hashes, all, base, mask, &mut quiet);
+            let (moved, stays, deep) =
+                scan_block::<true>(tex, seen, hashes, all, base, mask, &mut quiet);
             total += moved.count_ones() as usize;
             changed[block] = moved & !stays;
+            deep_bits[block] = deep;
         }
         // `n_changed` counts the textures that stay quiet too: they did change, and the next
         // scan's steady-view shortcut asks how many did.
@@ -451,6 +465,8 @@ impl Planner {
         }
         self.changed.clear();
         self.changed.resize(n.div_ceil(64), 0);
+        self.deep.clear();
+        self.deep.resize(n.div_ceil(64), 0);
         // The listed textures as bits, gone through in ascending order (no sort; repeats are
         // one bit). The words are cleared as they are gone through, ready for the next call.
         self.hint_bits.resize(n.div_ceil(64), 0);
@@ -488,6 +504,7 @@ impl Planner {
         };
         let mut total = 0usize;
         let changed = &mut self.changed[..];
+        let deep_bits = &mut self.deep[..];
         for (w, word) in self.hint_bits.iter_mut().enumerate() {
             let bits = std::mem::take(word);
             if bits == 0 {
@@ -503,7 +520,7 @@ impl Planner {
             }
             let base = w * 64;
             let end = (base + 64).min(n);
-            let (moved, stays) = scan_block::<false>(
+            let (moved, stays, deep) = scan_block::<false>(
                 &textures[base..end],
                 &mut self.seen[base..end],
                 &mut self.hashes[base..end],
@@ -514,6 +531,7 @@ impl Planner {
             );
             total += moved.count_ones() as usize;
             changed[w] = moved & !stays;
+            deep_bits[w] = deep;
         }
         let view_changed = quiet.view_changed;
         #[cfg(debug_assertions)]

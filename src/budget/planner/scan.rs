@@ -85,7 +85,7 @@ pub(super) fn scan_block<const DIFFERS: bool>(
     base: usize,
     candidates: u64,
     quiet: &mut incremental::Quiet<'_>,
-) -> (u64, u64) {
+) -> (u64, u64, u64) {
     let (mut moved, mut asks, mut slow) = (0u64, 0u64, 0u64);
     let mut m = candidates;
     while m != 0 {
@@ -124,6 +124,7 @@ pub(super) fn scan_block<const DIFFERS: bool>(
             *quiet.floor -= u128::from(quiet.work[i].floor_bytes);
         }
     }
+    let mut deep = 0u64;
     while slow != 0 {
         let j = slow.trailing_zeros() as usize;
         slow &= slow - 1;
@@ -137,10 +138,11 @@ pub(super) fn scan_block<const DIFFERS: bool>(
             quiet,
         ) {
             moved |= 1 << j;
+            deep |= 1 << j;
             stays |= u64::from(still) << j;
         }
     }
-    (moved, stays)
+    (moved, stays, deep)
 }
 
 /// The change check of one texture whose words differ from what the previous scan saw in more

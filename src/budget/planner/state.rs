@@ -58,6 +58,112 @@ pub(super) struct Work {
 }
 
 impl Work {
+    /// Texture `t`'s work from scratch, its history `h` brought up to date first: identity
+    /// (a new one starts a fresh history), sizes (`resize`: recomputed), and a change of its
+    /// resident level (which starts a hold, unless exempt or a step of a grow in flight).
+    #[inline(always)]
+    pub(super) fn observe(t: Tex<'_>, h: &mut History, frame: u64, resize: bool) -> Self {
+        let count = t.count();
+        let floor = t.floor();
+        let resident = t.resident();
+        let identity = (t.level0_bytes, count, floor);
+        if h.identity != identity {
+            *h = History::fresh(t);
+        } else if resize {
+            h.floor_bytes = t.bytes_from(floor);
+            h.resident_bytes = t.bytes_from(resident);
+        }
+        if resident != h.level {
+            h.floor_returned = h.level >= count && resident == floor;
+            h.level = resident;
+            // A step of a grow still in flight is progress towards a target the planner
+            // chose, not a change that starts a hold: were it cancelled here (its last step
+            // no longer fits beside the others' builds), a hold would pin the texture at the
+            // partial level for the whole hold while the budget has room for it to go on.
+            // The hold starts when the grow completes (or for a drop).
+            h.changed_at = if h.exempt || t.busy { NEVER } else { frame };
+            // A grow built in steps (one level at a time) changes the level several times:
+            // an exemption lasts until the last step.
+            if !t.busy {
+                h.exempt = false;
+            }
+            h.resident_bytes = t.bytes_from(resident);
+        }
+        Self {
+            mode: Mode::Free,
+            count,
+            floor,
+            resident,
+            flight: if t.busy { t.in_flight() } else { resident },
+            target: resident,
+            done: false,
+            busy: t.busy,
+            adopt: false,
+            hist: t.histogram,
+            wanted: if t.histogram {
+                histogram_mean(t)
+            } else if t.wanted_level.is_nan() {
+                f32::INFINITY
+            } else {
+                t.wanted_level
+            },
+            pixels: sanitize_weight(t.screen_pixels),
+            priority: sanitize_weight(t.priority),
+            floor_bytes: h.floor_bytes,
+            resident_bytes: h.resident_bytes,
+            flight_bytes: if t.busy {
+                t.bytes_from(t.in_flight())
+            } else {
+                h.resident_bytes
+            },
+        }
+    }
+
+    /// [`Work::observe`] of a texture without a histogram whose levels, `busy`, identity and
+    /// flags are those of its last observation (only its view changed since, or nothing), and
+    /// whose work has not been made from scratch since (a plan only edits its mode, target and
+    /// flags): the same work, its view read again, without reading its history or sizes (its
+    /// history would not change either). What the change scan's bits ensure (see
+    /// `Planner::deep`): a change beyond the view goes through the scan's slow path, and a
+    /// texture that was quiet and changed beyond its view while it stayed quiet kept its level
+    /// at its floor and its identity, which is what its work holds.
+    #[inline(always)]
+    pub(super) fn revisit(&mut self, t: &PlanTexture) {
+        debug_assert!(!t.histogram && !self.hist);
+        self.mode = Mode::Free;
+        self.target = self.resident;
+        self.done = false;
+        self.adopt = false;
+        self.wanted = if t.wanted_level.is_nan() {
+            f32::INFINITY
+        } else {
+            t.wanted_level
+        };
+        self.pixels = sanitize_weight(t.screen_pixels);
+        self.priority = sanitize_weight(t.priority);
+    }
+
+    /// Whether two works are the same, bit for bit (floats by their bits).
+    #[cfg(debug_assertions)]
+    pub(super) fn same_as(&self, o: &Work) -> bool {
+        (
+            self.mode,
+            self.count,
+            self.floor,
+            self.resident,
+            self.flight,
+            self.target,
+        ) == (o.mode, o.count, o.floor, o.resident, o.flight, o.target)
+            && (self.done, self.busy, self.adopt, self.hist) == (o.done, o.busy, o.adopt, o.hist)
+            && (
+                self.wanted.to_bits(),
+                self.pixels.to_bits(),
+                self.priority.to_bits(),
+            ) == (o.wanted.to_bits(), o.pixels.to_bits(), o.priority.to_bits())
+            && (self.floor_bytes, self.resident_bytes, self.flight_bytes)
+                == (o.floor_bytes, o.resident_bytes, o.flight_bytes)
+    }
+
     /// Whether a busy texture planned again keeps its grow in flight: when the new plan still
     /// grows it, to the in-flight level or finer (then a `Grow` without a `Cancel` retargets
     /// it). Why: in a moving view every grow's inputs move each frame; cancelling a grow for a
@@ -219,7 +325,7 @@ fn hash_bins(pixels: &[f32; MAX_LEVELS]) -> u64 {
 }
 
 /// Per-texture memory across frames: the hysteresis state.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) struct History {
     /// Identity of the texture in this slot (level 0 bytes, level count, floor): when it changes,
     /// the slot holds another texture and its history starts afresh.
