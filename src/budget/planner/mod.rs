@@ -435,7 +435,7 @@ impl Planner {
             }
             let base = block * 64;
             let (moved, stays, deep) =
-                scan_block::<true>(tex, seen, hashes, all, base, mask, &mut quiet);
+                scan_block::<true>(seen, hashes, all, base, mask, &mut quiet, wide);
             total += moved.count_ones() as usize;
             changed[block] = moved & !stays;
             deep_bits[block] = deep;
@@ -492,6 +492,7 @@ impl Planner {
             *w |= acc;
         }
         self.hint.clear();
+        let wide = wide_compare();
         let mut quiet = incremental::Quiet {
             marks: &mut self.quiet[..],
             floor: &mut self.quiet_floor,
@@ -521,13 +522,13 @@ impl Planner {
             let base = w * 64;
             let end = (base + 64).min(n);
             let (moved, stays, deep) = scan_block::<false>(
-                &textures[base..end],
                 &mut self.seen[base..end],
                 &mut self.hashes[base..end],
                 all,
                 base,
                 bits,
                 &mut quiet,
+                wide,
             );
             total += moved.count_ones() as usize;
             changed[w] = moved & !stays;

@@ -61,7 +61,7 @@ fn differ_mask_avx2(seen: &[Seen], tex: &[PlanTexture]) -> u64 {
 }
 
 /// The change check of the textures of one block of up to 64 (`base`: the first one's index;
-/// `tex`, `seen` and `hashes` are the block's) whose bits are set in `candidates`: returns the
+/// `seen` and `hashes` are the block's, its records those of `all` from `base` on) whose bits are set in `candidates`: returns the
 /// bits of those that changed and of those of them that were quiet and stay quiet
 /// ([`incremental::Quiet::stays`]), so that a plan need not go through them. A changed
 /// texture's new words are kept, a change of view is noted in `quiet.view_changed`.
@@ -75,38 +75,38 @@ fn differ_mask_avx2(seen: &[Seen], tex: &[PlanTexture]) -> u64 {
 /// whether a quiet texture stays quiet is its demand alone ([`incremental::asks_nothing`]),
 /// gathered as bits and applied to the block's marks at once: a moving camera's every texture
 /// in a few loads, two stores and three comparisons. The others (levels, identity, `busy`, a
-/// histogram) go through [`scan_one`].
+/// histogram) go through [`scan_one`]. `wide`: [`wide_compare`] said the CPU has AVX2.
 #[inline(always)]
 pub(super) fn scan_block<const DIFFERS: bool>(
-    tex: &[PlanTexture],
     seen: &mut [Seen],
     hashes: &mut [u64],
     all: &PlanTextures,
     base: usize,
     candidates: u64,
     quiet: &mut incremental::Quiet<'_>,
+    wide: bool,
 ) -> (u64, u64, u64) {
-    let (mut moved, mut asks, mut slow) = (0u64, 0u64, 0u64);
-    let mut m = candidates;
-    while m != 0 {
-        let j = m.trailing_zeros() as usize;
-        m &= m - 1;
-        let (Some(t), Some(s)) = (tex.get(j), seen.get_mut(j)) else {
-            continue;
-        };
-        let now = Seen::cheap(t);
-        let x1 = now.0[1] ^ s.0[1];
-        if (x1 >> 32) | (now.0[2] ^ s.0[2]) | (now.0[3] ^ s.0[3]) == 0 {
-            debug_assert!(!t.histogram && !s.has_histogram() && hashes[j] == 0);
-            let differs = DIFFERS || ((now.0[0] ^ s.0[0]) | x1) != 0;
-            s.0[0] = now.0[0];
-            s.0[1] = now.0[1];
-            moved |= u64::from(differs) << j;
-            asks |= u64::from(incremental::plain_asks_nothing(t, quiet.min_bias)) << j;
-        } else {
-            slow |= 1 << j;
+    let tex = &all.as_slice()[base..base + seen.len()];
+    let (mut moved, asks, mut slow) = if wide {
+        // SAFETY: `wide` is `wide_compare()`: the CPU has AVX2.
+        #[cfg(target_arch = "x86_64")]
+        unsafe {
+            view_loop_avx2::<DIFFERS>(tex, seen, candidates, quiet.min_bias)
         }
-    }
+        #[cfg(not(target_arch = "x86_64"))]
+        view_loop::<DIFFERS>(tex, seen, candidates, quiet.min_bias)
+    } else {
+        view_loop::<DIFFERS>(tex, seen, candidates, quiet.min_bias)
+    };
+    debug_assert!({
+        let mut m = moved;
+        while m != 0 {
+            let j = m.trailing_zeros() as usize;
+            m &= m - 1;
+            assert!(!tex[j].histogram && !seen[j].has_histogram() && hashes[j] == 0);
+        }
+        true
+    });
     quiet.view_changed |= moved != 0;
     // The view-only changes: quiet ones stay quiet while they ask for nothing; the others
     // lose their marks and their floors leave the quiet sum.
@@ -143,6 +143,86 @@ pub(super) fn scan_block<const DIFFERS: bool>(
         }
     }
     (moved, stays, deep)
+}
+
+/// The view-only loop of [`scan_block`]: of the `candidates`, the bits of those whose view
+/// alone changed (`moved`; every one of them with `DIFFERS`), of those of them that ask for
+/// nothing ([`incremental::plain_asks_nothing`]) and of the others (`slow`: their levels,
+/// identity, flags or a histogram differ, for [`scan_one`]). A moved texture's view words
+/// are kept.
+#[inline(always)]
+pub(super) fn view_loop<const DIFFERS: bool>(
+    tex: &[PlanTexture],
+    seen: &mut [Seen],
+    candidates: u64,
+    min_bias: f32,
+) -> (u64, u64, u64) {
+    let (mut moved, mut asks, mut slow) = (0u64, 0u64, 0u64);
+    let mut m = candidates;
+    while m != 0 {
+        let j = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let (Some(t), Some(s)) = (tex.get(j), seen.get_mut(j)) else {
+            continue;
+        };
+        let now = Seen::cheap(t);
+        let x1 = now.0[1] ^ s.0[1];
+        if (x1 >> 32) | (now.0[2] ^ s.0[2]) | (now.0[3] ^ s.0[3]) == 0 {
+            let differs = DIFFERS || ((now.0[0] ^ s.0[0]) | x1) != 0;
+            s.0[0] = now.0[0];
+            s.0[1] = now.0[1];
+            moved |= u64::from(differs) << j;
+            asks |= u64::from(incremental::plain_asks_nothing(t, min_bias)) << j;
+        } else {
+            slow |= 1 << j;
+        }
+    }
+    (moved, asks, slow)
+}
+
+/// [`view_loop`] with each record compared and kept as one 32-byte vector: only bytes 12 to
+/// 31 (levels, identity, flags, bases) must be equal, and then the record's 32 bytes are its
+/// new words (the others are equal already), one store.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(super) fn view_loop_avx2<const DIFFERS: bool>(
+    tex: &[PlanTexture],
+    seen: &mut [Seen],
+    candidates: u64,
+    min_bias: f32,
+) -> (u64, u64, u64) {
+    use std::arch::x86_64::{__m256i, _mm256_load_si256, _mm256_loadu_si256};
+    use std::arch::x86_64::{_mm256_setr_epi32, _mm256_storeu_si256};
+    use std::arch::x86_64::{_mm256_testz_si256, _mm256_xor_si256};
+    // Bytes 12..32: `level_count`, the floor, resident and in-flight levels, level 0's bytes,
+    // `busy`, `histogram`, the bases and the reserved bytes (see `Seen::cheap`).
+    let beyond_view = _mm256_setr_epi32(0, 0, 0, -1, -1, -1, -1, -1);
+    let (mut moved, mut asks, mut slow) = (0u64, 0u64, 0u64);
+    let mut m = candidates;
+    while m != 0 {
+        let j = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let (Some(t), Some(s)) = (tex.get(j), seen.get_mut(j)) else {
+            continue;
+        };
+        // SAFETY: as in `differ_mask_avx2` (a record is 32 bytes aligned to 32, a `Seen` 32
+        // bytes, both live); the store writes the four words of `s`, which this loop owns.
+        let (now, x) = unsafe {
+            let now = _mm256_load_si256(std::ptr::from_ref(t).cast::<__m256i>());
+            let was = _mm256_loadu_si256(std::ptr::from_ref(&*s).cast::<__m256i>());
+            (now, _mm256_xor_si256(now, was))
+        };
+        if _mm256_testz_si256(x, beyond_view) != 0 {
+            let differs = DIFFERS || _mm256_testz_si256(x, x) == 0;
+            // SAFETY: see above.
+            unsafe { _mm256_storeu_si256(std::ptr::from_mut(s).cast::<__m256i>(), now) };
+            moved |= u64::from(differs) << j;
+            asks |= u64::from(incremental::plain_asks_nothing(t, min_bias)) << j;
+        } else {
+            slow |= 1 << j;
+        }
+    }
+    (moved, asks, slow)
 }
 
 /// The change check of one texture whose words differ from what the previous scan saw in more

@@ -208,3 +208,72 @@ fn a_summary_keeps_the_greedys_order() {
         }
     }
 }
+
+/// The change scan's view-only loop gives the same bits and keeps the same words with AVX2
+/// as without, on a block whose textures changed in every way the loop tells apart: nothing,
+/// their view (wanted level, pixels, priority), their levels, their identity, `busy`, their
+/// bases, a histogram now or before.
+#[test]
+fn the_view_loop_is_the_same_with_and_without_avx2() {
+    let mut rng = crate::testing::SplitMix64(7);
+    let mut textures = PlanTextures::new();
+    for _ in 0..64 {
+        let side = 1u32 << (4 + rng.next() % 8);
+        let t = crate::testing::planner_fixture::bc7_chain(&mut textures, side);
+        t.wanted_level = rng.unit() * 6.0 - 1.0;
+        t.screen_pixels = if rng.next().is_multiple_of(4) {
+            0.0
+        } else {
+            rng.unit() * 1e4
+        };
+    }
+    let seen: Vec<Seen> = textures.iter().map(Seen::of).collect();
+    let mut kinds = [0u32; 9];
+    for (j, t) in textures.iter_mut().enumerate() {
+        let kind = rng.next() % 9;
+        kinds[kind as usize] += 1;
+        match kind {
+            0 => {}
+            1 => t.wanted_level += 0.25,
+            2 => t.screen_pixels += 1.0,
+            3 => t.priority = 2.0,
+            4 => t.resident_level = t.resident_level.saturating_sub(1),
+            5 => t.busy = true,
+            6 => t.base_levels ^= 1,
+            7 => t.in_flight_level = 1,
+            _ => t.histogram = j % 2 == 0,
+        }
+    }
+    let mut seen = seen;
+    // A texture that had a histogram (its words carry the mark): never the view loop's.
+    seen[63].0[3] |= 1 << 32;
+    assert!(
+        kinds.iter().all(|&k| k > 0),
+        "every kind of change in the block: {kinds:?}"
+    );
+    let tex = textures.as_slice();
+    let candidates = u64::MAX;
+    let (mut a, mut b) = (seen.clone(), seen.clone());
+    let plain = super::scan::view_loop::<false>(tex, &mut a, candidates, 0.0);
+    assert_eq!(
+        plain.0.count_ones() as usize,
+        (0..64)
+            .filter(|&j| {
+                let (now, was) = (Seen::cheap(&tex[j]), seen[j]);
+                now != was && now.same_but_view(&was)
+            })
+            .count()
+    );
+    assert_eq!(
+        plain.2,
+        (0..64).fold(0, |m, j| {
+            m | u64::from(!Seen::cheap(&tex[j]).same_but_view(&seen[j])) << j
+        })
+    );
+    if super::scan::wide_compare() {
+        // SAFETY: the CPU has AVX2.
+        let wide = unsafe { super::scan::view_loop_avx2::<false>(tex, &mut b, candidates, 0.0) };
+        assert_eq!(plain, wide);
+        assert_eq!(a, b);
+    }
+}
