@@ -468,6 +468,9 @@ fn steps<const HIST: bool>(
     let mut prev_blur = blur(floor, wanted);
     let mut bytes = 0u64;
     let mut k = floor;
+    // The chain: the first resident steps, summarised while each is above the cut and in the
+    // greedy's order; the step that ends it is the first item. A loop of its own: in a moving
+    // view it is every resident step of nearly every texture.
     while k > resident {
         k -= 1;
         bytes = bytes.saturating_add(t.sizes[usize::from(k) & (MAX_LEVELS - 1)]);
@@ -476,12 +479,12 @@ fn steps<const HIST: bool>(
         }
         let (gain, k_blur) = step(k, prev, prev_blur);
         let bin = density_bin(gain, bytes, true, bonus);
-        if chain && bin > cut && bin <= last {
+        if bin > cut && bin <= last {
             summary += u128::from(bytes);
             target = k;
             last = bin;
         } else {
-            fill.broken |= chain && bin > cut;
+            fill.broken |= bin > cut;
             chain = false;
             if bin > cut {
                 above += u128::from(bytes);
@@ -489,6 +492,27 @@ fn steps<const HIST: bool>(
             room[n & (MAX_LEVELS - 1)] = Item::with_bin(i, k, prev, true, bin, bytes);
             n += 1;
         }
+        prev = k;
+        prev_blur = k_blur;
+        bytes = 0;
+        if !chain {
+            break;
+        }
+    }
+    // The rest of the resident steps: items.
+    while k > resident {
+        k -= 1;
+        bytes = bytes.saturating_add(t.sizes[usize::from(k) & (MAX_LEVELS - 1)]);
+        if allowed & 1 << k == 0 {
+            continue;
+        }
+        let (gain, k_blur) = step(k, prev, prev_blur);
+        let bin = density_bin(gain, bytes, true, bonus);
+        if bin > cut {
+            above += u128::from(bytes);
+        }
+        room[n & (MAX_LEVELS - 1)] = Item::with_bin(i, k, prev, true, bin, bytes);
+        n += 1;
         prev = k;
         prev_blur = k_blur;
         bytes = 0;
