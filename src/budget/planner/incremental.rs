@@ -110,7 +110,8 @@ impl Planner {
             // sizes line, which the steps above a floor read, its history and its work).
             let ahead = list.get(k + PREFETCH_AHEAD).map_or(0, |&j| j as usize);
             views.prefetch(ahead);
-            prefetch_at(history, ahead);
+            // Not its history: a plan reads that only for a texture observed from scratch, a
+            // busy or held one (its hold and quiet tests read the copy in its work).
             prefetch_at(work, ahead);
             let i = i as usize;
             let Some(t) = views.get(i) else {
@@ -205,7 +206,8 @@ impl Planner {
         for (k, &i) in list.iter().enumerate() {
             let ahead = list.get(k + PREFETCH_AHEAD).map_or(0, |&j| j as usize);
             prefetch_at(work, ahead);
-            prefetch_at(history, ahead);
+            // Not its history: a plan reads that only for a texture observed from scratch, a
+            // busy or held one (its hold and quiet tests read the copy in its work).
             let i = i as usize;
             let Some(t) = views.get(i) else {
                 continue;
@@ -243,7 +245,7 @@ impl Planner {
             let quiet = allowed
                 && !w.busy
                 && w.resident == w.floor
-                && (h.changed_at == NEVER || frame >= h.changed_at.saturating_add(hold))
+                && (w.changed_at == NEVER || frame >= w.changed_at.saturating_add(hold))
                 && asks_nothing_now(w, t, self.min_bias);
             if quiet {
                 quiet_floor += u128::from(w.floor_bytes);

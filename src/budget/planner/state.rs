@@ -55,6 +55,9 @@ pub(super) struct Work {
     pub(super) floor_bytes: u64,
     pub(super) resident_bytes: u64,
     pub(super) flight_bytes: u64,
+    /// Its history's [`History::changed_at`] when it was observed (only an observation
+    /// changes it): a plan's hold and quiet tests read it here, not the history's line.
+    pub(super) changed_at: u64,
 }
 
 impl Work {
@@ -116,6 +119,7 @@ impl Work {
             } else {
                 h.resident_bytes
             },
+            changed_at: h.changed_at,
         }
     }
 
@@ -160,8 +164,17 @@ impl Work {
                 self.pixels.to_bits(),
                 self.priority.to_bits(),
             ) == (o.wanted.to_bits(), o.pixels.to_bits(), o.priority.to_bits())
-            && (self.floor_bytes, self.resident_bytes, self.flight_bytes)
-                == (o.floor_bytes, o.resident_bytes, o.flight_bytes)
+            && (
+                self.floor_bytes,
+                self.resident_bytes,
+                self.flight_bytes,
+                self.changed_at,
+            ) == (
+                o.floor_bytes,
+                o.resident_bytes,
+                o.flight_bytes,
+                o.changed_at,
+            )
     }
 
     /// Whether a busy texture planned again keeps its grow in flight: when the new plan still
@@ -460,9 +473,9 @@ impl Modes {
             } else {
                 Mode::Stale
             }
-        } else if h.changed_at != NEVER
-            && h.changed_at > self.epoch_frame
-            && self.frame < h.changed_at.saturating_add(self.hold)
+        } else if w.changed_at != NEVER
+            && w.changed_at > self.epoch_frame
+            && self.frame < w.changed_at.saturating_add(self.hold)
             && same_view()
             // A texture short of a level the game requires (forced resident, or a required
             // level) is not held: the hold is for views, and a cut-scene cannot wait for it.
@@ -476,7 +489,7 @@ impl Modes {
                     && !h.floor_returned
                     && !super::incremental::no_demand(w, t)))
         {
-            self.wake = self.wake.min(h.changed_at.saturating_add(self.hold));
+            self.wake = self.wake.min(w.changed_at.saturating_add(self.hold));
             Mode::Cooling
         } else {
             Mode::Free
