@@ -228,6 +228,52 @@ impl Planner {
         Some(fits)
     }
 
+    /// Keeps what the last fill decided (each listed texture's target, the grows, the drops,
+    /// the memory's price), for [`Planner::restore_fill`].
+    #[inline(never)]
+    pub(super) fn save_fill(&mut self) {
+        let (s, work) = (&mut self.scratch, &self.work);
+        s.saved_targets.clear();
+        s.saved_targets
+            .extend(self.list.iter().map(|&i| work[i as usize].target));
+        s.saved_growers.clone_from(&s.growers);
+        s.saved_drops.clone_from(&s.drops);
+        self.saved_price = self.price;
+    }
+
+    /// Back to the fill [`Planner::save_fill`] kept, with the same listed textures and modes
+    /// since: what that fill made again would give (a fill depends on nothing else, and a
+    /// summarised one gives the targets, grows and price of one walked in full), without
+    /// making it again.
+    #[inline(never)]
+    pub(super) fn restore_fill(&mut self) {
+        let s = &mut self.scratch;
+        for (&i, &target) in self.list.iter().zip(&s.saved_targets) {
+            self.work[i as usize].target = target;
+        }
+        s.growers.clone_from(&s.saved_growers);
+        s.drops.clone_from(&s.saved_drops);
+        self.price = self.saved_price;
+    }
+
+    /// Debug builds: the fill [`Planner::restore_fill`] brought back is the kept one, and
+    /// that is the one a fill at `bucket` makes again (targets, grows, drops, price); leaves
+    /// the latter. Allocates nothing (the planner allocates nothing per frame once warm).
+    #[cfg(debug_assertions)]
+    pub(super) fn check_restored(&mut self, tex: &PlanTextures, bucket: usize, limit: u64) {
+        let kept = |p: &Self| {
+            let s = &p.scratch;
+            let targets = p.list.iter().map(|&i| p.work[i as usize].target);
+            targets.eq(s.saved_targets.iter().copied())
+                && s.growers == s.saved_growers
+                && s.drops == s.saved_drops
+                && p.price.to_bits() == p.saved_price.to_bits()
+        };
+        assert!(kept(self), "a restored fill is not the kept one");
+        self.greedy(tex, bucket, limit, false);
+        assert!(kept(self), "a kept fill differs from the fill made again");
+    }
+
     /// The planner's objective at a bucket, with the current targets: the scale's blur on every
     /// output pixel (times [`PlannerConfig::scale_blur_weight`]) plus each texture's missing
     /// octaves times its pixels and priority.
@@ -393,6 +439,11 @@ pub(super) struct Scratch {
     old: Vec<u64>,
     /// The listed textures whose target drops levels (see [`Planner::fill_finish`]).
     pub(super) drops: Vec<u32>,
+    /// What [`Planner::save_fill`] kept: the listed textures' targets (in list order), the
+    /// grows and the drops.
+    saved_targets: Vec<u8>,
+    saved_growers: Vec<u32>,
+    saved_drops: Vec<u32>,
 }
 
 /// What [`Fill::add`] writes per texture: the scratch's per-texture arrays as slices as long as

@@ -199,6 +199,8 @@ pub struct Planner {
     min_bias: f32,
     /// [`Plan::memory_price`] of the last greedy fill.
     price: f32,
+    /// The price [`Planner::save_fill`] kept.
+    saved_price: f32,
     /// Per bucket, the bin above which the next fill at it summarises resident steps (see
     /// `Fill::cut`), from the last fill's price there.
     cuts: Vec<u16>,
@@ -258,6 +260,7 @@ impl Planner {
             levels: Vec::new(),
             min_bias: 0.0,
             price: 0.0,
+            saved_price: 0.0,
             cuts: Vec::new(),
             hint_bits: Vec::new(),
             hint: Vec::new(),

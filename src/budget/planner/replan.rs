@@ -231,6 +231,9 @@ impl Planner {
                 self.last_rescale = frame;
                 let margin = f64::from(self.config.rescale_margin.max(0.0));
                 let mut cost = self.cost(tex, bucket);
+                // This bucket's fill, to come back to when no neighbour is better.
+                self.save_fill();
+                let first = bucket;
                 let mut planned = bucket;
                 let mut moved = false;
                 for up in [true, false] {
@@ -266,7 +269,14 @@ impl Planner {
                     }
                 }
                 if planned != bucket {
-                    self.greedy(tex, bucket, limit, false); // restore the chosen bucket's targets
+                    // The chosen bucket's targets again: kept, or planned again.
+                    if bucket == first {
+                        self.restore_fill();
+                        #[cfg(debug_assertions)]
+                        self.check_restored(tex, bucket, limit);
+                    } else {
+                        self.greedy(tex, bucket, limit, false);
+                    }
                 }
             } else {
                 // A view changed during the hold: evaluate once it is over.
