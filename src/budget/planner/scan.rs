@@ -73,8 +73,9 @@ fn differ_mask_avx2(seen: &[Seen], tex: &[PlanTexture]) -> u64 {
 /// histogram (a histogram's words carry `HISTOGRAM_MARK`, which the cheap words lack, and
 /// its flag). Then any difference is a change of view, only those two words need keeping, and
 /// whether a quiet texture stays quiet is its demand alone ([`incremental::asks_nothing`]),
-/// gathered as bits and applied to the block's marks at once: a moving camera's every texture
-/// in a few loads, two stores and three comparisons. The others (levels, identity, `busy`, a
+/// judged after the loop for the quiet ones only and applied to the block's marks at once: a
+/// moving camera's every texture in two loads, a comparison and a store (and a quiet one's
+/// demand in three comparisons more). The others (levels, identity, `busy`, a
 /// histogram) go through [`scan_one`]. `wide`: [`wide_compare`] said the CPU has AVX2.
 #[inline(always)]
 pub(super) fn scan_block<const DIFFERS: bool>(
@@ -87,16 +88,16 @@ pub(super) fn scan_block<const DIFFERS: bool>(
     wide: bool,
 ) -> (u64, u64, u64) {
     let tex = &all.as_slice()[base..base + seen.len()];
-    let (mut moved, asks, mut slow) = if wide {
+    let (mut moved, mut slow) = if wide {
         // SAFETY: `wide` is `wide_compare()`: the CPU has AVX2.
         #[cfg(target_arch = "x86_64")]
         unsafe {
-            view_loop_avx2::<DIFFERS>(tex, seen, candidates, quiet.min_bias)
+            view_loop_avx2::<DIFFERS>(tex, seen, candidates)
         }
         #[cfg(not(target_arch = "x86_64"))]
-        view_loop::<DIFFERS>(tex, seen, candidates, quiet.min_bias)
+        view_loop::<DIFFERS>(tex, seen, candidates)
     } else {
-        view_loop::<DIFFERS>(tex, seen, candidates, quiet.min_bias)
+        view_loop::<DIFFERS>(tex, seen, candidates)
     };
     debug_assert!({
         let mut m = moved;
@@ -112,6 +113,17 @@ pub(super) fn scan_block<const DIFFERS: bool>(
     // lose their marks and their floors leave the quiet sum.
     let word = base / 64;
     let marked = quiet.marks.get(word).copied().unwrap_or(0);
+    // Whether they ask for nothing, for the quiet ones only (what the others ask is judged
+    // after the plan): their records are in the cache since the loop.
+    let mut asks = 0u64;
+    let mut ask = moved & marked;
+    while ask != 0 {
+        let j = ask.trailing_zeros() as usize;
+        ask &= ask - 1;
+        if let Some(t) = tex.get(j) {
+            asks |= u64::from(incremental::plain_asks_nothing(t, quiet.min_bias)) << j;
+        }
+    }
     let mut stays = moved & marked & asks;
     let mut lost = moved & marked & !asks;
     if lost != 0 {
@@ -146,18 +158,16 @@ pub(super) fn scan_block<const DIFFERS: bool>(
 }
 
 /// The view-only loop of [`scan_block`]: of the `candidates`, the bits of those whose view
-/// alone changed (`moved`; every one of them with `DIFFERS`), of those of them that ask for
-/// nothing ([`incremental::plain_asks_nothing`]) and of the others (`slow`: their levels,
-/// identity, flags or a histogram differ, for [`scan_one`]). A moved texture's view words
-/// are kept.
+/// alone changed (`moved`; every one of them with `DIFFERS`) and of the others (`slow`: their
+/// levels, identity, flags or a histogram differ, for [`scan_one`]). A moved texture's view
+/// words are kept.
 #[inline(always)]
 pub(super) fn view_loop<const DIFFERS: bool>(
     tex: &[PlanTexture],
     seen: &mut [Seen],
     candidates: u64,
-    min_bias: f32,
-) -> (u64, u64, u64) {
-    let (mut moved, mut asks, mut slow) = (0u64, 0u64, 0u64);
+) -> (u64, u64) {
+    let (mut moved, mut slow) = (0u64, 0u64);
     let mut m = candidates;
     while m != 0 {
         let j = m.trailing_zeros() as usize;
@@ -172,12 +182,11 @@ pub(super) fn view_loop<const DIFFERS: bool>(
             s.0[0] = now.0[0];
             s.0[1] = now.0[1];
             moved |= u64::from(differs) << j;
-            asks |= u64::from(incremental::plain_asks_nothing(t, min_bias)) << j;
         } else {
             slow |= 1 << j;
         }
     }
-    (moved, asks, slow)
+    (moved, slow)
 }
 
 /// [`view_loop`] with each record compared and kept as one 32-byte vector: only bytes 12 to
@@ -189,15 +198,14 @@ pub(super) fn view_loop_avx2<const DIFFERS: bool>(
     tex: &[PlanTexture],
     seen: &mut [Seen],
     candidates: u64,
-    min_bias: f32,
-) -> (u64, u64, u64) {
+) -> (u64, u64) {
     use std::arch::x86_64::{__m256i, _mm256_load_si256, _mm256_loadu_si256};
     use std::arch::x86_64::{_mm256_setr_epi32, _mm256_storeu_si256};
     use std::arch::x86_64::{_mm256_testz_si256, _mm256_xor_si256};
     // Bytes 12..32: `level_count`, the floor, resident and in-flight levels, level 0's bytes,
     // `busy`, `histogram`, the bases and the reserved bytes (see `Seen::cheap`).
     let beyond_view = _mm256_setr_epi32(0, 0, 0, -1, -1, -1, -1, -1);
-    let (mut moved, mut asks, mut slow) = (0u64, 0u64, 0u64);
+    let (mut moved, mut slow) = (0u64, 0u64);
     let mut m = candidates;
     while m != 0 {
         let j = m.trailing_zeros() as usize;
@@ -217,12 +225,11 @@ pub(super) fn view_loop_avx2<const DIFFERS: bool>(
             // SAFETY: see above.
             unsafe { _mm256_storeu_si256(std::ptr::from_mut(s).cast::<__m256i>(), now) };
             moved |= u64::from(differs) << j;
-            asks |= u64::from(incremental::plain_asks_nothing(t, min_bias)) << j;
         } else {
             slow |= 1 << j;
         }
     }
-    (moved, asks, slow)
+    (moved, slow)
 }
 
 /// The change check of one texture whose words differ from what the previous scan saw in more
