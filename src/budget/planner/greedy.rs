@@ -80,6 +80,7 @@ impl Planner {
             .saturating_add(quiet);
         self.scratch.items.clear();
         self.scratch.growers.clear();
+        self.scratch.touched.clear();
         self.scratch.targets.resize(n, 0);
         self.scratch.old.resize(n, 0);
         Fill {
@@ -215,10 +216,12 @@ impl Planner {
         } else {
             (price + CUT_MARGIN).min(BINS) as u16
         };
-        // The targets, and the textures that drop (a target coarser than what is resident,
-        // not pinned): what `order_drops` goes through, in list order.
+        // The targets the walk moved, and the textures that drop (a target coarser than what
+        // is resident, not pinned): what `order_drops` goes through, in list order. Only the
+        // touched textures (see `Slots::touch`) can have either: every other one's target
+        // was set when it was added.
         self.scratch.drops.clear();
-        for &i in &self.list {
+        for &i in &self.scratch.touched {
             let w = &mut self.work[i as usize];
             w.target = self.scratch.targets[i as usize] & !GROWER;
             if w.target > w.resident && !matches!(w.mode, Mode::Busy | Mode::Cooling | Mode::Kept) {
@@ -349,6 +352,7 @@ impl Fill {
     #[inline(always)]
     pub(super) fn add(&mut self, i: usize, t: Tex<'_>, w: &mut Work, s: &mut Slots<'_>) {
         s.old[i] = w.resident_bytes;
+        let items = s.items.len;
         let id = i as u32;
         let mut grower = false;
         match w.mode {
@@ -398,16 +402,20 @@ impl Fill {
                 if resident <= floor {
                     // One loop per kind of demand: the one of most textures has no histogram
                     // branch in it.
-                    s.targets[i] = if w.hist {
+                    let target = if w.hist {
                         steps::<true>(s.items, id, t, w, self, can_grow)
                     } else {
                         steps::<false>(s.items, id, t, w, self, can_grow)
                     };
+                    s.targets[i] = target;
+                    w.target = target;
+                    s.touch(id, w, items);
                     return;
                 }
             }
         }
         s.targets[i] = w.target | if grower { GROWER } else { 0 };
+        s.touch(id, w, items);
     }
 }
 
@@ -439,6 +447,9 @@ pub(super) struct Scratch {
     old: Vec<u64>,
     /// The listed textures whose target drops levels (see [`Planner::fill_finish`]).
     pub(super) drops: Vec<u32>,
+    /// The listed textures whose target the walk may move or that may drop (those with items,
+    /// and the evicted ones), in list order.
+    touched: Vec<u32>,
     /// What [`Planner::save_fill`] kept: the listed textures' targets (in list order), the
     /// grows and the drops.
     saved_targets: Vec<u8>,
@@ -453,6 +464,20 @@ pub(super) struct Slots<'a> {
     targets: &'a mut [u8],
     items: &'a mut Items,
     growers: &'a mut Vec<u32>,
+    touched: &'a mut Vec<u32>,
+}
+
+impl Slots<'_> {
+    /// Lists texture `id` (work `w`, its target before the walk) among the touched ones when
+    /// the walk may move its target (it has items: the buffer held `items` before it was
+    /// added) or it may drop (a target coarser than what is resident: an eviction, a floor
+    /// that competes, or resident steps left out, which are items).
+    #[inline(always)]
+    fn touch(&mut self, id: u32, w: &Work, items: usize) {
+        if self.items.len != items || w.target > w.resident {
+            self.touched.push(id);
+        }
+    }
 }
 
 impl Scratch {
@@ -463,6 +488,7 @@ impl Scratch {
             targets: &mut self.targets[..n],
             items: &mut self.items,
             growers: &mut self.growers,
+            touched: &mut self.touched,
         }
     }
 }
