@@ -447,8 +447,8 @@ pub(super) struct Scratch {
     old: Vec<u64>,
     /// The listed textures whose target drops levels (see [`Planner::fill_finish`]).
     pub(super) drops: Vec<u32>,
-    /// The listed textures whose target the walk may move or that may drop (those with items,
-    /// and the evicted ones), in list order.
+    /// The listed textures whose target the walk may move or that may drop
+    /// ([`Slots::touch`]), in list order: the only ones whose work the fill goes back to.
     touched: Vec<u32>,
     /// What [`Planner::save_fill`] kept: the listed textures' targets (in list order), the
     /// grows and the drops.

@@ -107,11 +107,11 @@ impl Planner {
         for (k, &i) in list.iter().enumerate() {
             // A list of a few of many textures jumps through memory: ask for a later texture's
             // lines now, so that they arrive while this one is worked on (its record and first
-            // sizes line, which the steps above a floor read, its history and its work).
+            // sizes line, which the steps above a floor read, and its work). Not its history:
+            // a plan reads that only for a texture observed from scratch, a busy or a held one
+            // (the hold and quiet tests read the copy of its change frame in its work).
             let ahead = list.get(k + PREFETCH_AHEAD).map_or(0, |&j| j as usize);
             views.prefetch(ahead);
-            // Not its history: a plan reads that only for a texture observed from scratch, a
-            // busy or held one (its hold and quiet tests read the copy in its work).
             prefetch_at(work, ahead);
             let i = i as usize;
             let Some(t) = views.get(i) else {
