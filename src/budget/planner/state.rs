@@ -108,10 +108,8 @@ impl Work {
             hist: t.histogram,
             wanted: if t.histogram {
                 histogram_mean(t)
-            } else if t.wanted_level.is_nan() {
-                f32::INFINITY
             } else {
-                t.wanted_level
+                sanitize_wanted(t.wanted_level)
             },
             pixels: sanitize_weight(t.screen_pixels),
             priority: sanitize_weight(t.priority),
@@ -141,11 +139,7 @@ impl Work {
         self.target = self.resident;
         self.done = false;
         self.adopt = false;
-        self.wanted = if t.wanted_level.is_nan() {
-            f32::INFINITY
-        } else {
-            t.wanted_level
-        };
+        self.wanted = sanitize_wanted(t.wanted_level);
         self.pixels = sanitize_weight(t.screen_pixels);
         self.priority = sanitize_weight(t.priority);
     }
@@ -428,6 +422,12 @@ pub(super) const DEFAULT_BUCKET: BucketCost = BucketCost {
     scale: 1.0,
     bytes: 0,
 };
+
+/// A wanted level: NaN counts as not in view (infinity).
+#[inline(always)]
+pub(super) fn sanitize_wanted(v: f32) -> f32 {
+    if v.is_nan() { f32::INFINITY } else { v }
+}
 
 /// Pixels and priority: negative or NaN count as 0, infinity as the largest `f32`.
 pub(super) fn sanitize_weight(v: f32) -> f32 {

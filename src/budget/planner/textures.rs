@@ -386,11 +386,7 @@ pub(super) fn blur_pixels(t: &PlanTexture, bins: &[f32; MAX_LEVELS], level: u8, 
         sum.min(f32::MAX)
     } else {
         let pixels = super::state::sanitize_weight(t.screen_pixels);
-        let wanted = if t.wanted_level.is_nan() {
-            f32::INFINITY
-        } else {
-            t.wanted_level
-        };
+        let wanted = super::state::sanitize_wanted(t.wanted_level);
         (pixels * super::state::blur(level, wanted + bias)).min(f32::MAX)
     }
 }
